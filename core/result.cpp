@@ -1,0 +1,267 @@
+#include "core/result.hpp"
+
+#include "core/error.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+namespace {
+
+void require_finite_nonneg(const char* what, double v) {
+    if (!std::isfinite(v) || v < 0)
+        throw insane_figure(fmt::format("{} is {} (must be finite and non-negative)", what, v));
+}
+void require_positive(const char* what, double v) {
+    require_finite_nonneg(what, v);
+    if (v <= 0) throw insane_figure(fmt::format("{} is {} (must be positive)", what, v));
+}
+
+void check_summary(const char* what, const summary& s) {
+    if (s.count == 0) throw insane_figure(fmt::format("{} has no samples", what));
+    const double seq[] = {s.min, s.p50, s.p90, s.p99, s.p999, s.max};
+    for (double v : seq) require_positive(what, v);
+    for (std::size_t i = 1; i < std::size(seq); ++i)
+        if (seq[i] < seq[i - 1] * (1 - 1e-9))
+            throw insane_figure(fmt::format("{} percentiles are out of order", what));
+    require_finite_nonneg(what, s.stdev);
+    if (s.mean < s.min * (1 - 1e-9) || s.mean > s.max * (1 + 1e-9))
+        throw insane_figure(fmt::format("{} mean {} lies outside [min, max]", what, s.mean));
+}
+
+bool close(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)) + 1e-12; }
+
+json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+double num_from(const json& j, const char* key, double fallback = 0) {
+    if (!j.contains(key) || j.at(key).is_null()) return fallback;
+    return j.at(key).get<double>();
+}
+
+}  // namespace
+
+void check_sane(const point_result& p) {
+    if (p.size_bytes == 0) throw insane_figure("point has size 0");
+    if (p.test == test_kind::latency) {
+        if (!p.lat_ns || !p.rtt_ns) throw insane_figure("latency point without latency figures");
+        check_summary("one-way latency", *p.lat_ns);
+        check_summary("round-trip time", *p.rtt_ns);
+        if (!close(p.lat_ns->p50 * 2, p.rtt_ns->p50, 1e-9))
+            throw insane_figure("one-way latency is not half the round-trip time");
+    } else {
+        if (p.flows.empty()) throw insane_figure("bandwidth point without flows");
+        double sum_gbit = 0, sum_msg = 0;
+        for (const auto& f : p.flows) {
+            require_positive("bytes received", static_cast<double>(f.bytes));
+            require_positive("measured time", f.seconds);
+            require_positive("bandwidth", f.gbit_per_s);
+            require_positive("message rate", f.msg_per_s);
+            const double expect_gbit = static_cast<double>(f.bytes) * 8.0 / f.seconds / 1e9;
+            if (!close(expect_gbit, f.gbit_per_s, 1e-6))
+                throw insane_figure(fmt::format("bandwidth {} Gbit/s disagrees with {} bytes in {} s", f.gbit_per_s, f.bytes, f.seconds));
+            const double expect_msg = static_cast<double>(f.bytes) / static_cast<double>(p.size_bytes) / f.seconds;
+            if (!close(expect_msg, f.msg_per_s, 1e-6))
+                throw insane_figure("message rate disagrees with bytes, size and time");
+            for (double s : f.stream_gbit_per_s) require_finite_nonneg("stream bandwidth", s);
+            require_finite_nonneg("interval minimum", f.interval_min_gbit);
+            require_finite_nonneg("interval maximum", f.interval_max_gbit);
+            sum_gbit += f.gbit_per_s;
+            sum_msg += f.msg_per_s;
+        }
+        if (!close(sum_gbit, p.gbit_per_s, 1e-9) || !close(sum_msg, p.msg_per_s, 1e-9))
+            throw insane_figure("point totals are not the sum of their flows");
+    }
+    require_finite_nonneg("CPU use", p.cpu.local_percent);
+    require_finite_nonneg("peer CPU use", p.cpu.remote_percent);
+    require_finite_nonneg("duration", p.duration_s);
+}
+
+json to_json(const summary& s) {
+    return {{"count", s.count}, {"min", s.min},   {"p50", s.p50},   {"p90", s.p90},   {"p99", s.p99},
+            {"p999", s.p999},   {"max", s.max},   {"mean", s.mean}, {"stdev", s.stdev}};
+}
+
+summary summary_from_json(const json& j) {
+    summary s;
+    s.count = j.value("count", std::uint64_t{0});
+    s.min = num_from(j, "min");
+    s.p50 = num_from(j, "p50");
+    s.p90 = num_from(j, "p90");
+    s.p99 = num_from(j, "p99");
+    s.p999 = num_from(j, "p999");
+    s.max = num_from(j, "max");
+    s.mean = num_from(j, "mean");
+    s.stdev = num_from(j, "stdev");
+    return s;
+}
+
+json to_json(const host_info& h) {
+    return {{"address", h.address}, {"hostname", h.hostname}, {"version", h.version},
+            {"kernel", h.kernel},   {"cpu_model", h.cpu_model}, {"cpu_count", h.cpu_count}};
+}
+
+host_info host_info_from_json(const json& j) {
+    host_info h;
+    h.address = j.value("address", "");
+    h.hostname = j.value("hostname", "");
+    h.version = j.value("version", "");
+    h.kernel = j.value("kernel", "");
+    h.cpu_model = j.value("cpu_model", "");
+    h.cpu_count = j.value("cpu_count", 0u);
+    return h;
+}
+
+json to_json(const point_result& p) {
+    json j;
+    j["test"] = to_string(p.test);
+    j["size_bytes"] = p.size_bytes;
+    if (p.lat_ns) j["lat_ns"] = to_json(*p.lat_ns);
+    if (p.rtt_ns) j["rtt_ns"] = to_json(*p.rtt_ns);
+    if (p.test != test_kind::latency) {
+        j["gbit_per_s"] = p.gbit_per_s;
+        j["gbyte_per_s"] = p.gbit_per_s / 8.0;
+        j["msg_per_s"] = p.msg_per_s;
+        j["flows"] = json::array();
+        for (const auto& f : p.flows) {
+            j["flows"].push_back({{"direction", f.direction},
+                                  {"bytes", f.bytes},
+                                  {"seconds", f.seconds},
+                                  {"gbit_per_s", f.gbit_per_s},
+                                  {"msg_per_s", f.msg_per_s},
+                                  {"interval_min_gbit_per_s", f.interval_min_gbit},
+                                  {"interval_max_gbit_per_s", f.interval_max_gbit},
+                                  {"streams_gbit_per_s", f.stream_gbit_per_s}});
+        }
+    }
+    j["precision"] = {{"adaptive", p.precision.adaptive},
+                      {"target", p.precision.adaptive ? json(p.precision.target) : json(nullptr)},
+                      {"achieved", num_or_null(p.precision.achieved)},
+                      {"met", p.precision.met},
+                      {"batches", p.precision.batches}};
+    j["cpu"] = {{"initiator_percent", p.cpu.local_percent}, {"peer_percent", p.cpu.remote_percent}};
+    j["duration_s"] = p.duration_s;
+    j["verified"] = p.verified;
+    j["warnings"] = p.warnings;
+    return j;
+}
+
+point_result point_result_from_json(const json& j) {
+    point_result p;
+    p.test = parse_test_kind(j.at("test").get<std::string>());
+    p.size_bytes = j.at("size_bytes").get<std::uint64_t>();
+    if (j.contains("lat_ns")) p.lat_ns = summary_from_json(j.at("lat_ns"));
+    if (j.contains("rtt_ns")) p.rtt_ns = summary_from_json(j.at("rtt_ns"));
+    p.gbit_per_s = num_from(j, "gbit_per_s");
+    p.msg_per_s = num_from(j, "msg_per_s");
+    if (j.contains("flows"))
+        for (const auto& f : j.at("flows")) {
+            flow_figures ff;
+            ff.direction = f.value("direction", "");
+            ff.bytes = f.value("bytes", std::uint64_t{0});
+            ff.seconds = num_from(f, "seconds");
+            ff.gbit_per_s = num_from(f, "gbit_per_s");
+            ff.msg_per_s = num_from(f, "msg_per_s");
+            ff.interval_min_gbit = num_from(f, "interval_min_gbit_per_s");
+            ff.interval_max_gbit = num_from(f, "interval_max_gbit_per_s");
+            ff.stream_gbit_per_s = f.value("streams_gbit_per_s", std::vector<double>{});
+            p.flows.push_back(std::move(ff));
+        }
+    if (j.contains("precision")) {
+        const auto& pr = j.at("precision");
+        p.precision.adaptive = pr.value("adaptive", false);
+        p.precision.target = num_from(pr, "target");
+        p.precision.achieved = num_from(pr, "achieved", std::numeric_limits<double>::infinity());
+        p.precision.met = pr.value("met", false);
+        p.precision.batches = pr.value("batches", std::uint64_t{0});
+    }
+    if (j.contains("cpu")) {
+        p.cpu.local_percent = num_from(j.at("cpu"), "initiator_percent");
+        p.cpu.remote_percent = num_from(j.at("cpu"), "peer_percent");
+    }
+    p.duration_s = num_from(j, "duration_s");
+    p.verified = j.value("verified", false);
+    p.warnings = j.value("warnings", std::vector<std::string>{});
+    return p;
+}
+
+json to_json(const run_result& r) {
+    json j;
+    j["schema"] = result_schema;
+    j["id"] = r.id;
+    j["state"] = r.state;
+    j["created_at"] = r.created_at;
+    j["finished_at"] = r.finished_at.empty() ? json(nullptr) : json(r.finished_at);
+    j["initiator"] = to_json(r.initiator);
+    j["peer"] = to_json(r.peer);
+    j["spec"] = to_json(r.spec);
+    j["points"] = json::array();
+    for (const auto& p : r.points) j["points"].push_back(to_json(p));
+    j["error"] = r.error.empty() ? json(nullptr) : json(r.error);
+    j["warnings"] = r.warnings;
+    return j;
+}
+
+run_result run_result_from_json(const json& j) {
+    if (!j.is_object() || j.value("schema", "") != result_schema)
+        throw spec_error(fmt::format("not a meshperf run result (expected schema \"{}\")", result_schema));
+    run_result r;
+    r.id = j.value("id", "");
+    r.state = j.value("state", "");
+    r.created_at = j.value("created_at", "");
+    if (j.contains("finished_at") && j.at("finished_at").is_string()) r.finished_at = j.at("finished_at").get<std::string>();
+    if (j.contains("initiator")) r.initiator = host_info_from_json(j.at("initiator"));
+    if (j.contains("peer")) r.peer = host_info_from_json(j.at("peer"));
+    if (j.contains("spec")) r.spec = run_spec_from_json(j.at("spec"));
+    for (const auto& p : j.value("points", json::array())) r.points.push_back(point_result_from_json(p));
+    if (j.contains("error") && j.at("error").is_string()) r.error = j.at("error").get<std::string>();
+    r.warnings = j.value("warnings", std::vector<std::string>{});
+    return r;
+}
+
+std::string csv_header() {
+    return "run_id,test,size_bytes,lat_ns_min,lat_ns_p50,lat_ns_p90,lat_ns_p99,lat_ns_p999,lat_ns_max,"
+           "lat_ns_mean,lat_ns_stdev,rtt_ns_p50,samples,gbit_per_s,msg_per_s,flows,precision_achieved,"
+           "precision_met,cpu_initiator_percent,cpu_peer_percent,verified,warnings";
+}
+
+namespace {
+std::string csv_quote(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string out = "\"";
+    for (char c : s) { if (c == '"') out += '"'; out += c; }
+    return out + "\"";
+}
+std::string g(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string(); }
+}  // namespace
+
+std::string to_csv_row(const run_result& r, const point_result& p) {
+    std::string row = fmt::format("{},{},{}", csv_quote(r.id), to_string(p.test), p.size_bytes);
+    if (p.lat_ns) {
+        const auto& l = *p.lat_ns;
+        row += fmt::format(",{},{},{},{},{},{},{},{},{},{}", g(l.min), g(l.p50), g(l.p90), g(l.p99), g(l.p999),
+                           g(l.max), g(l.mean), g(l.stdev), g(p.rtt_ns->p50), l.count);
+    } else {
+        row += ",,,,,,,,,,";
+    }
+    if (p.test != test_kind::latency) {
+        std::string flows;
+        for (const auto& f : p.flows) {
+            if (!flows.empty()) flows += ';';
+            flows += fmt::format("{}={:.6g}", f.direction, f.gbit_per_s);
+        }
+        row += fmt::format(",{},{},{}", g(p.gbit_per_s), g(p.msg_per_s), csv_quote(flows));
+    } else {
+        row += ",,,";
+    }
+    std::string warnings;
+    for (const auto& w : p.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+    row += fmt::format(",{},{},{},{},{},{}", g(p.precision.achieved), p.precision.met ? "true" : "false",
+                       g(p.cpu.local_percent), g(p.cpu.remote_percent), p.verified ? "true" : "false",
+                       csv_quote(warnings));
+    return row;
+}
+
+}  // namespace meshperf::core

@@ -1,0 +1,108 @@
+#pragma once
+/// Result schema: what a run measured, as values and as JSON (schema "meshperf.run/1",
+/// documented in docs/result-schema.md). Every figure passes check_sane() before it is put
+/// into a result.
+#include "core/run_spec.hpp"
+#include "core/stats.hpp"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace meshperf::core {
+
+/// Version tag of the run result JSON.
+inline constexpr const char* result_schema = "meshperf.run/1";
+
+/// Identity of one daemon's host, reported in every result.
+struct host_info {
+    std::string address;        ///< as the run named it ("host:port")
+    std::string hostname;
+    std::string version;        ///< meshperf version
+    std::string kernel;         ///< uname -r
+    std::string cpu_model;
+    unsigned cpu_count = 0;
+};
+
+/// Achieved precision of a point: the 95% CI half-width relative to the estimate.
+struct precision_info {
+    bool adaptive = false;      ///< false when iterations or duration fixed the length
+    double target = 0;          ///< relative half-width asked for (adaptive only)
+    double achieved = 0;        ///< relative half-width reached; +inf is reported as null
+    bool met = false;
+    std::uint64_t batches = 0;  ///< latency: sample batches; bandwidth: intervals
+};
+
+/// CPU time used by a daemon during the measured window, in percent of one core
+/// (200 = two cores busy).
+struct cpu_usage {
+    double local_percent = 0;
+    double remote_percent = 0;
+};
+
+/// One direction of a bandwidth point, counted at the receiver.
+struct flow_figures {
+    std::string direction;          ///< "initiator->peer" or "peer->initiator"
+    std::uint64_t bytes = 0;        ///< bytes received in the measured window
+    double seconds = 0;             ///< measured window
+    double gbit_per_s = 0;          ///< 10^9 bit/s
+    double msg_per_s = 0;           ///< bytes / size / seconds
+    double interval_min_gbit = 0;   ///< spread of per-interval rates
+    double interval_max_gbit = 0;
+    std::vector<double> stream_gbit_per_s;  ///< per stream, same window
+};
+
+/// One measured point.
+struct point_result {
+    test_kind test = test_kind::latency;
+    std::uint64_t size_bytes = 0;
+    // latency
+    std::optional<summary> lat_ns;  ///< one-way = RTT / 2, in ns
+    std::optional<summary> rtt_ns;  ///< round-trip, in ns
+    // bandwidth / bidir
+    double gbit_per_s = 0;          ///< sum over flows
+    double msg_per_s = 0;           ///< sum over flows
+    std::vector<flow_figures> flows;
+    precision_info precision;
+    cpu_usage cpu;
+    double duration_s = 0;          ///< measured window (latency: sum of sampled RTTs' wall time)
+    bool verified = false;          ///< --verify was on and every byte matched
+    std::vector<std::string> warnings;
+};
+
+/// A whole run as stored and returned.
+struct run_result {
+    std::string id;
+    std::string state;              ///< queued, running, completed, failed, cancelled
+    std::string created_at;         ///< RFC 3339 UTC
+    std::string finished_at;
+    host_info initiator;
+    host_info peer;
+    run_spec spec;
+    std::vector<point_result> points;
+    std::string error;              ///< empty unless failed
+    std::vector<std::string> warnings;
+};
+
+/// Throws insane_figure unless every figure of the point is finite and non-negative, rates
+/// and latencies are positive, percentiles are ordered (min <= p50 <= ... <= max), and
+/// gbit_per_s agrees with bytes / seconds and msg_per_s with bytes / size / seconds.
+void check_sane(const point_result&);
+
+nlohmann::json to_json(const summary&);
+nlohmann::json to_json(const host_info&);
+nlohmann::json to_json(const point_result&);
+nlohmann::json to_json(const run_result&);
+summary summary_from_json(const nlohmann::json&);
+host_info host_info_from_json(const nlohmann::json&);
+point_result point_result_from_json(const nlohmann::json&);
+/// Parses a result document; throws spec_error when the schema tag is missing or foreign.
+run_result run_result_from_json(const nlohmann::json&);
+
+/// CSV: a header row, then one row per point with the same figures as the JSON.
+std::string csv_header();
+std::string to_csv_row(const run_result&, const point_result&);
+
+}  // namespace meshperf::core

@@ -1,0 +1,252 @@
+#include "core/run_spec.hpp"
+
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+namespace {
+
+template <class E, std::size_t N>
+E parse_enum(std::string_view what, std::string_view text, const std::pair<std::string_view, E> (&names)[N]) {
+    for (const auto& [name, value] : names)
+        if (name == text) return value;
+    std::vector<std::string_view> accepted;
+    for (const auto& entry : names) accepted.push_back(entry.first);
+    throw spec_error(fmt::format("unknown {} '{}': use one of {}", what, text, fmt::join(accepted, ", ")));
+}
+
+constexpr std::pair<std::string_view, test_kind> test_names[] = {
+    {"latency", test_kind::latency}, {"bandwidth", test_kind::bandwidth}, {"bidir", test_kind::bidir}};
+constexpr std::pair<std::string_view, transport_kind> transport_names[] = {
+    {"tcp", transport_kind::tcp}, {"rdma", transport_kind::rdma}};
+constexpr std::pair<std::string_view, rdma_op> op_names[] = {
+    {"write", rdma_op::write}, {"read", rdma_op::read}, {"send", rdma_op::send}};
+
+void check_memory(std::string_view field, const std::string& m) {
+    if (m == "host") return;
+    if (m.rfind("cuda:", 0) == 0 && m.size() > 5 && m.size() <= 8 &&
+        std::all_of(m.begin() + 5, m.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return;
+    throw spec_error(fmt::format("{} '{}' is not a memory domain: use host or cuda:N (N a GPU index)", field, m));
+}
+
+}  // namespace
+
+std::string_view to_string(test_kind k) {
+    for (const auto& [n, v] : test_names) if (v == k) return n;
+    return "?";
+}
+std::string_view to_string(transport_kind k) {
+    for (const auto& [n, v] : transport_names) if (v == k) return n;
+    return "?";
+}
+std::string_view to_string(rdma_op k) {
+    for (const auto& [n, v] : op_names) if (v == k) return n;
+    return "?";
+}
+test_kind parse_test_kind(std::string_view s) { return parse_enum("test", s, test_names); }
+transport_kind parse_transport_kind(std::string_view s) { return parse_enum("transport", s, transport_names); }
+rdma_op parse_rdma_op(std::string_view s) { return parse_enum("RDMA operation", s, op_names); }
+
+std::vector<test_kind> parse_test_list(std::string_view text) {
+    std::vector<test_kind> out;
+    std::size_t pos = 0;
+    while (true) {
+        const auto comma = text.find(',', pos);
+        const auto item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        if (item.empty()) throw spec_error(fmt::format("test list '{}' has an empty item (use e.g. latency,bandwidth)", text));
+        const auto k = parse_test_kind(item);
+        if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+std::vector<int> parse_cpu_list(std::string_view text) {
+    std::vector<int> out;
+    std::size_t pos = 0;
+    auto number = [&](std::string_view s) {
+        if (s.empty() || s.size() > 5 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            throw spec_error(fmt::format("CPU list '{}': '{}' is not a CPU number (use e.g. 0,2-3)", text, s));
+        return std::stoi(std::string(s));
+    };
+    while (true) {
+        const auto comma = text.find(',', pos);
+        const auto item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        const auto dash = item.find('-');
+        if (dash == std::string_view::npos) {
+            out.push_back(number(item));
+        } else {
+            const int lo = number(item.substr(0, dash)), hi = number(item.substr(dash + 1));
+            if (lo > hi) throw spec_error(fmt::format("CPU range '{}' runs backwards", item));
+            for (int c = lo; c <= hi; ++c) out.push_back(c);
+        }
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    return out;
+}
+
+void validate(const run_spec& s, const run_limits& lim) {
+    if (s.peer.empty()) throw spec_error("no peer: give the peer daemon as HOST[:PORT]");
+    if (s.tests.empty()) throw spec_error("no tests: give at least one of latency, bandwidth, bidir");
+    if (s.sizes.empty()) throw spec_error("no sizes: give sizes such as 1..4M or 64,4K,1M");
+    for (auto sz : s.sizes)
+        if (sz == 0 || sz > max_message_size)
+            throw spec_error(fmt::format("size {} is out of range: sizes run from 1 B to {}", sz, format_size(max_message_size)));
+    if (!std::is_sorted(s.sizes.begin(), s.sizes.end()) ||
+        std::adjacent_find(s.sizes.begin(), s.sizes.end()) != s.sizes.end())
+        throw spec_error("sizes must be ascending and unique");
+    if (s.streams == 0 || s.streams > lim.max_streams)
+        throw spec_error(fmt::format("streams {} is out of range: use 1..{}", s.streams, lim.max_streams));
+    if (s.iterations && s.duration_s) throw spec_error("iterations and duration both fix a point's length: give one of them");
+    if (s.iterations && (*s.iterations == 0 || *s.iterations > lim.max_iterations))
+        throw spec_error(fmt::format("iterations {} is out of range: use 1..{}", *s.iterations, lim.max_iterations));
+    auto check_seconds = [&](const char* what, double v, double lo, double hi) {
+        if (!std::isfinite(v) || v < lo || v > hi)
+            throw spec_error(fmt::format("{} {} s is out of range: use {}..{} s", what, v, lo, hi));
+    };
+    if (s.duration_s) check_seconds("duration", *s.duration_s, 0.01, lim.max_duration_s);
+    check_seconds("max point time", s.max_point_s, 0.01, lim.max_duration_s);
+    check_seconds("warm-up", s.warmup_s, 0.0, 10.0);
+    if (!std::isfinite(s.precision) || s.precision <= 0.0 || s.precision >= 1.0)
+        throw spec_error(fmt::format("precision {} is out of range: give a fraction in (0, 1), e.g. 0.01 for 1%", s.precision));
+    if (s.window_bytes && (*s.window_bytes < 4096 || *s.window_bytes > (1ull << 30)))
+        throw spec_error(fmt::format("window {} bytes is out of range: use 4K..1G", *s.window_bytes));
+    for (int c : s.cpus)
+        if (c < 0 || c > 65535) throw spec_error(fmt::format("CPU {} is out of range", c));
+    if (s.tx_depth == 0 || s.tx_depth > 8192) throw spec_error(fmt::format("tx-depth {} is out of range: use 1..8192", s.tx_depth));
+    if (s.rdma_port == 0 || s.rdma_port > 255) throw spec_error(fmt::format("RDMA port {} is out of range: use 1..255", s.rdma_port));
+    if (s.gid_index && (*s.gid_index < 0 || *s.gid_index > 1023))
+        throw spec_error(fmt::format("GID index {} is out of range: use 0..1023", *s.gid_index));
+    check_memory("local memory", s.local_memory);
+    check_memory("remote memory", s.remote_memory);
+}
+
+json to_json(const run_spec& s) {
+    json j;
+    j["peer"] = s.peer;
+    j["transport"] = to_string(s.transport);
+    j["tests"] = json::array();
+    for (auto t : s.tests) j["tests"].push_back(to_string(t));
+    j["sizes"] = s.sizes;
+    j["streams"] = s.streams;
+    j["reverse"] = s.reverse;
+    j["iterations"] = s.iterations ? json(*s.iterations) : json(nullptr);
+    j["duration_s"] = s.duration_s ? json(*s.duration_s) : json(nullptr);
+    j["precision"] = s.precision;
+    j["max_point_s"] = s.max_point_s;
+    j["warmup_s"] = s.warmup_s;
+    j["verify"] = s.verify;
+    j["busy_poll"] = s.busy_poll;
+    j["window_bytes"] = s.window_bytes ? json(*s.window_bytes) : json(nullptr);
+    j["cpus"] = s.cpus;
+    j["op"] = to_string(s.op);
+    j["tx_depth"] = s.tx_depth;
+    j["rdma_device"] = s.rdma_device;
+    j["rdma_port"] = s.rdma_port;
+    j["gid_index"] = s.gid_index ? json(*s.gid_index) : json(nullptr);
+    j["local_memory"] = s.local_memory;
+    j["remote_memory"] = s.remote_memory;
+    return j;
+}
+
+namespace {
+
+const char* type_name(const json& v) { return v.type_name(); }
+
+std::string get_string(const json& v, std::string_view key) {
+    if (!v.is_string()) throw spec_error(fmt::format("field '{}' must be a string, not {}", key, type_name(v)));
+    return v.get<std::string>();
+}
+bool get_bool(const json& v, std::string_view key) {
+    if (!v.is_boolean()) throw spec_error(fmt::format("field '{}' must be true or false, not {}", key, type_name(v)));
+    return v.get<bool>();
+}
+std::uint64_t get_uint(const json& v, std::string_view key) {
+    if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+        throw spec_error(fmt::format("field '{}' must be a non-negative integer, not {}", key, v.dump()));
+    return v.get<std::uint64_t>();
+}
+std::uint32_t get_u32(const json& v, std::string_view key) {
+    const auto x = get_uint(v, key);
+    if (x > 0xffffffffull) throw spec_error(fmt::format("field '{}' is too large", key));
+    return static_cast<std::uint32_t>(x);
+}
+double get_double(const json& v, std::string_view key) {
+    if (!v.is_number()) throw spec_error(fmt::format("field '{}' must be a number, not {}", key, type_name(v)));
+    return v.get<double>();
+}
+
+}  // namespace
+
+run_spec run_spec_from_json(const json& j, const run_limits& lim) {
+    if (!j.is_object()) throw spec_error(fmt::format("a run spec must be a JSON object, not {}", type_name(j)));
+    static const std::set<std::string, std::less<>> known = {
+        "peer", "transport", "tests", "sizes", "streams", "reverse", "iterations", "duration_s",
+        "precision", "max_point_s", "warmup_s", "verify", "busy_poll", "window_bytes", "cpus", "op",
+        "tx_depth", "rdma_device", "rdma_port", "gid_index", "local_memory", "remote_memory"};
+    for (const auto& [key, value] : j.items())
+        if (!known.contains(key)) throw spec_error(fmt::format("unknown field '{}' in run spec", key));
+    if (!j.contains("peer")) throw spec_error("run spec has no 'peer': give the peer daemon as \"host:port\"");
+
+    run_spec s;
+    s.sizes.clear();
+    for (const auto& [key, v] : j.items()) {
+        if (key == "peer") s.peer = get_string(v, key);
+        else if (key == "transport") s.transport = parse_transport_kind(get_string(v, key));
+        else if (key == "tests") {
+            if (v.is_string()) s.tests = parse_test_list(v.get<std::string>());
+            else if (v.is_array()) {
+                s.tests.clear();
+                for (const auto& t : v) {
+                    const auto k = parse_test_kind(get_string(t, "tests[]"));
+                    if (std::find(s.tests.begin(), s.tests.end(), k) == s.tests.end()) s.tests.push_back(k);
+                }
+            } else throw spec_error("field 'tests' must be an array of test names or a string like \"latency,bandwidth\"");
+        } else if (key == "sizes") {
+            if (v.is_string()) s.sizes = parse_size_list(v.get<std::string>());
+            else if (v.is_array()) {
+                for (const auto& x : v) s.sizes.push_back(get_uint(x, "sizes[]"));
+                std::sort(s.sizes.begin(), s.sizes.end());
+                s.sizes.erase(std::unique(s.sizes.begin(), s.sizes.end()), s.sizes.end());
+            } else throw spec_error("field 'sizes' must be an array of byte counts or a string like \"1..4M\"");
+        } else if (key == "streams") s.streams = get_u32(v, key);
+        else if (key == "reverse") s.reverse = get_bool(v, key);
+        else if (key == "iterations") { if (!v.is_null()) s.iterations = get_uint(v, key); }
+        else if (key == "duration_s") { if (!v.is_null()) s.duration_s = get_double(v, key); }
+        else if (key == "precision") s.precision = get_double(v, key);
+        else if (key == "max_point_s") s.max_point_s = get_double(v, key);
+        else if (key == "warmup_s") s.warmup_s = get_double(v, key);
+        else if (key == "verify") s.verify = get_bool(v, key);
+        else if (key == "busy_poll") s.busy_poll = get_bool(v, key);
+        else if (key == "window_bytes") { if (!v.is_null()) s.window_bytes = get_uint(v, key); }
+        else if (key == "cpus") {
+            if (v.is_string()) s.cpus = parse_cpu_list(v.get<std::string>());
+            else if (v.is_array()) for (const auto& c : v) s.cpus.push_back(static_cast<int>(get_u32(c, "cpus[]")));
+            else throw spec_error("field 'cpus' must be an array of CPU numbers or a string like \"0,2-3\"");
+        } else if (key == "op") s.op = parse_rdma_op(get_string(v, key));
+        else if (key == "tx_depth") s.tx_depth = get_u32(v, key);
+        else if (key == "rdma_device") s.rdma_device = get_string(v, key);
+        else if (key == "rdma_port") s.rdma_port = get_u32(v, key);
+        else if (key == "gid_index") { if (!v.is_null()) s.gid_index = static_cast<int>(get_u32(v, key)); }
+        else if (key == "local_memory") s.local_memory = get_string(v, key);
+        else if (key == "remote_memory") s.remote_memory = get_string(v, key);
+    }
+    if (!j.contains("sizes")) s.sizes = parse_size_list("1..4M");
+    validate(s, lim);
+    return s;
+}
+
+}  // namespace meshperf::core

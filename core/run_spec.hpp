@@ -1,0 +1,91 @@
+#pragma once
+/// The run specification: what a client asks a daemon to measure. Validated once into an
+/// immutable value that also travels to the peer, so both sides agree without flags typed
+/// twice.
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshperf::core {
+
+/// What one point measures.
+enum class test_kind {
+    latency,    ///< ping-pong; one-way latency = RTT / 2
+    bandwidth,  ///< unidirectional stream(s); message rate comes with it
+    bidir,      ///< both directions at once, each reported and the sum
+};
+
+/// Which data path carries the messages.
+enum class transport_kind { tcp, rdma };
+
+/// RDMA operation for bandwidth and latency points (transport rdma only).
+enum class rdma_op { write, read, send };
+
+std::string_view to_string(test_kind);
+std::string_view to_string(transport_kind);
+std::string_view to_string(rdma_op);
+/// Parse a name; throws spec_error listing the accepted names.
+test_kind parse_test_kind(std::string_view);
+transport_kind parse_transport_kind(std::string_view);
+rdma_op parse_rdma_op(std::string_view);
+/// Parses "latency,bandwidth" into kinds, in the given order, without duplicates.
+std::vector<test_kind> parse_test_list(std::string_view);
+/// Parses a CPU list "0,2-3" into CPU numbers. Throws spec_error.
+std::vector<int> parse_cpu_list(std::string_view);
+
+/// Limits that bound every run (an operator can lower them in the daemon's config).
+struct run_limits {
+    std::uint32_t max_streams = 64;
+    std::uint64_t max_iterations = 100'000'000;
+    double max_duration_s = 60.0;    ///< per point, fixed or capped
+    double max_run_s = 3600.0;       ///< whole run
+};
+
+/// A validated run specification. Durations in seconds, sizes in bytes.
+struct run_spec {
+    std::string peer;                                  ///< "host:port" of the peer daemon
+    transport_kind transport = transport_kind::tcp;
+    std::vector<test_kind> tests{test_kind::latency, test_kind::bandwidth};
+    std::vector<std::uint64_t> sizes;                  ///< sorted, unique, 1..max_message_size
+    std::uint32_t streams = 1;                         ///< TCP streams or RDMA QPs per direction
+    bool reverse = false;                              ///< bandwidth from peer to initiator
+
+    // Length of each point. Adaptive unless iterations or duration_s is set.
+    std::optional<std::uint64_t> iterations;           ///< fixed messages (or round trips) per stream
+    std::optional<double> duration_s;                  ///< fixed measured time per point
+    double precision = 0.01;                           ///< adaptive target: 95% CI half-width / estimate
+    double max_point_s = 1.0;                          ///< adaptive time cap per point (after warm-up)
+    double warmup_s = 0.1;                             ///< warm-up before every point, not counted
+
+    bool verify = false;                               ///< receiver checks a byte pattern
+    bool busy_poll = false;                            ///< latency: spin on non-blocking receive
+    std::optional<std::uint64_t> window_bytes;         ///< socket buffer size (SO_SNDBUF/SO_RCVBUF)
+    std::vector<int> cpus;                             ///< pin measuring threads (both sides), round-robin
+
+    // RDMA (transport rdma only)
+    rdma_op op = rdma_op::write;
+    std::uint32_t tx_depth = 128;                      ///< send-queue window
+    std::string rdma_device;                           ///< empty: the device that owns the session's address
+    std::uint32_t rdma_port = 1;
+    std::optional<int> gid_index;                      ///< empty: RoCE v2 IPv4-mapped GID of the session address
+
+    // Memory domains ("host" or "cuda:N")
+    std::string local_memory = "host";
+    std::string remote_memory = "host";
+
+    /// True when neither iterations nor duration_s fixes the length.
+    bool adaptive() const { return !iterations && !duration_s; }
+};
+
+/// Checks every field; throws spec_error naming the first problem and what to do.
+void validate(const run_spec&, const run_limits& = {});
+
+/// JSON form (the body of POST /v1/runs and the spec in a result). from_json rejects unknown
+/// fields and wrong types with spec_error, then validates.
+nlohmann::json to_json(const run_spec&);
+run_spec run_spec_from_json(const nlohmann::json&, const run_limits& = {});
+
+}  // namespace meshperf::core
