@@ -1,0 +1,55 @@
+#pragma once
+/// Turns receiver counter snapshots of one flow (one direction, one or more streams) into
+/// interval rates, a precision estimate and final figures. Pure: the caller supplies times
+/// (seconds on the receiver's clock, since the point started) and byte counts.
+#include "core/result.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace meshperf::core {
+
+class flow_tracker {
+public:
+    /// streams: number of streams in the flow; warmup_s: snapshots before this time are
+    /// warm-up; the first snapshot at or after it is the baseline of the measured window.
+    flow_tracker(std::size_t streams, double warmup_s);
+
+    /// Adds a snapshot: t_s on the receiver's clock, cumulative bytes per stream. Snapshots
+    /// must come in time order; a snapshot not later than the previous one is ignored.
+    void add(double t_s, std::span<const std::uint64_t> bytes_per_stream);
+
+    /// True once the baseline is taken (the warm-up is over).
+    bool warmed_up() const { return !times_.empty(); }
+    /// Number of measured intervals (snapshots after the baseline).
+    std::size_t intervals() const { return times_.empty() ? 0 : times_.size() - 1; }
+    /// Seconds from the baseline to the last snapshot.
+    double measured_s() const;
+    /// Mean of the interval rates in bytes/s (0 before two snapshots).
+    double mean_interval_rate() const;
+    /// 95% CI half-width of the mean interval rate relative to it (+inf with < 2 intervals
+    /// or a zero rate).
+    double relative_half_width() const;
+    /// Final figures over the measured window: bytes and seconds from the baseline to the
+    /// last snapshot. Throws insane_figure when nothing moved in the window.
+    flow_figures figures(const std::string& direction, std::uint64_t size_bytes) const;
+
+private:
+    std::size_t streams_;
+    double warmup_s_;
+    double last_t_ = -1;
+    std::vector<double> times_;                   // baseline first
+    std::vector<std::vector<std::uint64_t>> bytes_;  // per snapshot, per stream
+    std::vector<double> interval_rates_;          // bytes/s
+};
+
+/// Figures of one flow measured over a fixed message count: bytes moved after the warm-up
+/// per stream, and the window from the earliest measure-begin to the latest end (ns on the
+/// receiver's clock).
+flow_figures fixed_count_figures(const std::string& direction, std::uint64_t size_bytes,
+                                 std::span<const std::uint64_t> measured_bytes_per_stream,
+                                 std::span<const std::int64_t> begin_ns, std::span<const std::int64_t> end_ns);
+
+}  // namespace meshperf::core

@@ -1,0 +1,90 @@
+#include "transport/tcp/latency_run.hpp"
+
+#include "core/stats.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace meshperf::transport::tcp {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t0) { return std::chrono::duration<double>(clock::now() - t0).count(); }
+
+constexpr std::size_t batch_size = 500;
+constexpr std::size_t min_samples = 1000;
+
+}  // namespace
+
+latency_outcome run_latency(pinger& p, const core::run_spec& spec, std::vector<double>& samples,
+                            const std::atomic<bool>& cancel) {
+    latency_outcome out;
+    out.precision.adaptive = spec.adaptive();
+    out.precision.target = spec.precision;
+
+    // Warm-up: round trips for warmup_s, at least a handful, not counted.
+    const auto warm_start = clock::now();
+    do {
+        if ((out.code = p.run(10, nullptr)) != loop_ok) return out;
+    } while (seconds_since(warm_start) < spec.warmup_s && !cancel.load(std::memory_order_relaxed));
+
+    const std::uint64_t target_count = spec.iterations.value_or(0);
+    const double time_limit = spec.duration_s.value_or(spec.max_point_s);
+    samples.resize(std::min<std::size_t>(target_count ? target_count : max_exact_samples, max_exact_samples));
+    core::log_histogram overflow;  // used only past max_exact_samples
+    std::vector<double> spill(batch_size);
+
+    std::uint64_t done = 0;
+    std::size_t next_check = min_samples;
+    double rel = std::numeric_limits<double>::infinity();
+    const auto start = clock::now();
+    while (!cancel.load(std::memory_order_relaxed)) {
+        std::size_t n = batch_size;
+        if (target_count) n = static_cast<std::size_t>(std::min<std::uint64_t>(n, target_count - done));
+        double* dst = done + n <= samples.size() ? samples.data() + done : spill.data();
+        if ((out.code = p.run(n, dst)) != loop_ok) return out;
+        if (dst == spill.data())
+            for (std::size_t i = 0; i < n; ++i) overflow.add(static_cast<std::uint64_t>(spill[i]));
+        done += n;
+        ++out.precision.batches;
+        if (target_count) {
+            if (done >= target_count) break;
+            continue;
+        }
+        const double elapsed = seconds_since(start);
+        if (spec.adaptive() && done >= next_check && done <= samples.size()) {
+            std::span<double> kept(samples.data(), done);
+            std::sort(kept.begin(), kept.end());
+            const double median = core::percentile_sorted(kept, 0.5);
+            rel = median > 0 ? core::median_ci_half_width_sorted(kept) / median : rel;
+            if (rel <= spec.precision) break;
+            next_check = done * 2;
+        }
+        if (elapsed >= time_limit) break;
+    }
+    out.measured_s = seconds_since(start);
+    if (done == 0) { out.code = ECANCELED; return out; }
+
+    const std::size_t kept_n = static_cast<std::size_t>(std::min<std::uint64_t>(done, samples.size()));
+    std::span<double> kept(samples.data(), kept_n);
+    if (overflow.count() == 0) {
+        out.rtt_ns = core::summarize(kept);
+        std::sort(kept.begin(), kept.end());
+        rel = out.rtt_ns.p50 > 0 ? core::median_ci_half_width_sorted(kept) / out.rtt_ns.p50 : rel;
+    } else {
+        for (double v : kept) overflow.add(static_cast<std::uint64_t>(v));
+        out.rtt_ns = overflow.summarize();
+        // Asymptotic standard error of the median, 1 / (2 f(m) sqrt(n)), with the density at
+        // the median estimated from the 40th..60th percentile span: f(m) ~ 0.2 / span.
+        const double span = overflow.quantile(0.6) - overflow.quantile(0.4);
+        rel = 1.959964 * span / (0.4 * std::sqrt(static_cast<double>(done))) / out.rtt_ns.p50;
+    }
+    out.precision.achieved = rel;
+    out.precision.met = out.precision.adaptive && rel <= spec.precision;
+    return out;
+}
+
+}  // namespace meshperf::transport::tcp

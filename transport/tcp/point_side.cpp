@@ -1,0 +1,217 @@
+#include "transport/tcp/point_side.hpp"
+
+#include "transport/tcp/pattern.hpp"
+
+#include <algorithm>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+namespace meshperf::transport::tcp {
+namespace {
+
+double thread_cpu_seconds() {
+    rusage ru{};
+    ::getrusage(RUSAGE_THREAD, &ru);
+    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+void pin_to(int cpu) {
+    if (cpu < 0) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // best effort: a missing CPU leaves it unpinned
+}
+
+std::size_t receive_chunk(std::uint64_t size) {
+    return static_cast<std::size_t>(std::clamp<std::uint64_t>(size, 128 * 1024, 4 * 1024 * 1024));
+}
+
+}  // namespace
+
+struct point_side::stream {
+    socket_fd fd;
+    stream_role role;
+    std::vector<char> pattern, buffer;
+    receive_counters counters;
+    std::atomic<std::uint64_t> sent{0};
+    int code = loop_ok;
+    double cpu_s = 0;
+};
+
+std::vector<stream_role> initiator_roles(core::test_kind test, std::uint32_t streams, bool reverse) {
+    switch (test) {
+        case core::test_kind::latency: return {stream_role::ping};
+        case core::test_kind::bandwidth:
+            return std::vector<stream_role>(streams, reverse ? stream_role::receive : stream_role::send);
+        case core::test_kind::bidir: {
+            std::vector<stream_role> roles(streams, stream_role::send);
+            roles.insert(roles.end(), streams, stream_role::receive);
+            return roles;
+        }
+    }
+    return {};
+}
+
+stream_role mirror(stream_role r) {
+    switch (r) {
+        case stream_role::send: return stream_role::receive;
+        case stream_role::receive: return stream_role::send;
+        case stream_role::ping: return stream_role::echo;
+        case stream_role::echo: return stream_role::ping;
+    }
+    return r;
+}
+
+std::uint64_t warm_messages(std::uint64_t size_bytes) {
+    return std::clamp<std::uint64_t>((8ull << 20) / size_bytes, 8, 100'000);
+}
+
+point_side::point_side(const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::vector<socket_fd> fds,
+                       std::vector<stream_role> roles)
+    : spec_(spec), test_(test), size_(size) {
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+        auto s = std::make_unique<stream>();
+        s->fd = std::move(fds[i]);
+        s->role = roles.at(i);
+        const bool latency = s->role == stream_role::ping || s->role == stream_role::echo;
+        prepare_data_socket(s->fd.get(), latency, spec.window_bytes.value_or(0));
+        if (latency && spec.busy_poll) try_set_busy_poll(s->fd.get(), 50);
+        switch (s->role) {
+            case stream_role::send: s->pattern = make_pattern_buffer(size); break;
+            case stream_role::receive:
+                s->buffer.resize(receive_chunk(size));
+                if (spec.verify) s->pattern = make_pattern_buffer(s->buffer.size());
+                break;
+            case stream_role::echo:
+                s->buffer.resize(size);
+                if (spec.verify) s->pattern = make_pattern_buffer(size);
+                break;
+            case stream_role::ping: break;  // the pinger owns its buffers
+        }
+        streams_.push_back(std::move(s));
+    }
+}
+
+point_side::~point_side() {
+    stop();
+    join();
+}
+
+void point_side::start() {
+    start_ns_ = now_ns();
+    joined_ = false;
+    for (std::size_t i = 0; i < streams_.size(); ++i) {
+        const int cpu = spec_.cpus.empty() ? -1 : spec_.cpus[i % spec_.cpus.size()];
+        threads_.emplace_back([this, i, cpu] { run_stream(*streams_[i], cpu); });
+    }
+}
+
+void point_side::run_stream(stream& s, int cpu) {
+    pin_to(cpu);
+    const double cpu0 = thread_cpu_seconds();
+    const bool fixed = spec_.iterations.has_value();
+    switch (s.role) {
+        case stream_role::send: {
+            send_plan plan{static_cast<std::size_t>(size_), fixed ? warm_messages(size_) + *spec_.iterations : 0};
+            s.code = send_loop(s.fd.get(), plan, s.pattern, stop_, s.sent);
+            break;
+        }
+        case stream_role::receive: {
+            receive_plan plan{s.buffer.size(), spec_.verify, fixed ? warm_messages(size_) * size_ : 0};
+            s.code = receive_loop(s.fd.get(), plan, s.buffer, s.pattern, s.counters);
+            break;
+        }
+        case stream_role::echo:
+            s.code = echo_loop(s.fd.get(), static_cast<std::size_t>(size_), spec_.verify, spec_.busy_poll, s.buffer,
+                               s.pattern);
+            break;
+        case stream_role::ping: {
+            try {
+                pinger p(s.fd.get(), static_cast<std::size_t>(size_), spec_.verify, spec_.busy_poll);
+                latency_ = run_latency(p, spec_, samples_, stop_);
+                s.code = latency_.code;
+            } catch (const std::bad_alloc&) {
+                s.code = ENOMEM;
+            }
+            ::shutdown(s.fd.get(), SHUT_WR);  // tells the echo side the point is over
+            break;
+        }
+    }
+    s.cpu_s = thread_cpu_seconds() - cpu0;
+    const auto end = now_ns();
+    auto prev = last_end_ns_.load();
+    while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}
+}
+
+void point_side::stop() { stop_.store(true, std::memory_order_relaxed); }
+
+void point_side::join() {
+    for (auto& t : threads_)
+        if (t.joinable()) t.join();
+    threads_.clear();
+    joined_ = true;
+}
+
+std::vector<std::uint64_t> point_side::received_bytes() const {
+    std::vector<std::uint64_t> out;
+    for (const auto& s : streams_)
+        if (s->role == stream_role::receive) out.push_back(s->counters.bytes.load(std::memory_order_relaxed));
+    return out;
+}
+
+std::size_t point_side::receivers() const {
+    return static_cast<std::size_t>(
+        std::count_if(streams_.begin(), streams_.end(), [](const auto& s) { return s->role == stream_role::receive; }));
+}
+
+std::string point_side::error() const {
+    for (const auto& s : streams_)
+        if (s->code != loop_ok && s->code != ECANCELED) return describe_loop_error(s->code);
+    return {};
+}
+
+bool point_side::verify_failed() const {
+    return std::any_of(streams_.begin(), streams_.end(), [](const auto& s) { return s->code == loop_verify_failed; });
+}
+
+double point_side::cpu_seconds() const {
+    double sum = 0;
+    for (const auto& s : streams_) sum += s->cpu_s;
+    return sum;
+}
+
+double point_side::wall_seconds() const {
+    const auto end = last_end_ns_.load();
+    return end > start_ns_ ? static_cast<double>(end - start_ns_) / 1e9 : 0.0;
+}
+
+std::vector<std::uint64_t> point_side::measured_bytes() const {
+    std::vector<std::uint64_t> out;
+    const std::uint64_t warm = spec_.iterations ? warm_messages(size_) * size_ : 0;
+    for (const auto& s : streams_)
+        if (s->role == stream_role::receive) {
+            const auto b = s->counters.bytes.load();
+            out.push_back(b > warm ? b - warm : 0);
+        }
+    return out;
+}
+
+std::vector<std::int64_t> point_side::begin_ns() const {
+    std::vector<std::int64_t> out;
+    for (const auto& s : streams_)
+        if (s->role == stream_role::receive) out.push_back(s->counters.measure_begin_ns.load());
+    return out;
+}
+
+std::vector<std::int64_t> point_side::end_ns() const {
+    std::vector<std::int64_t> out;
+    for (const auto& s : streams_)
+        if (s->role == stream_role::receive) out.push_back(s->counters.end_ns.load());
+    return out;
+}
+
+}  // namespace meshperf::transport::tcp

@@ -1,0 +1,88 @@
+#pragma once
+/// One daemon's side of a TCP point: the connected data streams, one thread per stream
+/// running its loop, and the counters a controller snapshots. Knows nothing of sessions:
+/// the peer session hands it sockets and roles and reads its counters.
+#include "core/run_spec.hpp"
+#include "transport/socket.hpp"
+#include "transport/tcp/latency_run.hpp"
+#include "transport/tcp/stream_loops.hpp"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace meshperf::transport::tcp {
+
+/// What one stream does in a point.
+enum class stream_role : std::uint8_t { send, receive, ping, echo };
+
+/// Roles of the initiator's and the peer's streams for a test: latency is one ping/echo
+/// stream; bandwidth is `streams` send/receive streams (reversed with `reverse`); bidir is
+/// `streams` each way, initiator->peer first.
+std::vector<stream_role> initiator_roles(core::test_kind, std::uint32_t streams, bool reverse);
+/// The peer's role for each stream, the mirror of the initiator's.
+stream_role mirror(stream_role);
+
+/// Messages sent before the measured window in fixed-count mode (about 8 MiB, at least 8).
+std::uint64_t warm_messages(std::uint64_t size_bytes);
+
+class point_side {
+public:
+    /// Takes ownership of the connected data sockets (one per role) and allocates every
+    /// buffer. Throws std::system_error when a socket option cannot be set.
+    point_side(const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::vector<socket_fd> fds,
+               std::vector<stream_role> roles);
+    /// Stops and joins the threads.
+    ~point_side();
+    point_side(const point_side&) = delete;
+    point_side& operator=(const point_side&) = delete;
+
+    /// Starts one thread per stream (pinned round-robin to spec.cpus when given).
+    void start();
+    /// Tells sending streams to stop after their current message (a ping stream ends after
+    /// its current batch).
+    void stop();
+    /// Waits for every thread; they end at end of stream, on error, or after the data
+    /// timeout when the peer falls silent.
+    void join();
+
+    /// Cumulative bytes received so far by each receiving stream, in role order.
+    std::vector<std::uint64_t> received_bytes() const;
+    /// Number of receiving streams.
+    std::size_t receivers() const;
+
+    // After join():
+    /// Empty when every stream ended cleanly; else the first failure in words.
+    std::string error() const;
+    bool verify_failed() const;
+    /// CPU seconds the stream threads used (user + system).
+    double cpu_seconds() const;
+    /// Wall seconds from start() to the end of the last thread.
+    double wall_seconds() const;
+    /// Fixed-count mode, per receiving stream: bytes after the warm-up, begin and end (ns).
+    std::vector<std::uint64_t> measured_bytes() const;
+    std::vector<std::int64_t> begin_ns() const;
+    std::vector<std::int64_t> end_ns() const;
+    /// Latency: the ping stream's outcome (valid when this side had the ping role).
+    const latency_outcome& latency() const { return latency_; }
+
+private:
+    struct stream;
+    void run_stream(stream& s, int cpu);
+
+    core::run_spec spec_;
+    core::test_kind test_;
+    std::uint64_t size_;
+    std::vector<std::unique_ptr<stream>> streams_;
+    std::vector<std::thread> threads_;
+    std::atomic<bool> stop_{false};
+    latency_outcome latency_;
+    std::vector<double> samples_;
+    std::int64_t start_ns_ = 0;
+    std::atomic<std::int64_t> last_end_ns_{0};
+    bool joined_ = true;
+};
+
+}  // namespace meshperf::transport::tcp

@@ -1,0 +1,153 @@
+#include "transport/tcp/stream_loops.hpp"
+
+#include "transport/tcp/pattern.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <system_error>
+#include "transport/socket.hpp"
+
+namespace meshperf::transport::tcp {
+namespace {
+
+constexpr std::int64_t data_timeout_ns = std::int64_t{data_stream_timeout_s} * 1'000'000'000;
+
+// Sends exactly len bytes (blocking). Returns 0 or an errno value.
+int send_exact(int fd, const char* p, std::size_t len) noexcept {
+    while (len > 0) {
+        const auto n = ::send(fd, p, len, MSG_NOSIGNAL);
+        if (n > 0) { p += n; len -= static_cast<std::size_t>(n); continue; }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return ETIMEDOUT;  // SO_SNDTIMEO expired
+        return n < 0 ? errno : EPIPE;
+    }
+    return 0;
+}
+
+// Receives exactly len bytes; spins with MSG_DONTWAIT when busy-polling. Returns 0,
+// loop_peer_closed at end of stream before len bytes, or an errno value.
+int recv_exact(int fd, char* p, std::size_t len, bool busy_poll) noexcept {
+    const int flags = busy_poll ? MSG_DONTWAIT : 0;
+    std::uint64_t spins = 0;
+    std::int64_t deadline = 0;
+    while (len > 0) {
+        const auto n = ::recv(fd, p, len, flags);
+        if (n > 0) { p += n; len -= static_cast<std::size_t>(n); continue; }
+        if (n == 0) return loop_peer_closed;
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            if (!busy_poll) return ETIMEDOUT;  // SO_RCVTIMEO expired
+            // Spinning: look at the clock only now and then, so a silent peer still times out.
+            if ((++spins & 0xffff) == 0) {
+                const auto now = now_ns();
+                if (deadline == 0) deadline = now + data_timeout_ns;
+                else if (now > deadline) return ETIMEDOUT;
+            }
+            continue;
+        }
+        return errno;
+    }
+    return 0;
+}
+
+}  // namespace
+
+const char* describe_loop_error(int code) {
+    switch (code) {
+        case loop_ok: return "ok";
+        case loop_verify_failed: return "received data did not match the pattern (data corrupted)";
+        case loop_peer_closed: return "the peer closed the stream early";
+        default: return std::strerror(code);
+    }
+}
+
+void prepare_data_socket(int fd, bool nodelay, std::uint64_t window_bytes) {
+    timeval tv{data_stream_timeout_s, 0};
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+        throw std::system_error(errno, std::generic_category(), "setsockopt(SO_RCVTIMEO/SO_SNDTIMEO)");
+    set_blocking(fd, true);
+    set_nodelay(fd, nodelay);
+    if (window_bytes) set_buffer_sizes(fd, window_bytes);
+}
+
+std::int64_t now_ns() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+int send_loop(int fd, const send_plan& plan, const std::vector<char>& pattern, const std::atomic<bool>& stop,
+              std::atomic<std::uint64_t>& sent) noexcept {
+    std::uint64_t offset = 0, count = 0;
+    int rc = 0;
+    while (!stop.load(std::memory_order_relaxed) && (plan.messages == 0 || count < plan.messages)) {
+        if ((rc = send_exact(fd, pattern_at(pattern, offset), plan.size)) != 0) break;
+        offset += plan.size;
+        ++count;
+        sent.store(offset, std::memory_order_relaxed);
+    }
+    ::shutdown(fd, SHUT_WR);
+    return rc;
+}
+
+int receive_loop(int fd, const receive_plan& plan, std::vector<char>& buffer, const std::vector<char>& pattern,
+                 receive_counters& counters) noexcept {
+    std::uint64_t total = 0;
+    bool warm = plan.warm_bytes == 0;
+    if (warm) counters.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
+    while (true) {
+        const auto n = ::recv(fd, buffer.data(), plan.chunk, 0);
+        if (n > 0) {
+            if (plan.verify && !matches_pattern(pattern, total, buffer.data(), static_cast<std::size_t>(n)))
+                return loop_verify_failed;
+            total += static_cast<std::uint64_t>(n);
+            counters.bytes.store(total, std::memory_order_relaxed);
+            if (!warm && total >= plan.warm_bytes) {
+                warm = true;
+                counters.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
+            }
+            continue;
+        }
+        if (n == 0) break;
+        if (errno == EINTR) continue;
+        return (errno == EAGAIN || errno == EWOULDBLOCK) ? ETIMEDOUT : errno;
+    }
+    counters.end_ns.store(now_ns(), std::memory_order_relaxed);
+    return loop_ok;
+}
+
+pinger::pinger(int fd, std::size_t size, bool verify, bool busy_poll)
+    : fd_(fd), size_(size), verify_(verify), busy_poll_(busy_poll), pattern_(make_pattern_buffer(size)), rx_(size) {}
+
+int pinger::run(std::size_t count, double* out) noexcept {
+    for (std::size_t i = 0; i < count; ++i) {
+        const char* msg = pattern_at(pattern_, offset_);
+        const auto t0 = std::chrono::steady_clock::now();
+        if (int rc = send_exact(fd_, msg, size_)) return rc;
+        if (int rc = recv_exact(fd_, rx_.data(), size_, busy_poll_)) return rc;
+        const auto t1 = std::chrono::steady_clock::now();
+        if (verify_ && std::memcmp(msg, rx_.data(), size_) != 0) return loop_verify_failed;
+        if (out) out[i] = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+        offset_ += size_;
+        ++round_trips_;
+    }
+    return loop_ok;
+}
+
+int echo_loop(int fd, std::size_t size, bool verify, bool busy_poll, std::vector<char>& rx,
+              const std::vector<char>& pattern) noexcept {
+    std::uint64_t offset = 0;
+    while (true) {
+        int rc = recv_exact(fd, rx.data(), size, busy_poll);
+        if (rc == loop_peer_closed) return loop_ok;  // the pinger is done
+        if (rc) return rc;
+        if (verify && !matches_pattern(pattern, offset, rx.data(), size)) return loop_verify_failed;
+        if ((rc = send_exact(fd, rx.data(), size))) return rc;
+        offset += size;
+    }
+}
+
+}  // namespace meshperf::transport::tcp

@@ -1,0 +1,90 @@
+#pragma once
+/// The TCP measurement loops. Each runs on one dedicated thread over one connected blocking
+/// socket: a plain loop with nothing allocated, logged, thrown or virtually dispatched per
+/// message. Every buffer is allocated by the caller before the loop starts. Loops report
+/// failure through a return code (an errno value, or one of the codes below), never by
+/// throwing.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace meshperf::transport::tcp {
+
+/// Seconds a data stream may stay silent before its loop gives up with ETIMEDOUT (set on
+/// the socket as SO_RCVTIMEO/SO_SNDTIMEO by prepare_data_socket).
+inline constexpr int data_stream_timeout_s = 10;
+
+/// Sets the data-stream timeouts, TCP_NODELAY (latency) and socket buffers (window, if
+/// non-zero) on a connected data socket. Throws std::system_error naming the option.
+void prepare_data_socket(int fd, bool nodelay, std::uint64_t window_bytes);
+
+/// Loop outcome codes beyond errno values.
+inline constexpr int loop_ok = 0;
+inline constexpr int loop_verify_failed = -1;   ///< a received byte did not match the pattern
+inline constexpr int loop_peer_closed = -2;     ///< the stream ended before the loop expected
+
+/// Describes a failure code in words ("connection reset by peer", "data corrupted").
+const char* describe_loop_error(int code);
+
+/// Monotonic nanoseconds (steady_clock), the time base of every loop.
+std::int64_t now_ns() noexcept;
+
+/// Counters one receiving stream publishes; written by its thread only, read by a monitor.
+struct alignas(64) receive_counters {
+    std::atomic<std::uint64_t> bytes{0};          ///< total bytes received so far
+    std::atomic<std::int64_t> measure_begin_ns{0}; ///< fixed-count mode: when the warm-up bytes were all in
+    std::atomic<std::int64_t> end_ns{0};           ///< when the stream ended (EOF seen)
+};
+
+/// What a sending stream does.
+struct send_plan {
+    std::size_t size = 0;                  ///< message size in bytes
+    std::uint64_t messages = 0;            ///< messages to send; 0 = until stop is set
+};
+
+/// Sends size-byte messages until `stop` is set or plan.messages are sent, then shuts the
+/// write side down. `pattern` comes from make_pattern_buffer(size). Returns loop_ok or an
+/// errno value. `sent` counts bytes (relaxed; for the sender's own view).
+int send_loop(int fd, const send_plan& plan, const std::vector<char>& pattern, const std::atomic<bool>& stop,
+              std::atomic<std::uint64_t>& sent) noexcept;
+
+/// What a receiving stream does.
+struct receive_plan {
+    std::size_t chunk = 0;                 ///< receive buffer size (>= 1)
+    bool verify = false;                   ///< check every byte against the pattern
+    std::uint64_t warm_bytes = 0;          ///< fixed-count mode: bytes before measure_begin_ns is taken
+};
+
+/// Receives until end of stream, publishing counters. `buffer` holds at least plan.chunk
+/// bytes; `pattern` comes from make_pattern_buffer(plan.chunk) when verifying. Returns
+/// loop_ok, loop_verify_failed or an errno value.
+int receive_loop(int fd, const receive_plan& plan, std::vector<char>& buffer, const std::vector<char>& pattern,
+                 receive_counters& counters) noexcept;
+
+/// Ping side of a latency point, owning its buffers (allocated at construction).
+class pinger {
+public:
+    /// size: message size; verify: check the echoed bytes; busy_poll: spin on non-blocking
+    /// receives instead of sleeping in the kernel.
+    pinger(int fd, std::size_t size, bool verify, bool busy_poll);
+    /// Runs `count` round trips, storing each RTT in ns into out[0..count) (out may be
+    /// nullptr for warm-up). Returns loop_ok or a failure code.
+    int run(std::size_t count, double* out) noexcept;
+    std::uint64_t round_trips() const { return round_trips_; }
+
+private:
+    int fd_;
+    std::size_t size_;
+    bool verify_, busy_poll_;
+    std::vector<char> pattern_, rx_;
+    std::uint64_t offset_ = 0, round_trips_ = 0;
+};
+
+/// Echo side of a latency point: receives size-byte messages into rx (>= size bytes) and
+/// sends each back until end of stream. `pattern` comes from make_pattern_buffer(size) when
+/// verifying. Returns loop_ok (clean end), loop_verify_failed or an errno value.
+int echo_loop(int fd, std::size_t size, bool verify, bool busy_poll, std::vector<char>& rx,
+              const std::vector<char>& pattern) noexcept;
+
+}  // namespace meshperf::transport::tcp
