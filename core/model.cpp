@@ -1,0 +1,454 @@
+#include "core/model.hpp"
+
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Unknowns of the fit: latency intercept, stream intercept, inverse bandwidth (s/byte).
+enum : std::size_t { p_alpha = 0, p_stream_alpha = 1, p_inv_beta = 2, n_params = 3 };
+
+// Each point's relative residual is (t_fit − t)/t = row·θ − 1 with row = [lat, stream, n]/t,
+// so weighted least squares on relative error is ordinary least squares on these rows
+// scaled by sqrt(weight) against a right-hand side of sqrt(weight).
+struct system_row {
+    std::array<double, n_params> a{};
+    double sqrt_w = 1;
+};
+
+system_row row_of(const model_sample& s) {
+    system_row r;
+    const double inv_t = 1.0 / s.time_s;
+    r.a[s.stream ? p_stream_alpha : p_alpha] = inv_t;
+    r.a[p_inv_beta] = static_cast<double>(s.size_bytes) * inv_t;
+    r.sqrt_w = std::sqrt(s.weight);
+    return r;
+}
+
+// Least squares over the columns marked free (the others are fixed at 0), by Householder QR
+// on column-scaled data (sizes span 1 B .. 1 GiB, so the columns differ by many orders of
+// magnitude). Returns false when the free columns are (nearly) linearly dependent.
+bool least_squares(std::span<const system_row> rows, std::array<bool, n_params> free,
+                   std::array<double, n_params>& theta) {
+    std::array<std::size_t, n_params> col{};
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < n_params; ++j)
+        if (free[j]) col[k++] = j;
+    const std::size_t m = rows.size();
+    if (k == 0 || m < k) return false;
+
+    std::vector<double> a(m * k), b(m);
+    std::array<double, n_params> scale{};
+    for (std::size_t c = 0; c < k; ++c) {
+        double norm = 0;
+        for (std::size_t i = 0; i < m; ++i) {
+            const double v = rows[i].a[col[c]] * rows[i].sqrt_w;
+            norm += v * v;
+        }
+        norm = std::sqrt(norm);
+        if (!(norm > 0)) return false;
+        scale[c] = norm;
+        for (std::size_t i = 0; i < m; ++i) a[i * k + c] = rows[i].a[col[c]] * rows[i].sqrt_w / norm;
+    }
+    for (std::size_t i = 0; i < m; ++i) b[i] = rows[i].sqrt_w;
+
+    for (std::size_t c = 0; c < k; ++c) {
+        double norm = 0;
+        for (std::size_t i = c; i < m; ++i) norm += a[i * k + c] * a[i * k + c];
+        norm = std::sqrt(norm);
+        if (norm < 1e-10) return false;  // columns are unit length: this is rank deficiency
+        const double alpha = a[c * k + c] > 0 ? -norm : norm;
+        std::vector<double> v(m - c);
+        for (std::size_t i = c; i < m; ++i) v[i - c] = a[i * k + c];
+        v[0] -= alpha;
+        double vnorm2 = 0;
+        for (double x : v) vnorm2 += x * x;
+        if (vnorm2 > 0) {
+            for (std::size_t cc = c; cc < k; ++cc) {
+                double dot = 0;
+                for (std::size_t i = c; i < m; ++i) dot += v[i - c] * a[i * k + cc];
+                const double f = 2 * dot / vnorm2;
+                for (std::size_t i = c; i < m; ++i) a[i * k + cc] -= f * v[i - c];
+            }
+            double dot = 0;
+            for (std::size_t i = c; i < m; ++i) dot += v[i - c] * b[i];
+            const double f = 2 * dot / vnorm2;
+            for (std::size_t i = c; i < m; ++i) b[i] -= f * v[i - c];
+        }
+    }
+    std::array<double, n_params> y{};
+    for (std::size_t c = k; c-- > 0;) {
+        double s = b[c];
+        for (std::size_t cc = c + 1; cc < k; ++cc) s -= a[c * k + cc] * y[cc];
+        y[c] = s / a[c * k + c];
+    }
+    theta = {};
+    for (std::size_t c = 0; c < k; ++c) theta[col[c]] = y[c] / scale[c];
+    return std::all_of(theta.begin(), theta.end(), [](double v) { return std::isfinite(v); });
+}
+
+double weighted_sse(std::span<const system_row> rows, const std::array<double, n_params>& theta) {
+    double sse = 0;
+    for (const auto& r : rows) {
+        double fit = 0;
+        for (std::size_t j = 0; j < n_params; ++j) fit += r.a[j] * theta[j];
+        const double e = (fit - 1) * r.sqrt_w;
+        sse += e * e;
+    }
+    return sse;
+}
+
+// Fit of one set of samples, with the constraints α ≥ 0, α_stream ≥ 0, 1/β ≥ 0. The problem
+// is convex, so the constrained optimum is the best feasible optimum over the faces where
+// some intercepts are held at zero (at most four small solves).
+struct raw_fit {
+    std::array<double, n_params> theta{};
+    double sse = inf;
+    bool has_latency = false, has_stream = false;
+};
+
+std::optional<raw_fit> solve_constrained(std::span<const model_sample> samples) {
+    raw_fit best;
+    std::vector<system_row> rows;
+    rows.reserve(samples.size());
+    for (const auto& s : samples) {
+        rows.push_back(row_of(s));
+        (s.stream ? best.has_stream : best.has_latency) = true;
+    }
+    bool found = false;
+    for (int mask = 0; mask < 4; ++mask) {
+        const bool alpha_free = best.has_latency && (mask & 1) == 0;
+        const bool stream_free = best.has_stream && (mask & 2) == 0;
+        if (!best.has_latency && (mask & 1)) continue;  // same face as mask without the bit
+        if (!best.has_stream && (mask & 2)) continue;
+        for (bool slope_free : {true, false}) {
+            std::array<double, n_params> theta{};
+            if (!least_squares(rows, {alpha_free, stream_free, slope_free}, theta)) continue;
+            if (theta[p_alpha] < 0 || theta[p_stream_alpha] < 0 || theta[p_inv_beta] < 0) continue;
+            const double sse = weighted_sse(rows, theta);
+            if (sse < best.sse) {
+                best.theta = theta;
+                best.sse = sse;
+                found = true;
+            }
+        }
+    }
+    if (!found) return std::nullopt;
+    return best;
+}
+
+struct quality {
+    double sse = 0, sst = 0, worst = 0;
+    std::uint64_t worst_size = 0;
+    bool worst_stream = false;
+};
+
+double predict(const line_fit& l, const model_sample& s) {
+    const double a = s.stream ? l.stream_alpha_s.value_or(l.alpha_s) : l.alpha_s;
+    return a + static_cast<double>(s.size_bytes) / l.beta_bytes_per_s;
+}
+
+// Accumulates residuals of samples against a line; sst needs the weighted mean of t under
+// weights w/t² (the weights of relative error).
+void add_quality(quality& q, const line_fit& l, std::span<const model_sample> samples, double t_mean) {
+    for (const auto& s : samples) {
+        const double rel = (predict(l, s) - s.time_s) / s.time_s;
+        const double dev = (s.time_s - t_mean) / s.time_s;
+        q.sse += s.weight * rel * rel;
+        q.sst += s.weight * dev * dev;
+        if (std::fabs(rel) > q.worst) {
+            q.worst = std::fabs(rel);
+            q.worst_size = s.size_bytes;
+            q.worst_stream = s.stream;
+        }
+    }
+}
+
+double weighted_mean_time(std::span<const model_sample> samples) {
+    double num = 0, den = 0;
+    for (const auto& s : samples) {
+        const double w = s.weight / (s.time_s * s.time_s);
+        num += w * s.time_s;
+        den += w;
+    }
+    return num / den;
+}
+
+double r_squared_of(const quality& q) {
+    if (q.sst <= 0) return q.sse <= 0 ? 1.0 : 0.0;
+    return 1 - q.sse / q.sst;
+}
+
+std::size_t distinct_sizes(std::span<const model_sample> samples) {
+    std::vector<std::uint64_t> sizes;
+    for (const auto& s : samples) sizes.push_back(s.size_bytes);
+    std::sort(sizes.begin(), sizes.end());
+    return static_cast<std::size_t>(std::unique(sizes.begin(), sizes.end()) - sizes.begin());
+}
+
+// Fits a line; returns nullopt when no feasible solution exists. allow_flat accepts 1/β = 0
+// (β = ∞: no size dependence in this range), which only a piecewise segment may have.
+std::optional<line_fit> try_fit_line(std::span<const model_sample> samples, bool allow_flat) {
+    auto raw = solve_constrained(samples);
+    if (!raw) return std::nullopt;
+    if (!(raw->theta[p_inv_beta] > 0) && !allow_flat) return std::nullopt;
+    line_fit l;
+    l.beta_bytes_per_s = raw->theta[p_inv_beta] > 0 ? 1.0 / raw->theta[p_inv_beta] : inf;
+    if (raw->has_latency) {
+        l.alpha_s = raw->theta[p_alpha];
+        l.alpha_source = "latency";
+    } else {
+        l.alpha_s = raw->theta[p_stream_alpha];
+        l.alpha_source = "bandwidth";
+    }
+    if (raw->has_stream) l.stream_alpha_s = raw->theta[p_stream_alpha];
+    quality q;
+    add_quality(q, l, samples, weighted_mean_time(samples));
+    l.r_squared = r_squared_of(q);
+    l.worst_rel_residual = q.worst;
+    l.worst_size_bytes = q.worst_size;
+    l.worst_is_stream = q.worst_stream;
+    l.points = samples.size();
+    l.min_size_bytes = ~0ull;
+    for (const auto& s : samples) {
+        l.min_size_bytes = std::min(l.min_size_bytes, s.size_bytes);
+        l.max_size_bytes = std::max(l.max_size_bytes, s.size_bytes);
+    }
+    return l;
+}
+
+void check_samples(std::span<const model_sample> samples) {
+    for (const auto& s : samples) {
+        if (s.size_bytes == 0)
+            throw spec_error("model: a point has size 0; every message size must be at least 1 byte");
+        if (!std::isfinite(s.time_s) || s.time_s <= 0)
+            throw spec_error(fmt::format("model: the point at {} has time {} s; times must be positive and finite",
+                                         format_size(s.size_bytes), s.time_s));
+        if (!std::isfinite(s.weight) || s.weight <= 0)
+            throw spec_error(fmt::format("model: the point at {} has weight {}; weights must be positive",
+                                         format_size(s.size_bytes), s.weight));
+    }
+    if (distinct_sizes(samples) < 2)
+        throw spec_error(fmt::format(
+            "model: the fit needs points at two or more message sizes, got {} point(s) at {} size(s); "
+            "sweep a range of sizes (e.g. --sizes 1..4M)",
+            samples.size(), distinct_sizes(samples)));
+}
+
+std::optional<piecewise_fit> fit_piecewise(std::vector<model_sample> samples) {
+    std::sort(samples.begin(), samples.end(),
+              [](const model_sample& a, const model_sample& b) { return a.size_bytes < b.size_bytes; });
+    std::vector<std::size_t> starts;  // index of the first sample of each distinct size
+    for (std::size_t i = 0; i < samples.size(); ++i)
+        if (i == 0 || samples[i].size_bytes != samples[i - 1].size_bytes) starts.push_back(i);
+    const std::size_t m = starts.size();
+    if (m < 4) return std::nullopt;  // each segment needs two sizes
+
+    std::optional<piecewise_fit> best;
+    double best_sse = inf;
+    const double t_mean = weighted_mean_time(samples);
+    const std::span<const model_sample> all(samples);
+    // Break after distinct size k: the lower segment holds sizes 0..k, the upper k+1..m−1.
+    for (std::size_t k = 1; k + 2 < m; ++k) {
+        const std::size_t split = starts[k + 1];
+        auto lo = try_fit_line(all.first(split), true);
+        auto hi = try_fit_line(all.subspan(split), true);
+        if (!lo || !hi) continue;
+        quality q;
+        add_quality(q, *lo, all.first(split), t_mean);
+        add_quality(q, *hi, all.subspan(split), t_mean);
+        if (q.sse < best_sse) {
+            best_sse = q.sse;
+            piecewise_fit p;
+            p.below = *lo;
+            p.above = *hi;
+            p.break_after_bytes = samples[starts[k]].size_bytes;
+            p.break_before_bytes = samples[split].size_bytes;
+            p.r_squared = r_squared_of(q);
+            p.worst_rel_residual = q.worst;
+            p.worst_size_bytes = q.worst_size;
+            best = p;
+        }
+    }
+    return best;
+}
+
+json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+double required_number(const json& j, const char* key) {
+    if (!j.is_object() || !j.contains(key) || !j.at(key).is_number())
+        throw spec_error(fmt::format("model JSON: field \"{}\" is missing or not a number", key));
+    return j.at(key).get<double>();
+}
+
+}  // namespace
+
+const line_fit& piecewise_fit::segment_for(double n_bytes) const {
+    const double boundary = std::sqrt(static_cast<double>(break_after_bytes) * static_cast<double>(break_before_bytes));
+    return n_bytes < boundary ? below : above;
+}
+
+const line_fit& model_fit::line_for(double n_bytes) const {
+    return piecewise ? piecewise->segment_for(n_bytes) : line;
+}
+
+std::vector<model_sample> model_samples(const run_result& r) {
+    std::vector<model_sample> out;
+    for (const auto& p : r.points) {
+        if (p.size_bytes == 0) continue;
+        if (p.test == test_kind::latency && p.lat_ns && p.lat_ns->p50 > 0) {
+            out.push_back({p.size_bytes, p.lat_ns->p50 * 1e-9, false, 1.0});
+        } else if (p.test == test_kind::bandwidth && p.gbit_per_s > 0) {
+            out.push_back({p.size_bytes, static_cast<double>(p.size_bytes) * 8.0 / (p.gbit_per_s * 1e9), true, 1.0});
+        }
+    }
+    return out;
+}
+
+line_fit fit_line(std::span<const model_sample> samples) {
+    check_samples(samples);
+    auto l = try_fit_line(samples, false);
+    if (!l)
+        throw spec_error(
+            "model: the times do not grow with message size, so the bandwidth β cannot be fitted; "
+            "sweep up to larger messages (e.g. --sizes 1..4M)");
+    return *l;
+}
+
+model_fit fit_model(std::span<const model_sample> samples, const model_options& opt) {
+    if (!(opt.piecewise_threshold > 0) || !std::isfinite(opt.piecewise_threshold))
+        throw spec_error("model: the piecewise threshold must be a positive fraction (e.g. 0.15)");
+    model_fit m;
+    m.piecewise_threshold = opt.piecewise_threshold;
+    m.line = fit_line(samples);
+    if (!m.line_fits()) m.piecewise = fit_piecewise({samples.begin(), samples.end()});
+    return m;
+}
+
+model_fit fit_model(const run_result& r, const model_options& opt) {
+    const auto samples = model_samples(r);
+    return fit_model(samples, opt);
+}
+
+json to_json(const line_fit& l) {
+    json j;
+    j["alpha_us"] = l.alpha_us();
+    j["alpha_source"] = l.alpha_source;
+    j["stream_alpha_us"] = l.stream_alpha_s ? json(*l.stream_alpha_s * 1e6) : json(nullptr);
+    j["beta_gbit_per_s"] = num_or_null(l.beta_gbit_per_s());
+    j["beta_gbyte_per_s"] = num_or_null(l.beta_gbyte_per_s());
+    j["n_half_bytes"] = num_or_null(l.n_half_bytes());
+    j["r_squared"] = l.r_squared;
+    j["worst_rel_residual"] = l.worst_rel_residual;
+    j["worst_size_bytes"] = l.worst_size_bytes;
+    j["worst_test"] = l.worst_is_stream ? "bandwidth" : "latency";
+    j["points"] = l.points;
+    j["min_size_bytes"] = l.min_size_bytes;
+    j["max_size_bytes"] = l.max_size_bytes;
+    return j;
+}
+
+json to_json(const model_fit& m) {
+    json j = to_json(m.line);
+    j["model"] = "t(n) = alpha + n/beta";
+    j["piecewise_threshold"] = m.piecewise_threshold;
+    j["line_fits"] = m.line_fits();
+    if (m.piecewise) {
+        const auto& p = *m.piecewise;
+        j["piecewise"] = {{"break_after_bytes", p.break_after_bytes},
+                          {"break_before_bytes", p.break_before_bytes},
+                          {"r_squared", p.r_squared},
+                          {"worst_rel_residual", p.worst_rel_residual},
+                          {"worst_size_bytes", p.worst_size_bytes},
+                          {"below", to_json(p.below)},
+                          {"above", to_json(p.above)}};
+    } else {
+        j["piecewise"] = nullptr;
+    }
+    return j;
+}
+
+line_fit line_fit_from_json(const json& j) {
+    line_fit l;
+    l.alpha_s = required_number(j, "alpha_us") * 1e-6;
+    if (!j.contains("beta_gbit_per_s"))
+        throw spec_error("model JSON: field \"beta_gbit_per_s\" is missing");
+    // null is how to_json writes β = ∞ (a flat piecewise segment)
+    l.beta_bytes_per_s = j.at("beta_gbit_per_s").is_null() ? inf : required_number(j, "beta_gbit_per_s") / 8e-9;
+    if (!(l.alpha_s >= 0) || !(l.beta_bytes_per_s > 0))
+        throw spec_error("model JSON: alpha_us must be >= 0 and beta_gbit_per_s > 0");
+    l.alpha_source = j.value("alpha_source", "latency");
+    if (j.contains("stream_alpha_us") && !j.at("stream_alpha_us").is_null())
+        l.stream_alpha_s = required_number(j, "stream_alpha_us") * 1e-6;
+    l.r_squared = j.value("r_squared", 0.0);
+    l.worst_rel_residual = j.value("worst_rel_residual", 0.0);
+    l.worst_size_bytes = j.value("worst_size_bytes", std::uint64_t{0});
+    l.worst_is_stream = j.value("worst_test", "latency") == "bandwidth";
+    l.points = j.value("points", std::size_t{0});
+    l.min_size_bytes = j.value("min_size_bytes", std::uint64_t{0});
+    l.max_size_bytes = j.value("max_size_bytes", std::uint64_t{0});
+    return l;
+}
+
+model_fit model_fit_from_json(const json& j) {
+    model_fit m;
+    m.line = line_fit_from_json(j);
+    m.piecewise_threshold = j.value("piecewise_threshold", 0.15);
+    if (j.contains("piecewise") && !j.at("piecewise").is_null()) {
+        const auto& pj = j.at("piecewise");
+        if (!pj.is_object() || !pj.contains("below") || !pj.contains("above"))
+            throw spec_error("model JSON: \"piecewise\" needs \"below\" and \"above\" segments");
+        piecewise_fit p;
+        p.below = line_fit_from_json(pj.at("below"));
+        p.above = line_fit_from_json(pj.at("above"));
+        p.break_after_bytes = static_cast<std::uint64_t>(required_number(pj, "break_after_bytes"));
+        p.break_before_bytes = static_cast<std::uint64_t>(required_number(pj, "break_before_bytes"));
+        p.r_squared = pj.value("r_squared", 0.0);
+        p.worst_rel_residual = pj.value("worst_rel_residual", 0.0);
+        p.worst_size_bytes = pj.value("worst_size_bytes", std::uint64_t{0});
+        m.piecewise = p;
+    }
+    return m;
+}
+
+namespace {
+
+std::string describe_line(const line_fit& l) {
+    std::string s = fmt::format("α {:.3g} µs{}, ", l.alpha_us(), l.alpha_source == "latency" ? "" : " (from streams)");
+    if (std::isfinite(l.beta_bytes_per_s))
+        s += fmt::format("β {:.4g} Gbit/s ({:.4g} GB/s), n½ {}", l.beta_gbit_per_s(), l.beta_gbyte_per_s(),
+                         format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
+    else
+        s += "β unbounded (no size dependence)";
+    return s;
+}
+
+}  // namespace
+
+std::string describe(const model_fit& m) {
+    std::string s = describe_line(m.line);
+    s += fmt::format(", R² {:.4f}, worst residual {:.1f}% at {}", m.line.r_squared, m.line.worst_rel_residual * 100,
+                     format_size(m.line.worst_size_bytes));
+    if (m.piecewise) {
+        const auto& p = *m.piecewise;
+        s += fmt::format("; piecewise, break between {} and {}: below {}; above {}; worst residual {:.1f}%",
+                         format_size(p.break_after_bytes), format_size(p.break_before_bytes), describe_line(p.below),
+                         describe_line(p.above), p.worst_rel_residual * 100);
+    }
+    return s;
+}
+
+}  // namespace meshperf::core
