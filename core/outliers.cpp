@@ -1,0 +1,270 @@
+#include "core/outliers.hpp"
+
+#include "core/error.hpp"
+#include "core/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+namespace {
+
+// Three significant digits without an exponent for the figures met in practice.
+std::string figure(double v) {
+    const double a = std::fabs(v);
+    if (a >= 100) return fmt::format("{:.0f}", v);
+    if (a >= 10) return fmt::format("{:.1f}", v);
+    if (a >= 1) return fmt::format("{:.2f}", v);
+    return fmt::format("{:.3g}", v);
+}
+
+void require_figure(const char* what, const std::optional<double>& v, const link_sample& l) {
+    if (v && (!std::isfinite(*v) || *v <= 0))
+        throw spec_error(fmt::format("link {} -> {}: {} is {}; a measured figure must be a positive number",
+                                     l.from, l.to, what, *v));
+}
+
+bool has_figure(const link_sample& l) { return l.gbit_per_s.has_value() || l.lat_us.has_value(); }
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json host_name(std::size_t i, std::span<const std::string> names) {
+    return names.empty() ? json(i) : json(names[i]);
+}
+
+void check_names(std::size_t host_count, std::span<const std::string> names) {
+    if (!names.empty() && names.size() != host_count)
+        throw spec_error(fmt::format("{} host names given for a matrix of {} hosts", names.size(), host_count));
+}
+
+// Greedy explanation of unreachable links by hosts; see the header.
+std::vector<bool> unreachable_hosts(std::size_t n, std::span<const link_sample> links,
+                                    std::span<const std::size_t> down_hosts, const std::vector<host_tally>& tally) {
+    std::vector<std::set<std::size_t>> failed_with(n);
+    std::vector<std::size_t> attempted(n, 0);
+    for (const link_sample& l : links) {
+        ++attempted[l.from];
+        ++attempted[l.to];
+        if (l.reachable) continue;
+        failed_with[l.from].insert(l.to);
+        failed_with[l.to].insert(l.from);
+    }
+    std::vector<bool> named(n, false);
+    auto name = [&](std::size_t h) {
+        named[h] = true;
+        for (std::size_t p : failed_with[h]) failed_with[p].erase(h);
+        failed_with[h].clear();
+    };
+    for (std::size_t h : down_hosts) name(h);
+    for (;;) {
+        std::size_t best = n;
+        auto share = [&](std::size_t h) {
+            return static_cast<double>(tally[h].unreachable) / static_cast<double>(std::max<std::size_t>(attempted[h], 1));
+        };
+        for (std::size_t h = 0; h < n; ++h) {
+            if (named[h] || failed_with[h].size() < 2) continue;
+            if (best == n || failed_with[h].size() > failed_with[best].size() ||
+                (failed_with[h].size() == failed_with[best].size() && share(h) > share(best)))
+                best = h;
+        }
+        if (best == n) break;
+        name(best);
+    }
+    return named;
+}
+
+}  // namespace
+
+void validate(const outlier_options& o) {
+    if (!std::isfinite(o.bandwidth_fraction) || o.bandwidth_fraction <= 0 || o.bandwidth_fraction > 1)
+        throw spec_error(fmt::format("bandwidth fraction {} must be in (0, 1]: a link is bad below this "
+                                     "fraction of the median bandwidth (default 0.9)",
+                                     o.bandwidth_fraction));
+    if (!std::isfinite(o.latency_multiple) || o.latency_multiple < 1)
+        throw spec_error(fmt::format("latency multiple {} must be at least 1: a link is bad above this "
+                                     "multiple of the median latency (default 2)",
+                                     o.latency_multiple));
+    if (!std::isfinite(o.suspect_fraction) || o.suspect_fraction < 0 || o.suspect_fraction >= 1)
+        throw spec_error(fmt::format("suspect fraction {} must be in [0, 1): a host is suspect when more than "
+                                     "this share of its links is bad (default 0.5)",
+                                     o.suspect_fraction));
+}
+
+std::optional<robust_stats> robust_summary(std::span<const double> values) {
+    if (values.empty()) return std::nullopt;
+    std::vector<double> v(values.begin(), values.end());
+    std::sort(v.begin(), v.end());
+    robust_stats s;
+    s.count = v.size();
+    s.median = percentile_sorted(v, 0.5);
+    for (double& x : v) x = std::fabs(x - s.median);
+    std::sort(v.begin(), v.end());
+    s.mad = percentile_sorted(v, 0.5);
+    return s;
+}
+
+matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_sample> links,
+                               const outlier_options& options, std::span<const std::size_t> down_hosts) {
+    validate(options);
+    for (std::size_t h : down_hosts)
+        if (h >= host_count)
+            throw spec_error(fmt::format("down host {} does not exist in a matrix of {} hosts", h, host_count));
+    std::vector<std::uint64_t> keys;
+    keys.reserve(links.size());
+    for (const link_sample& l : links) {
+        if (l.from >= host_count || l.to >= host_count)
+            throw spec_error(fmt::format("link {} -> {} names a host outside the matrix of {} hosts", l.from,
+                                         l.to, host_count));
+        if (l.from == l.to) throw spec_error(fmt::format("link {} -> {} joins a host to itself", l.from, l.to));
+        require_figure("bandwidth", l.gbit_per_s, l);
+        require_figure("latency", l.lat_us, l);
+        keys.push_back(static_cast<std::uint64_t>(l.from) * host_count + l.to);
+    }
+    std::sort(keys.begin(), keys.end());
+    if (auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end())
+        throw spec_error(fmt::format("link {} -> {} is given twice; pass each directed link once (a retest "
+                                     "replaces the first measurement)",
+                                     *dup / host_count, *dup % host_count));
+
+    matrix_analysis a;
+    a.host_count = host_count;
+    a.options = options;
+    std::vector<double> bw, lat;
+    for (const link_sample& l : links) {
+        if (!l.reachable) continue;
+        if (l.gbit_per_s) bw.push_back(*l.gbit_per_s);
+        if (l.lat_us) lat.push_back(*l.lat_us);
+    }
+    a.bandwidth = robust_summary(bw);
+    a.latency = robust_summary(lat);
+
+    a.hosts.resize(host_count);
+    a.links.reserve(links.size());
+    for (const link_sample& l : links) {
+        link_verdict v;
+        v.link = l;
+        if (!l.reachable) {
+            v.bad = true;
+            v.reason = l.error.empty() ? "unreachable" : "unreachable: " + l.error;
+            ++a.hosts[l.from].unreachable;
+            ++a.hosts[l.to].unreachable;
+            a.links.push_back(std::move(v));
+            continue;
+        }
+        std::vector<std::string> why;
+        if (l.gbit_per_s && a.bandwidth) {
+            const double median = a.bandwidth->median;
+            v.bandwidth_ratio = *l.gbit_per_s / median;
+            if (*l.gbit_per_s < options.bandwidth_fraction * median)
+                why.push_back(fmt::format("bandwidth {} Gbit/s < {} x median {} Gbit/s ({:.0f}% of median)",
+                                          figure(*l.gbit_per_s), options.bandwidth_fraction, figure(median),
+                                          100 * *v.bandwidth_ratio));
+        }
+        if (l.lat_us && a.latency) {
+            const double median = a.latency->median;
+            v.latency_ratio = *l.lat_us / median;
+            if (*l.lat_us > options.latency_multiple * median)
+                why.push_back(fmt::format("latency {} us > {} x median {} us ({} x median)", figure(*l.lat_us),
+                                          options.latency_multiple, figure(median), figure(*v.latency_ratio)));
+        }
+        v.bad = !why.empty();
+        for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];
+        if (has_figure(l)) {
+            for (std::size_t h : {l.from, l.to}) {
+                ++a.hosts[h].measured;
+                if (v.bad) ++a.hosts[h].bad;
+            }
+        }
+        a.links.push_back(std::move(v));
+    }
+
+    for (std::size_t h = 0; h < host_count; ++h) {
+        host_tally& t = a.hosts[h];
+        t.suspect = t.measured > 0 &&
+                    static_cast<double>(t.bad) > options.suspect_fraction * static_cast<double>(t.measured);
+        if (t.suspect) a.suspects.push_back(h);
+    }
+    const std::vector<bool> gone = unreachable_hosts(host_count, links, down_hosts, a.hosts);
+    for (std::size_t h = 0; h < host_count; ++h) {
+        a.hosts[h].unreachable_host = gone[h];
+        if (gone[h]) a.unreachable.push_back(h);
+    }
+    return a;
+}
+
+std::vector<std::size_t> links_to_retest(const matrix_analysis& a) {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < a.links.size(); ++i)
+        if (a.links[i].bad && a.links[i].link.reachable) out.push_back(i);
+    return out;
+}
+
+std::vector<host_pair> pairs_to_retest(const matrix_analysis& a) {
+    std::vector<host_pair> out;
+    std::set<std::pair<std::size_t, std::size_t>> seen;
+    for (std::size_t i : links_to_retest(a)) {
+        const link_sample& l = a.links[i].link;
+        const host_pair p = l.from < l.to ? host_pair{l.from, l.to} : host_pair{l.to, l.from};
+        if (seen.emplace(p.a, p.b).second) out.push_back(p);
+    }
+    return out;
+}
+
+json to_json(const link_verdict& v, std::span<const std::string> names) {
+    const link_sample& l = v.link;
+    if (!names.empty() && (l.from >= names.size() || l.to >= names.size()))
+        throw spec_error(fmt::format("link {} -> {} names a host beyond the {} host names given", l.from, l.to,
+                                     names.size()));
+    json j;
+    j["from"] = host_name(l.from, names);
+    j["to"] = host_name(l.to, names);
+    j["reachable"] = l.reachable;
+    j["gbit_per_s"] = opt(l.gbit_per_s);
+    j["lat_us"] = opt(l.lat_us);
+    j["bandwidth_ratio"] = opt(v.bandwidth_ratio);
+    j["latency_ratio"] = opt(v.latency_ratio);
+    j["bad"] = v.bad;
+    j["reason"] = v.reason;
+    j["error"] = l.error;
+    return j;
+}
+
+json to_json(const matrix_analysis& a, std::span<const std::string> names) {
+    check_names(a.host_count, names);
+    auto stats = [](const std::optional<robust_stats>& s, auto field) { return s ? json(field(*s)) : json(nullptr); };
+    json j;
+    j["host_count"] = a.host_count;
+    j["options"] = {{"bandwidth_fraction", a.options.bandwidth_fraction},
+                    {"latency_multiple", a.options.latency_multiple},
+                    {"suspect_fraction", a.options.suspect_fraction}};
+    auto median = [](const robust_stats& s) { return s.median; };
+    auto mad = [](const robust_stats& s) { return s.mad; };
+    j["median"] = {{"gbit_per_s", stats(a.bandwidth, median)}, {"lat_us", stats(a.latency, median)}};
+    j["mad"] = {{"gbit_per_s", stats(a.bandwidth, mad)}, {"lat_us", stats(a.latency, mad)}};
+    j["links"] = json::array();
+    for (const link_verdict& v : a.links) j["links"].push_back(to_json(v, names));
+    j["hosts"] = json::array();
+    for (std::size_t h = 0; h < a.hosts.size(); ++h) {
+        const host_tally& t = a.hosts[h];
+        j["hosts"].push_back({{"host", host_name(h, names)},
+                              {"measured_links", t.measured},
+                              {"bad_links", t.bad},
+                              {"unreachable_links", t.unreachable},
+                              {"suspect", t.suspect},
+                              {"unreachable", t.unreachable_host}});
+    }
+    j["suspects"] = json::array();
+    for (std::size_t h : a.suspects) j["suspects"].push_back(host_name(h, names));
+    j["unreachable"] = json::array();
+    for (std::size_t h : a.unreachable) j["unreachable"].push_back(host_name(h, names));
+    return j;
+}
+
+}  // namespace meshperf::core

@@ -1,0 +1,114 @@
+#pragma once
+/// Robust classification of the links of a cluster matrix: which directed links are bad,
+/// which hosts are suspect, which hosts could not be reached. Pure functions, no I/O.
+///
+/// Rules (thresholds in outlier_options):
+/// - Medians and median absolute deviations (MAD) of bandwidth and latency are taken over
+///   all reachable links that carry the figure.
+/// - A reachable link is bad when its bandwidth < bandwidth_fraction × median bandwidth, or
+///   its latency > latency_multiple × median latency. Strict comparisons: a link exactly at
+///   the threshold is healthy.
+/// - A host is suspect when more than suspect_fraction of its measured links (reachable
+///   links from it or to it that carry a figure) are bad.
+/// - An unreachable link is reported bad with reason "unreachable" but counts towards no
+///   median and no suspect. A host is named unreachable when the caller says its daemon is
+///   down, or when it failed with at least two different peers: hosts are taken greedily
+///   from the one with most such peers, and each one named explains all its failed links
+///   (so the peers of a dead host are not named too). One failed pair alone names no host.
+#include "core/matrix_schedule.hpp"
+
+#include <cstddef>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace meshperf::core {
+
+/// One directed link of the matrix as measured: `from` initiated and sent to `to`.
+struct link_sample {
+    std::size_t from = 0;
+    std::size_t to = 0;
+    bool reachable = true;             ///< false: the measurement could not be made
+    std::optional<double> gbit_per_s;  ///< bandwidth, 10^9 bit/s (absent: not measured)
+    std::optional<double> lat_us;      ///< one-way latency, microseconds (absent: not measured)
+    std::string error;                 ///< why it was unreachable (empty when reachable)
+};
+
+/// Thresholds of the rules. validate() checks them.
+struct outlier_options {
+    double bandwidth_fraction = 0.9;   ///< bad below this fraction of the median bandwidth, in (0, 1]
+    double latency_multiple = 2.0;     ///< bad above this multiple of the median latency, >= 1
+    double suspect_fraction = 0.5;     ///< suspect when more than this share of links is bad, in [0, 1)
+};
+
+/// Throws spec_error naming the option when a threshold is outside its range or not finite.
+void validate(const outlier_options&);
+
+/// Median and MAD of one figure over the reachable links; absent when no link has it.
+struct robust_stats {
+    std::size_t count = 0;
+    double median = 0;
+    double mad = 0;                    ///< median of |x − median|, unscaled
+};
+
+/// Verdict on one link.
+struct link_verdict {
+    link_sample link;
+    bool bad = false;
+    std::string reason;                ///< empty when healthy; otherwise the rule(s) and numbers, "; "-joined
+    std::optional<double> bandwidth_ratio;  ///< gbit_per_s / median bandwidth
+    std::optional<double> latency_ratio;    ///< lat_us / median latency
+};
+
+/// Per-host tally.
+struct host_tally {
+    std::size_t measured = 0;          ///< reachable links with a figure, from or to the host
+    std::size_t bad = 0;               ///< of those, bad
+    std::size_t unreachable = 0;       ///< unreachable links from or to the host
+    bool suspect = false;
+    bool unreachable_host = false;
+};
+
+/// The judged matrix.
+struct matrix_analysis {
+    std::size_t host_count = 0;
+    outlier_options options;
+    std::optional<robust_stats> bandwidth;  ///< over reachable links, Gbit/s
+    std::optional<robust_stats> latency;    ///< over reachable links, us
+    std::vector<link_verdict> links;        ///< in input order
+    std::vector<host_tally> hosts;          ///< indexed by host
+    std::vector<std::size_t> suspects;      ///< ascending host indices
+    std::vector<std::size_t> unreachable;   ///< ascending host indices
+};
+
+/// Median and MAD of values (unsorted; copied). Absent for no values.
+std::optional<robust_stats> robust_summary(std::span<const double> values);
+
+/// Judges the links of a matrix of host_count hosts. `down_hosts` are hosts the caller
+/// knows to be unreachable (their daemon did not answer). Throws spec_error when a link
+/// names a host >= host_count or itself, when a figure is not finite or not positive, or
+/// when the options are invalid.
+matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_sample> links,
+                               const outlier_options& options = {},
+                               std::span<const std::size_t> down_hosts = {});
+
+/// Indices into analysis.links of the reachable bad links: what to measure again before
+/// reporting. Unreachable links are not retested. The caller puts the retest's figures in
+/// place of the first ones and calls analyze_matrix again; what is still bad is reported.
+std::vector<std::size_t> links_to_retest(const matrix_analysis&);
+
+/// The unordered pairs of those links, for schedule_pairs().
+std::vector<host_pair> pairs_to_retest(const matrix_analysis&);
+
+/// JSON of a judged matrix: medians, thresholds, links[] {from, to, reachable, gbit_per_s,
+/// lat_us, bandwidth_ratio, latency_ratio, bad, reason, error}, hosts[], suspects[],
+/// unreachable[]. Hosts are named by `host_names` (the addresses as given; must be
+/// host_count long) or, when it is empty, by index. Absent figures are null.
+nlohmann::json to_json(const matrix_analysis&, std::span<const std::string> host_names = {});
+
+/// JSON of one link, hosts named as above.
+nlohmann::json to_json(const link_verdict&, std::span<const std::string> host_names = {});
+
+}  // namespace meshperf::core
