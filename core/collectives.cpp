@@ -1,0 +1,387 @@
+#include "core/collectives.hpp"
+
+#include "core/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+namespace {
+
+struct name_entry {
+    std::string_view name;
+    int value;
+};
+
+std::string normalized(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '-' || c == '_') continue;
+        out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    return out;
+}
+
+// Time of a phase, split into its α terms and its size/β terms.
+struct cost {
+    double lat = 0, bw = 0;
+    cost& operator+=(const cost& o) {
+        lat += o.lat;
+        bw += o.bw;
+        return *this;
+    }
+};
+
+unsigned ceil_log2(unsigned n) {
+    unsigned l = 0;
+    while ((1ull << l) < n) ++l;
+    return l;
+}
+
+// One collective over n ranks joined by one link, each rank holding S bytes (nccl-tests size).
+cost flat(collective c, algorithm a, double s, unsigned n, const link_model& l) {
+    if (n <= 1) return {};
+    const double alpha = l.alpha_s, per_byte = 1.0 / l.beta_bytes_per_s;  // 0 when β = ∞
+    const double nm1 = n - 1.0, frac = nm1 / n, lg = ceil_log2(n);
+    switch (c) {
+    case collective::all_reduce:
+        if (a == algorithm::ring) return {2 * nm1 * alpha, 2 * frac * s * per_byte};
+        // Double binary tree: reduce up and broadcast down, pipelined; each rank is inner in
+        // one tree (two children, S/2 each) and a leaf in the other, so each phase moves S
+        // in and out of a rank. With two ranks each tree is one edge: S/2 per phase.
+        return {2 * lg * alpha, (n == 2 ? 1.0 : 2.0) * s * per_byte};
+    case collective::all_gather:
+    case collective::reduce_scatter:
+        if (a == algorithm::ring) return {nm1 * alpha, frac * s * per_byte};
+        return {lg * alpha, frac * s * per_byte};  // recursive doubling / halving
+    case collective::all_to_all:
+        return {nm1 * alpha, frac * s * per_byte};
+    case collective::broadcast:
+        if (a == algorithm::ring) return {nm1 * alpha, s * per_byte};  // pipelined chain
+        return {lg * alpha, lg * s * per_byte};                         // binomial tree
+    }
+    return {};
+}
+
+void check_link(const link_model& l, const char* which) {
+    if (!std::isfinite(l.alpha_s) || l.alpha_s < 0)
+        throw spec_error(fmt::format("{} link: latency alpha must be >= 0 and finite, got {} s", which, l.alpha_s));
+    if (std::isnan(l.beta_bytes_per_s) || l.beta_bytes_per_s <= 0)
+        throw spec_error(fmt::format("{} link: bandwidth beta must be > 0, got {} B/s", which, l.beta_bytes_per_s));
+}
+
+void check_algorithm(collective c, algorithm a) {
+    const auto ok = algorithms_for(c);
+    if (std::find(ok.begin(), ok.end(), a) != ok.end()) return;
+    std::string names;
+    for (auto x : ok) names += (names.empty() ? "" : ", ") + std::string(to_string(x));
+    throw spec_error(fmt::format("{} has no {} algorithm here; use {}", to_string(c), to_string(a), names));
+}
+
+}  // namespace
+
+std::string_view to_string(collective c) {
+    switch (c) {
+    case collective::all_reduce: return "all_reduce";
+    case collective::all_gather: return "all_gather";
+    case collective::reduce_scatter: return "reduce_scatter";
+    case collective::all_to_all: return "all_to_all";
+    case collective::broadcast: return "broadcast";
+    }
+    return "?";
+}
+
+std::string_view to_string(algorithm a) {
+    switch (a) {
+    case algorithm::ring: return "ring";
+    case algorithm::tree: return "tree";
+    case algorithm::recursive_doubling: return "recursive_doubling";
+    case algorithm::recursive_halving: return "recursive_halving";
+    case algorithm::pairwise: return "pairwise";
+    }
+    return "?";
+}
+
+collective parse_collective(std::string_view s) {
+    const auto n = normalized(s);
+    for (auto c : {collective::all_reduce, collective::all_gather, collective::reduce_scatter, collective::all_to_all,
+                   collective::broadcast})
+        if (normalized(to_string(c)) == n) return c;
+    throw spec_error(fmt::format(
+        "unknown collective \"{}\"; use all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", s));
+}
+
+algorithm parse_algorithm(std::string_view s) {
+    const auto n = normalized(s);
+    for (auto a : {algorithm::ring, algorithm::tree, algorithm::recursive_doubling, algorithm::recursive_halving,
+                   algorithm::pairwise})
+        if (normalized(to_string(a)) == n) return a;
+    throw spec_error(fmt::format(
+        "unknown algorithm \"{}\"; use ring, tree, recursive_doubling, recursive_halving or pairwise", s));
+}
+
+std::vector<algorithm> algorithms_for(collective c) {
+    switch (c) {
+    case collective::all_reduce: return {algorithm::ring, algorithm::tree};
+    case collective::all_gather: return {algorithm::ring, algorithm::recursive_doubling};
+    case collective::reduce_scatter: return {algorithm::ring, algorithm::recursive_halving};
+    case collective::all_to_all: return {algorithm::pairwise};
+    case collective::broadcast: return {algorithm::ring, algorithm::tree};
+    }
+    return {};
+}
+
+double bus_factor(collective c, unsigned n) {
+    if (n == 0) return 0;
+    const double frac = (n - 1.0) / n;
+    switch (c) {
+    case collective::all_reduce: return 2 * frac;
+    case collective::all_gather:
+    case collective::reduce_scatter:
+    case collective::all_to_all: return frac;
+    case collective::broadcast: return 1;
+    }
+    return 0;
+}
+
+link_model link_model::from_fit(const model_fit& m, double message_bytes) {
+    const auto& l = m.line_for(message_bytes);
+    return {l.alpha_s, l.beta_bytes_per_s};
+}
+
+void validate(const topology& t) {
+    if (t.nodes < 1) throw spec_error("plan: --nodes must be at least 1");
+    if (t.gpus_per_node < 1) throw spec_error("plan: --gpus-per-node must be at least 1");
+    if (t.nics_per_node > t.gpus_per_node)
+        throw spec_error(fmt::format("plan: {} NICs per node for {} GPUs per node; the model gives each NIC at "
+                                     "least one GPU (use at most {} NICs)",
+                                     t.nics_per_node, t.gpus_per_node, t.gpus_per_node));
+    if (t.ranks() < 2) throw spec_error("plan: a collective needs at least 2 ranks (nodes × GPUs per node)");
+    if (t.nodes == 1 && !t.intra)
+        throw spec_error("plan: with one node every phase is intra-node; give the intra-node link (alpha and beta)");
+    if (t.intra) check_link(*t.intra, "intra-node");
+}
+
+double step_message_bytes(collective c, algorithm a, std::uint64_t bytes, const topology& t) {
+    const double s = static_cast<double>(bytes), r = t.rails(), p = t.nodes;
+    switch (c) {
+    case collective::all_reduce: return a == algorithm::ring ? s / (r * p) : s / (2 * r);
+    case collective::all_gather:
+    case collective::reduce_scatter: return a == algorithm::ring ? s / (r * p) : s / (2 * r);
+    case collective::all_to_all: return s / t.ranks();
+    case collective::broadcast: return s / r;
+    }
+    return s;
+}
+
+prediction predict(collective c, algorithm a, std::uint64_t bytes, const topology& t, const link_model& inter) {
+    check_algorithm(c, a);
+    validate(t);
+    check_link(inter, "inter-node");
+    const double s = static_cast<double>(bytes);
+    const unsigned p = t.nodes, g = t.gpus_per_node;
+    const double rails = t.rails();
+    const bool have_intra = t.intra.has_value();
+    const link_model intra = have_intra ? *t.intra : link_model{0, 1};
+
+    // Intra-node phases always run as rings over the G GPUs of a node (NCCL's NVLink rings
+    // and chains); the inter-node phase uses the chosen algorithm on each rail, every rail
+    // carrying 1/R of the node's data.
+    cost inter_c, intra_c;
+    auto intra_phase = [&](collective ic) {
+        if (have_intra) intra_c += flat(ic, algorithm::ring, s, g, intra);
+    };
+    switch (c) {
+    case collective::all_reduce:
+        intra_phase(collective::reduce_scatter);
+        inter_c += flat(c, a, s / rails, p, inter);
+        intra_phase(collective::all_gather);
+        break;
+    case collective::all_gather:
+        inter_c += flat(c, a, s / rails, p, inter);
+        intra_phase(collective::all_gather);
+        break;
+    case collective::reduce_scatter:
+        intra_phase(collective::reduce_scatter);
+        inter_c += flat(c, a, s / rails, p, inter);
+        break;
+    case collective::broadcast:
+        // The root's node sends its buffer in R slices, one per rail; each node then
+        // all-gathers the slices over its GPUs.
+        inter_c += flat(c, a, s / rails, p, inter);
+        if (g > 1) intra_phase(collective::all_gather);
+        break;
+    case collective::all_to_all:
+        // Each rank sends S/n to every other rank: S(p−1)/p of it leaves the node, and G/R
+        // ranks share each NIC. One step per remote node, one per local peer.
+        if (p > 1)
+            inter_c += {(p - 1.0) * inter.alpha_s, (g / rails) * ((p - 1.0) / p) * s / inter.beta_bytes_per_s};
+        if (have_intra && g > 1)
+            intra_c += {(g - 1.0) * intra.alpha_s, ((g - 1.0) / t.ranks()) * s / intra.beta_bytes_per_s};
+        break;
+    }
+
+    prediction r;
+    r.coll = c;
+    r.algo = a;
+    r.bytes = bytes;
+    r.nodes = p;
+    r.gpus_per_node = g;
+    r.ranks = t.ranks();
+    r.latency_s = inter_c.lat + intra_c.lat;
+    r.bandwidth_s = inter_c.bw + intra_c.bw;
+    r.intra_s = intra_c.lat + intra_c.bw;
+    r.time_s = r.latency_s + r.bandwidth_s;
+    r.intra_modelled = g == 1 || have_intra;
+    if (bytes > 0 && r.time_s > 0) {
+        r.algbw_gbit_per_s = s * 8e-9 / r.time_s;
+        r.busbw_gbit_per_s = r.algbw_gbit_per_s * bus_factor(c, r.ranks);
+    }
+    return r;
+}
+
+prediction predict(collective c, algorithm a, std::uint64_t bytes, const topology& t, const model_fit& inter) {
+    return predict(c, a, bytes, t, link_model::from_fit(inter, step_message_bytes(c, a, bytes, t)));
+}
+
+namespace {
+
+template <class Link>
+std::vector<prediction> predict_all_impl(std::uint64_t bytes, const topology& t, const Link& inter) {
+    std::vector<prediction> out;
+    for (auto c : {collective::all_reduce, collective::all_gather, collective::reduce_scatter, collective::all_to_all,
+                   collective::broadcast})
+        for (auto a : algorithms_for(c)) out.push_back(predict(c, a, bytes, t, inter));
+    return out;
+}
+
+template <class Link>
+dp_step_plan plan_dp_step_impl(const dp_step_spec& spec, const topology& t, const Link& inter) {
+    if (spec.params == 0) throw spec_error("plan: the parameter count must be at least 1 (e.g. --params 7e9)");
+    if (spec.bucket_bytes == 0) throw spec_error("plan: the bucket size must be at least 1 byte (e.g. --bucket 25M)");
+    if (spec.algo && *spec.algo != algorithm::ring && *spec.algo != algorithm::tree)
+        throw spec_error("plan: gradients are all-reduced with ring or tree");
+    if (spec.compute_s && (!std::isfinite(*spec.compute_s) || *spec.compute_s <= 0))
+        throw spec_error("plan: the step compute time must be positive (e.g. --step-compute-ms 300)");
+    const unsigned width = dtype_bytes(spec.type);
+    if (spec.params > ~0ull / width) throw spec_error("plan: the parameter count is too large");
+
+    dp_step_plan plan;
+    plan.gradient_bytes = spec.params * width;
+    plan.bucket_bytes = std::min(spec.bucket_bytes, plan.gradient_bytes);
+    plan.buckets = plan.gradient_bytes / plan.bucket_bytes + (plan.gradient_bytes % plan.bucket_bytes != 0);
+    plan.last_bucket_bytes = plan.gradient_bytes - (plan.buckets - 1) * plan.bucket_bytes;
+
+    auto reduce = [&](std::uint64_t b) {
+        if (spec.algo) return predict(collective::all_reduce, *spec.algo, b, t, inter);
+        auto ring = predict(collective::all_reduce, algorithm::ring, b, t, inter);
+        auto tree = predict(collective::all_reduce, algorithm::tree, b, t, inter);
+        return tree.time_s < ring.time_s ? tree : ring;
+    };
+    plan.bucket = reduce(plan.bucket_bytes);
+    plan.last_bucket = reduce(plan.last_bucket_bytes);
+    const double full = static_cast<double>(plan.buckets - 1);
+    plan.comm_s = full * plan.bucket.time_s + plan.last_bucket.time_s;
+    plan.bandwidth_bound_s = full * plan.bucket.bandwidth_s + plan.last_bucket.bandwidth_s;
+    if (spec.compute_s) {
+        const double c = *spec.compute_s;
+        plan.compute_s = c;
+        plan.step_no_overlap_s = c + plan.comm_s;
+        plan.efficiency_no_overlap = c / *plan.step_no_overlap_s;
+        plan.step_full_overlap_s = std::max(c, plan.comm_s);
+        plan.efficiency_full_overlap = c / *plan.step_full_overlap_s;
+    }
+    return plan;
+}
+
+}  // namespace
+
+std::vector<prediction> predict_all(std::uint64_t bytes, const topology& t, const link_model& inter) {
+    return predict_all_impl(bytes, t, inter);
+}
+std::vector<prediction> predict_all(std::uint64_t bytes, const topology& t, const model_fit& inter) {
+    return predict_all_impl(bytes, t, inter);
+}
+
+std::string_view to_string(dtype d) {
+    switch (d) {
+    case dtype::bf16: return "bf16";
+    case dtype::fp16: return "fp16";
+    case dtype::fp32: return "fp32";
+    }
+    return "?";
+}
+
+dtype parse_dtype(std::string_view s) {
+    const auto n = normalized(s);
+    if (n == "bf16" || n == "bfloat16") return dtype::bf16;
+    if (n == "fp16" || n == "float16" || n == "half") return dtype::fp16;
+    if (n == "fp32" || n == "float32" || n == "float") return dtype::fp32;
+    throw spec_error(fmt::format("unknown dtype \"{}\"; use bf16, fp16 or fp32", s));
+}
+
+unsigned dtype_bytes(dtype d) { return d == dtype::fp32 ? 4 : 2; }
+
+dp_step_plan plan_dp_step(const dp_step_spec& spec, const topology& t, const link_model& inter) {
+    return plan_dp_step_impl(spec, t, inter);
+}
+dp_step_plan plan_dp_step(const dp_step_spec& spec, const topology& t, const model_fit& inter) {
+    return plan_dp_step_impl(spec, t, inter);
+}
+
+namespace {
+json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+}  // namespace
+
+json to_json(const prediction& p) {
+    return {{"collective", to_string(p.coll)},
+            {"algorithm", to_string(p.algo)},
+            {"bytes", p.bytes},
+            {"nodes", p.nodes},
+            {"gpus_per_node", p.gpus_per_node},
+            {"ranks", p.ranks},
+            {"time_s", p.time_s},
+            {"latency_s", p.latency_s},
+            {"bandwidth_s", p.bandwidth_s},
+            {"intra_s", p.intra_s},
+            {"intra_modelled", p.intra_modelled},
+            {"algbw_gbit_per_s", p.algbw_gbit_per_s},
+            {"busbw_gbit_per_s", p.busbw_gbit_per_s}};
+}
+
+json to_json(const dp_step_plan& d) {
+    return {{"gradient_bytes", d.gradient_bytes},
+            {"bucket_bytes", d.bucket_bytes},
+            {"buckets", d.buckets},
+            {"last_bucket_bytes", d.last_bucket_bytes},
+            {"bucket", to_json(d.bucket)},
+            {"last_bucket", to_json(d.last_bucket)},
+            {"comm_s", d.comm_s},
+            {"bandwidth_bound_s", d.bandwidth_bound_s},
+            {"compute_s", opt_num(d.compute_s)},
+            {"step_no_overlap_s", opt_num(d.step_no_overlap_s)},
+            {"efficiency_no_overlap", opt_num(d.efficiency_no_overlap)},
+            {"step_full_overlap_s", opt_num(d.step_full_overlap_s)},
+            {"efficiency_full_overlap", opt_num(d.efficiency_full_overlap)}};
+}
+
+json to_json(const link_model& l) {
+    return {{"alpha_us", l.alpha_s * 1e6},
+            {"beta_gbit_per_s", std::isfinite(l.beta_bytes_per_s) ? json(l.beta_bytes_per_s * 8e-9) : json(nullptr)}};
+}
+
+json to_json(const topology& t) {
+    return {{"nodes", t.nodes},
+            {"gpus_per_node", t.gpus_per_node},
+            {"nics_per_node", t.rails()},
+            {"ranks", t.ranks()},
+            {"intra", t.intra ? to_json(*t.intra) : json(nullptr)}};
+}
+
+}  // namespace meshperf::core
