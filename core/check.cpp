@@ -1,0 +1,281 @@
+#include "core/check.hpp"
+
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+namespace {
+
+bool positive_finite(double v) { return std::isfinite(v) && v > 0; }
+
+int severity(check_state s) {
+    switch (s) {
+        case check_state::ok: return 0;
+        case check_state::unknown: return 1;
+        case check_state::warning: return 2;
+        case check_state::critical: return 3;
+    }
+    return 1;
+}
+
+// Three significant digits without an exponent, for the human-readable text.
+std::string figure(double v) {
+    const double a = std::fabs(v);
+    if (a >= 100) return fmt::format("{:.0f}", v);
+    if (a >= 10) return fmt::format("{:.1f}", v);
+    if (a >= 1) return fmt::format("{:.2f}", v);
+    return fmt::format("{:.3g}", v);
+}
+
+// About six significant digits, fixed notation (perfdata values match [-0-9.]+), trailing
+// zeros dropped.
+std::string perf_number(double v) {
+    const double a = std::fabs(v);
+    const int magnitude = a > 0 ? static_cast<int>(std::floor(std::log10(a))) : 0;
+    const int decimals = std::clamp(5 - magnitude, 0, 9);
+    std::string s = fmt::format("{:.{}f}", v, decimals);
+    if (s.find('.') != std::string::npos) {
+        while (s.back() == '0') s.pop_back();
+        if (s.back() == '.') s.pop_back();
+    }
+    return s == "-0" ? "0" : s;
+}
+
+std::string one_line(std::string s) {
+    for (char& c : s) {
+        if (c == '|') c = '/';
+        if (c == '\n' || c == '\r') c = ' ';
+    }
+    return s;
+}
+
+const char* unit_of(figure_kind k) { return k == figure_kind::bandwidth ? "Gbit/s" : "us"; }
+
+const check_figure* find_baseline(const check_limits& l, const check_figure& f) {
+    for (const check_figure& b : l.baseline)
+        if (b.kind == f.kind && b.size_bytes == f.size_bytes) return &b;
+    return nullptr;
+}
+
+struct hit {
+    check_state state;
+    std::string why;
+};
+
+figure_verdict judge(const check_figure& f, const check_limits& l) {
+    figure_verdict v;
+    v.figure = f;
+    const bool bandwidth = f.kind == figure_kind::bandwidth;
+    const check_figure* base = find_baseline(l, f);
+    // Thresholds first: perfdata carries them even when the figure is not a measurement.
+    // Bandwidth alerts below its thresholds (the strictest is the highest), latency above
+    // them (the strictest is the lowest).
+    auto stricter = [&](std::optional<double> current, double candidate) {
+        if (!current) return candidate;
+        return bandwidth ? std::max(*current, candidate) : std::min(*current, candidate);
+    };
+    const std::optional<double> absolute = bandwidth ? l.min_gbit : l.max_lat_us;
+    std::optional<double> base_warn, base_crit;
+    if (base) {
+        base_warn = bandwidth ? l.warn * base->value : base->value / l.warn;
+        base_crit = bandwidth ? l.crit * base->value : base->value / l.crit;
+    }
+    if (absolute) v.crit_at = *absolute;
+    if (base_crit) v.crit_at = stricter(v.crit_at, *base_crit);
+    v.warn_at = base_warn;
+
+    if (!positive_finite(f.value)) {
+        v.state = check_state::unknown;
+        v.reason = fmt::format("{} {} is not a valid measurement", to_string(f.kind), f.value);
+        return v;
+    }
+    auto beyond = [&](double threshold) { return bandwidth ? f.value < threshold : f.value > threshold; };
+    std::vector<hit> hits;
+    if (!l.baseline.empty() && !base)
+        hits.push_back({check_state::unknown,
+                        fmt::format("no baseline for {} at {}: save one with `meshperf baseline save`",
+                                    to_string(f.kind), format_size(f.size_bytes))});
+    if (absolute && beyond(*absolute))
+        hits.push_back({check_state::critical, bandwidth ? fmt::format("below minimum {} Gbit/s", *absolute)
+                                                         : fmt::format("above maximum {} us", *absolute)});
+    if (base) {
+        const bool crit = beyond(*base_crit);
+        if (crit || beyond(*base_warn)) {
+            const double fraction = crit ? l.crit : l.warn;
+            const double at = crit ? *base_crit : *base_warn;
+            hits.push_back({crit ? check_state::critical : check_state::warning,
+                            bandwidth ? fmt::format("below {} x baseline {} = {} Gbit/s ({:.0f}% of baseline)",
+                                                    fraction, figure(base->value), figure(at),
+                                                    100 * f.value / base->value)
+                                      : fmt::format("above baseline {} / {} = {} us ({} x baseline)",
+                                                    figure(base->value), fraction, figure(at),
+                                                    figure(f.value / base->value))});
+        }
+    }
+    // Most severe first, so the reason leads with what decided the state.
+    std::stable_sort(hits.begin(), hits.end(),
+                     [](const hit& x, const hit& y) { return severity(x.state) > severity(y.state); });
+    for (const hit& h : hits) {
+        v.state = worst(v.state, h.state);
+        v.reason += (v.reason.empty() ? "" : "; ") + h.why;
+    }
+    return v;
+}
+
+std::string figure_text(const figure_verdict& v) {
+    const check_figure& f = v.figure;
+    std::string s = positive_finite(f.value)
+                        ? fmt::format("{} {} at {}", figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
+                        : fmt::format("{} at {}: no valid figure", to_string(f.kind), format_size(f.size_bytes));
+    if (v.state != check_state::ok) s += fmt::format(" ({}: {})", to_string(v.state), v.reason);
+    return s;
+}
+
+}  // namespace
+
+std::string_view to_string(check_state s) {
+    switch (s) {
+        case check_state::ok: return "OK";
+        case check_state::warning: return "WARNING";
+        case check_state::critical: return "CRITICAL";
+        case check_state::unknown: return "UNKNOWN";
+    }
+    return "UNKNOWN";
+}
+
+int exit_code(check_state s) { return static_cast<int>(s); }
+
+check_state worst(check_state a, check_state b) { return severity(a) >= severity(b) ? a : b; }
+
+std::string_view to_string(figure_kind k) { return k == figure_kind::bandwidth ? "bandwidth" : "latency"; }
+
+void validate(const check_limits& l) {
+    if (!l.min_gbit && !l.max_lat_us && l.baseline.empty())
+        throw spec_error("no limits to check against: give --min-gbit and/or --max-lat-us, or --baseline");
+    if (l.min_gbit && !positive_finite(*l.min_gbit))
+        throw spec_error(fmt::format("--min-gbit {} must be a positive number of Gbit/s", *l.min_gbit));
+    if (l.max_lat_us && !positive_finite(*l.max_lat_us))
+        throw spec_error(fmt::format("--max-lat-us {} must be a positive number of microseconds", *l.max_lat_us));
+    if (!(std::isfinite(l.warn) && std::isfinite(l.crit) && l.crit > 0 && l.crit <= l.warn && l.warn <= 1))
+        throw spec_error(fmt::format("--warn {} and --crit {} must satisfy 0 < crit <= warn <= 1: they are "
+                                     "fractions of baseline performance (e.g. --warn 0.9 --crit 0.75)",
+                                     l.warn, l.crit));
+    for (std::size_t i = 0; i < l.baseline.size(); ++i) {
+        const check_figure& b = l.baseline[i];
+        if (!positive_finite(b.value) || b.size_bytes == 0)
+            throw spec_error(fmt::format("baseline {} at {} bytes is {}: a baseline figure must be positive; "
+                                         "save the baseline again",
+                                         to_string(b.kind), b.size_bytes, b.value));
+        for (std::size_t k = 0; k < i; ++k)
+            if (l.baseline[k].kind == b.kind && l.baseline[k].size_bytes == b.size_bytes)
+                throw spec_error(fmt::format("baseline holds {} at {} twice; keep one figure per test and size",
+                                             to_string(b.kind), format_size(b.size_bytes)));
+    }
+}
+
+std::string describe(const check_target& t) {
+    std::string s = t.transport;
+    auto add = [&](std::string_view word, const std::string& who) {
+        if (who.empty()) return;
+        s += fmt::format("{}{} {}", s.empty() ? "" : " ", word, who);
+    };
+    add("from", t.initiator);
+    add("to", t.peer);
+    return s;
+}
+
+check_result evaluate_check(const check_target& target, std::span<const check_figure> measured,
+                            const check_limits& limits) {
+    validate(limits);
+    if (measured.empty()) return unknown_result(target, "no figures were measured");
+    check_result r;
+    r.target = target;
+    r.state = check_state::ok;
+    for (const check_figure& f : measured) {
+        r.figures.push_back(judge(f, limits));
+        r.state = worst(r.state, r.figures.back().state);
+    }
+    return r;
+}
+
+check_result unknown_result(const check_target& target, std::string message) {
+    check_result r;
+    r.target = target;
+    r.state = check_state::unknown;
+    r.message = std::move(message);
+    return r;
+}
+
+std::string perfdata_item(std::string_view label, double value, std::string_view warn, std::string_view crit,
+                          std::string_view min, std::string_view max) {
+    if (label.empty() || label.find_first_of("='") != std::string_view::npos)
+        throw spec_error(fmt::format("perfdata label \"{}\" must be non-empty and hold neither '=' nor a single quote",
+                                     label));
+    const bool quote = label.find_first_of(" \t") != std::string_view::npos;
+    return fmt::format("{}{}{}={};{};{};{};{}", quote ? "'" : "", label, quote ? "'" : "",
+                       std::isfinite(value) ? perf_number(value) : "U", warn, crit, min, max);
+}
+
+std::string nagios_line(const check_result& r) {
+    const std::string what = describe(r.target);
+    std::string text = fmt::format("MESHPERF {} - {}", to_string(r.state), what);
+    std::vector<std::string> parts;
+    if (!r.message.empty()) parts.push_back(r.message);
+    for (const figure_verdict& v : r.figures) parts.push_back(figure_text(v));
+    if (!parts.empty()) text += what.empty() ? "" : ": ";
+    for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];
+    text = one_line(std::move(text));
+
+    std::size_t per_kind[2] = {0, 0};
+    for (const figure_verdict& v : r.figures) ++per_kind[static_cast<int>(v.figure.kind)];
+    std::vector<std::string> perf;
+    for (const figure_verdict& v : r.figures) {
+        const check_figure& f = v.figure;
+        const bool bw = f.kind == figure_kind::bandwidth;
+        std::string label = bw ? "bw_gbit" : "lat_us";
+        if (per_kind[static_cast<int>(f.kind)] > 1) label += "_" + format_size_short(f.size_bytes);
+        auto range = [&](const std::optional<double>& at) {
+            return at ? perf_number(*at) + (bw ? ":" : "") : std::string();
+        };
+        perf.push_back(perfdata_item(label, positive_finite(f.value) ? f.value : std::nan(""), range(v.warn_at),
+                                     range(v.crit_at), "0", ""));
+    }
+    if (!perf.empty()) {
+        text += " |";
+        for (const std::string& p : perf) text += " " + p;
+    }
+    return text;
+}
+
+json to_json(const check_result& r) {
+    json j;
+    j["state"] = std::string(to_string(r.state));
+    j["exit_code"] = exit_code(r.state);
+    j["target"] = {{"peer", r.target.peer}, {"transport", r.target.transport}, {"initiator", r.target.initiator}};
+    j["message"] = r.message;
+    j["figures"] = json::array();
+    auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+    for (const figure_verdict& v : r.figures) {
+        const check_figure& f = v.figure;
+        j["figures"].push_back({{"test", std::string(to_string(f.kind))},
+                                {"size_bytes", f.size_bytes},
+                                {f.kind == figure_kind::bandwidth ? "gbit_per_s" : "lat_us",
+                                 std::isfinite(f.value) ? json(f.value) : json(nullptr)},
+                                {"state", std::string(to_string(v.state))},
+                                {"reason", v.reason},
+                                {"warn_at", opt(v.warn_at)},
+                                {"crit_at", opt(v.crit_at)}});
+    }
+    j["line"] = nagios_line(r);
+    return j;
+}
+
+}  // namespace meshperf::core
