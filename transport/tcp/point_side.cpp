@@ -145,6 +145,7 @@ void point_side::run_stream(stream& s, int cpu) {
     const auto end = now_ns();
     auto prev = last_end_ns_.load();
     while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}
+    finished_.fetch_add(1);
 }
 
 void point_side::stop() { stop_.store(true, std::memory_order_relaxed); }

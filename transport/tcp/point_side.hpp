@@ -48,6 +48,8 @@ public:
     /// timeout when the peer falls silent.
     void join();
 
+    /// True once every stream thread has ended.
+    bool finished() const { return finished_.load() == streams_.size(); }
     /// Cumulative bytes received so far by each receiving stream, in role order.
     std::vector<std::uint64_t> received_bytes() const;
     /// Number of receiving streams.
@@ -82,6 +84,7 @@ private:
     std::vector<double> samples_;
     std::int64_t start_ns_ = 0;
     std::atomic<std::int64_t> last_end_ns_{0};
+    std::atomic<std::size_t> finished_{0};
     bool joined_ = true;
 };
 

@@ -1,0 +1,42 @@
+#pragma once
+/// The JSON API's plain request handlers (no I/O): each turns a request into a status and a
+/// JSON body. Streaming and upgrades are handled by the HTTP server itself.
+#include "daemon/daemon_context.hpp"
+#include "daemon/result_store.hpp"
+#include "daemon/run_manager.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace meshperf::daemon {
+
+struct api_reply {
+    int status = 200;
+    nlohmann::json body;
+    std::string content_type = "application/json";
+    std::string text;  ///< used instead of body when non-empty (e.g. /metrics, /healthz)
+};
+
+/// JSON error body {"error": message}.
+api_reply api_error(int status, const std::string& message);
+
+/// Everything the handlers need.
+struct api_state {
+    daemon_context& ctx;
+    run_manager& runs;
+    result_store& store;
+};
+
+api_reply handle_info(api_state&);
+api_reply handle_healthz(api_state&);
+/// Parses and validates a run spec body; on success queues it and returns 202 with the run.
+/// `record` receives the queued run (for streaming).
+api_reply handle_submit(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
+api_reply handle_get_run(api_state&, const std::string& id);
+api_reply handle_list_runs(api_state&, const std::string& query);
+api_reply handle_cancel_run(api_state&, const std::string& id);
+
+/// Value of a query parameter ("limit" in "limit=5&peer=x"), URL-decoded; empty if absent.
+std::string query_param(const std::string& query, const std::string& name);
+
+}  // namespace meshperf::daemon

@@ -1,0 +1,330 @@
+#include "daemon/initiator.hpp"
+
+#include "core/error.hpp"
+#include "core/flow_tracker.hpp"
+#include "core/sizes.hpp"
+#include "daemon/frame_channel.hpp"
+#include "daemon/session_protocol.hpp"
+#include "transport/http_client.hpp"
+#include "transport/tcp/point_side.hpp"
+
+#include <fmt/format.h>
+#include <random>
+#include <thread>
+
+namespace meshperf::daemon {
+namespace {
+
+using transport::clock;
+using nlohmann::json;
+namespace tcp = transport::tcp;
+
+std::string random_token() {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    return fmt::format("{:016x}{:016x}", rng(), rng());
+}
+
+std::string refusal_message(const transport::http_response& r) {
+    const auto body = json::parse(r.body, nullptr, false);
+    if (body.is_object() && body.contains("error") && body["error"].is_string()) return body["error"].get<std::string>();
+    return {};
+}
+
+bool sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>& cancel) {
+    const auto until = clock::now() + d;
+    while (clock::now() < until) {
+        if (cancel.load()) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return !cancel.load();
+}
+
+transport::http_request upgrade_request(const daemon_context& ctx, std::string target) {
+    transport::http_request req;
+    req.target = std::move(target);
+    req.headers[protocol_header] = std::to_string(session_protocol_version());
+    if (!ctx.token.empty()) req.headers["Authorization"] = "Bearer " + ctx.token;
+    return req;
+}
+
+/// Holds this daemon's gate for the run; released while waiting for a busy peer so two
+/// daemons starting runs against each other cannot block each other for long.
+class gate_hold {
+public:
+    gate_hold(measurement_gate& g, std::string who) : g_(g), who_(std::move(who)) {}
+    ~gate_hold() { release(); }
+    bool try_take(std::string& holder) { return held_ = g_.try_acquire(who_, holder); }
+    void release() { if (held_) g_.release(); held_ = false; }
+
+private:
+    measurement_gate& g_;
+    std::string who_;
+    bool held_ = false;
+};
+
+frame_channel open_session(daemon_context& ctx, const transport::endpoint_address& peer, gate_hold& gate,
+                           const event_sink& emit, const std::atomic<bool>& cancel) {
+    const auto give_up = clock::now() + busy_peer_patience;
+    std::mt19937 rng{std::random_device{}()};
+    std::string last_wait;
+    auto wait_busy = [&](const std::string& why) {
+        if (why != last_wait) emit({{"event", "waiting"}, {"reason", why}});
+        last_wait = why;
+        if (clock::now() > give_up)
+            throw session_error(fmt::format("gave up after {} s: {}", busy_peer_patience.count(), why));
+        if (!sleep_unless_cancelled(std::chrono::milliseconds(150 + rng() % 500), cancel))
+            throw std::runtime_error("cancelled");
+    };
+    while (true) {
+        std::string holder;
+        if (!gate.try_take(holder)) {
+            wait_busy(fmt::format("this daemon is busy ({})", holder));
+            continue;
+        }
+        transport::http_response refused;
+        transport::upgraded_connection up;
+        try {
+            up = transport::http_upgrade(peer, upgrade_request(ctx, "/v1/session"), session_upgrade, handshake_timeout, refused);
+        } catch (const std::system_error& e) {
+            throw session_error(fmt::format("cannot reach peer {}: {} (is meshperfd running there, and the port right?)",
+                                            peer.to_string(), e.code().message()));
+        } catch (const transport::http_protocol_error& e) {
+            throw session_error(fmt::format("peer {} is not a meshperfd: it {}", peer.to_string(), e.what()));
+        }
+        if (up.fd) return frame_channel(std::move(up.fd), std::move(up.leftover), "peer " + peer.to_string());
+        const auto why = refusal_message(refused);
+        gate.release();
+        if (refused.status == 503 && !why.empty()) {
+            wait_busy(fmt::format("peer {} is busy: {}", peer.to_string(), why));
+            continue;
+        }
+        if (refused.status == 426 || refused.status == 401 || refused.status == 403 || (refused.status / 100 == 4 && !why.empty()))
+            throw session_error(fmt::format("peer {} refused the session: {}", peer.to_string(), why.empty() ? refused.reason : why));
+        throw session_error(fmt::format("peer {} is not a meshperfd: it answered \"{} {}\" to the session upgrade",
+                                        peer.to_string(), refused.status, refused.reason));
+    }
+}
+
+std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const transport::endpoint_address& peer,
+                                               const std::string& token, std::size_t count) {
+    std::vector<transport::socket_fd> fds;
+    for (std::size_t i = 0; i < count; ++i) {
+        transport::http_response refused;
+        auto up = transport::http_upgrade(peer, upgrade_request(ctx, fmt::format("/v1/stream?token={}&index={}", token, i)),
+                                          data_upgrade, handshake_timeout, refused);
+        if (!up.fd)
+            throw session_error(fmt::format("peer refused data stream {}: {} {}", i, refused.status, refusal_message(refused)));
+        if (!up.leftover.empty()) throw session_error("peer sent data before the stream started");
+        fds.push_back(std::move(up.fd));
+    }
+    return fds;
+}
+
+core::summary halved(core::summary s) {
+    s.min /= 2; s.p50 /= 2; s.p90 /= 2; s.p99 /= 2; s.p999 /= 2; s.max /= 2; s.mean /= 2; s.stdev /= 2;
+    return s;
+}
+
+double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+/// Everything the initiator learns about one point while it runs.
+struct point_run {
+    const core::run_spec& spec;
+    core::test_kind test;
+    std::uint64_t size;
+    std::vector<tcp::stream_role> roles;
+    std::size_t forward_streams = 0, reverse_streams = 0;  // receivers at the peer / here
+    core::flow_tracker forward, reverse;
+    json peer_done;
+
+    point_run(const core::run_spec& s, core::test_kind t, std::uint64_t sz)
+        : spec(s), test(t), size(sz), roles(tcp::initiator_roles(t, s.streams, s.reverse)),
+          forward(0, s.warmup_s), reverse(0, s.warmup_s) {
+        for (auto r : roles) {
+            if (r == tcp::stream_role::send) ++forward_streams;
+            if (r == tcp::stream_role::receive) ++reverse_streams;
+        }
+        forward = core::flow_tracker(forward_streams, s.warmup_s);
+        reverse = core::flow_tracker(reverse_streams, s.warmup_s);
+    }
+
+    bool fixed_length() const { return test == core::test_kind::latency || spec.iterations.has_value(); }
+
+    /// True when every flow has met the precision target.
+    bool precise_enough() const {
+        auto ok = [&](std::size_t streams, const core::flow_tracker& f) {
+            return streams == 0 || (f.intervals() >= 8 && f.relative_half_width() <= spec.precision);
+        };
+        return ok(forward_streams, forward) && ok(reverse_streams, reverse);
+    }
+};
+
+void handle_progress(point_run& pr, const json& body) {
+    if (!body.contains("t_s") || !body.contains("bytes")) return;
+    const auto bytes = body["bytes"].get<std::vector<std::uint64_t>>();
+    pr.forward.add(body["t_s"].get<double>(), bytes);
+}
+
+core::point_result assemble(point_run& pr, tcp::point_side& side) {
+    core::point_result p;
+    p.test = pr.test;
+    p.size_bytes = pr.size;
+    p.precision.adaptive = pr.spec.adaptive();
+    p.precision.target = pr.spec.precision;
+    const double local_wall = side.wall_seconds();
+    p.cpu.local_percent = local_wall > 0 ? side.cpu_seconds() / local_wall * 100.0 : 0.0;
+    const double peer_wall = pr.peer_done.value("wall_s", 0.0);
+    p.cpu.remote_percent = peer_wall > 0 ? pr.peer_done.value("cpu_s", 0.0) / peer_wall * 100.0 : 0.0;
+    p.verified = pr.spec.verify;
+
+    if (pr.test == core::test_kind::latency) {
+        const auto& lat = side.latency();
+        p.rtt_ns = lat.rtt_ns;
+        p.lat_ns = halved(lat.rtt_ns);
+        p.precision = lat.precision;
+        p.duration_s = lat.measured_s;
+    } else if (pr.spec.iterations) {
+        if (pr.forward_streams) {
+            const auto& d = pr.peer_done;
+            p.flows.push_back(core::fixed_count_figures("initiator->peer", pr.size,
+                                                        d.at("measured_bytes").get<std::vector<std::uint64_t>>(),
+                                                        d.at("begin_ns").get<std::vector<std::int64_t>>(),
+                                                        d.at("end_ns").get<std::vector<std::int64_t>>()));
+        }
+        if (pr.reverse_streams)
+            p.flows.push_back(core::fixed_count_figures("peer->initiator", pr.size, side.measured_bytes(), side.begin_ns(), side.end_ns()));
+    } else {
+        double worst = 0;
+        std::uint64_t batches = ~0ull;
+        auto add = [&](const char* dir, const core::flow_tracker& f) {
+            p.flows.push_back(f.figures(dir, pr.size));
+            worst = std::max(worst, f.relative_half_width());
+            batches = std::min<std::uint64_t>(batches, f.intervals());
+        };
+        if (pr.forward_streams) add("initiator->peer", pr.forward);
+        if (pr.reverse_streams) add("peer->initiator", pr.reverse);
+        p.precision.achieved = worst;
+        p.precision.met = p.precision.adaptive && worst <= pr.spec.precision;
+        p.precision.batches = batches;
+    }
+    for (const auto& f : p.flows) {
+        p.gbit_per_s += f.gbit_per_s;
+        p.msg_per_s += f.msg_per_s;
+        p.duration_s = std::max(p.duration_s, f.seconds);
+    }
+    if (p.precision.adaptive && !p.precision.met)
+        p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) when the {} s cap was reached",
+                                         p.precision.achieved * 100, pr.spec.precision * 100, pr.spec.max_point_s));
+    if (pr.test == core::test_kind::bandwidth) {
+        const double sender_cpu = pr.spec.reverse ? p.cpu.remote_percent : p.cpu.local_percent;
+        const double per_stream = sender_cpu / pr.spec.streams;
+        if (per_stream >= 90.0)
+            p.warnings.push_back(fmt::format("sender CPU-bound ({:.0f}% of a core per stream): the figure may be limited by the sender's CPU, not the path",
+                                             per_stream));
+    }
+    core::check_sane(p);
+    return p;
+}
+
+core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const transport::endpoint_address& peer,
+                                 const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::size_t index,
+                                 const std::atomic<bool>& cancel) {
+    point_run pr(spec, test, size);
+    const auto token = random_token();
+    ch.send(core::frame_type::point_begin, {{"index", index}, {"test", core::to_string(test)}, {"size", size}, {"token", token}},
+            clock::now() + handshake_timeout);
+    const auto ready = ch.receive(clock::now() + handshake_timeout);
+    if (ready.type != core::frame_type::point_ready)
+        throw session_error(fmt::format("expected point_ready, got {}", core::frame_type_name(static_cast<std::uint16_t>(ready.type))));
+
+    tcp::point_side side(spec, test, size, open_streams(ctx, peer, token, pr.roles.size()), pr.roles);
+    const auto t0 = clock::now();
+    side.start();
+    const double cap = spec.warmup_s + spec.duration_s.value_or(spec.max_point_s);
+    bool stopped = false;
+    try {
+        while (true) {
+            const auto tick = clock::now() + progress_tick;
+            while (auto m = ch.try_receive(tick)) {
+                if (m->type == core::frame_type::progress) handle_progress(pr, m->body);
+                else if (m->type == core::frame_type::point_done) { pr.peer_done = m->body; break; }
+                else throw session_error(fmt::format("unexpected {} during a point", core::frame_type_name(static_cast<std::uint16_t>(m->type))));
+            }
+            if (pr.reverse_streams) pr.reverse.add(seconds(clock::now() - t0), side.received_bytes());
+            const double elapsed = seconds(clock::now() - t0);
+            if (cancel.load()) break;
+            if (pr.fixed_length()) {
+                if (side.finished()) break;
+                if (elapsed > ctx.limits.max_run_s) throw session_error("the point ran past the run time limit");
+                continue;
+            }
+            if (elapsed >= cap || (spec.adaptive() && pr.precise_enough())) break;
+        }
+    } catch (...) {
+        side.stop();
+        side.join();
+        throw;
+    }
+    side.stop();
+    if (!pr.fixed_length() || cancel.load()) {
+        ch.send(core::frame_type::point_stop, json::object(), clock::now() + handshake_timeout);
+        stopped = true;
+    }
+    side.join();
+    const auto done_deadline = clock::now() + point_done_timeout;
+    while (pr.peer_done.is_null()) {
+        auto m = ch.receive(done_deadline);
+        if (m.type == core::frame_type::point_done) pr.peer_done = m.body;
+    }
+    if (cancel.load()) throw std::runtime_error("cancelled");
+    (void)stopped;
+    if (side.verify_failed() || pr.peer_done.value("verify_failed", false))
+        throw session_error("data verification failed: received bytes did not match the pattern (data corrupted)");
+    if (const auto e = side.error(); !e.empty()) throw session_error(fmt::format("data stream failed here: {}", e));
+    if (const auto e = pr.peer_done.value("error", ""); !e.empty()) throw session_error(fmt::format("data stream failed at the peer: {}", e));
+    return assemble(pr, side);
+}
+
+}  // namespace
+
+void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {
+    const auto& spec = run.spec;
+    if (spec.transport != core::transport_kind::tcp)
+        throw core::spec_error(fmt::format("transport {} is not available in this meshperfd build", core::to_string(spec.transport)));
+    const auto peer = transport::parse_endpoint(spec.peer);
+    gate_hold gate(ctx.gate, "run " + run.id);
+    auto ch = open_session(ctx, peer, gate, emit, cancel);
+    ch.send(core::frame_type::hello,
+            {{"protocol", session_protocol_version()}, {"version", MESHPERF_VERSION}, {"run_id", run.id},
+             {"spec", core::to_json(spec)}, {"initiator", core::to_json(ctx.host)}},
+            clock::now() + handshake_timeout);
+    const auto ok = ch.receive(clock::now() + handshake_timeout);
+    if (ok.type != core::frame_type::hello_ok) throw session_error("peer answered the hello with an unexpected frame");
+    run.peer = core::host_info_from_json(ok.body.value("host", json::object()));
+    run.peer.address = spec.peer;
+    emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
+
+    const std::size_t total = spec.tests.size() * spec.sizes.size();
+    std::size_t index = 0;
+    for (auto test : spec.tests)
+        for (auto size : spec.sizes) {
+            ++index;
+            if (cancel.load()) throw std::runtime_error("cancelled");
+            try {
+                auto p = measure_point(ctx, ch, peer, spec, test, size, index, cancel);
+                run.points.push_back(p);
+                emit({{"event", "point"}, {"index", index}, {"total", total}, {"point", core::to_json(p)}});
+            } catch (const std::exception& e) {
+                if (std::string_view(e.what()) == "cancelled") throw;
+                throw session_error(fmt::format("point {}/{} ({} {}) against peer {} failed: {}", index, total,
+                                                core::to_string(test), core::format_size(size), spec.peer, e.what()));
+            }
+        }
+    try {
+        ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);
+    } catch (const session_error&) {
+        // The measurements are complete; a peer that left early loses nothing of ours.
+    }
+}
+
+}  // namespace meshperf::daemon

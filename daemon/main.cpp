@@ -1,0 +1,75 @@
+// meshperfd: the meshperf daemon. Serves the HTTP API, peer sessions and data streams on
+// one port, runs measurements one at a time, and keeps their results.
+#include "core/error.hpp"
+#include "daemon/host_facts.hpp"
+#include "daemon/http_server.hpp"
+#include "daemon/log.hpp"
+#include "daemon/result_store.hpp"
+#include "daemon/run_manager.hpp"
+#include "daemon/token_file.hpp"
+#include "transport/socket.hpp"
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <filesystem>
+#include <fmt/format.h>
+
+using namespace meshperf;
+
+namespace {
+
+bool is_loopback(const std::string& host) {
+    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"meshperfd: the meshperf daemon (network and interconnect measurements between cluster nodes)"};
+    std::string listen = "127.0.0.1:7470";
+    std::string state_dir = "/var/lib/meshperf";
+    std::string token_file;
+    std::string log_level = "info";
+    app.add_option("--listen", listen, "ADDR:PORT for the API, peer sessions and data streams (one port)")->capture_default_str();
+    app.add_option("--state-dir", state_dir, "directory for the result store (SQLite)")->capture_default_str();
+    app.add_option("--token-file", token_file, "file holding the cluster bearer token (mode 0600); without it, loopback only");
+    app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+    app.set_version_flag("--version", std::string("meshperfd ") + MESHPERF_VERSION);
+    CLI11_PARSE(app, argc, argv);
+
+    std::signal(SIGPIPE, SIG_IGN);
+    try {
+        daemon::set_log_level(log_level);
+        auto ep = transport::parse_endpoint(listen);
+        daemon::daemon_context ctx;
+        if (!token_file.empty()) ctx.token = daemon::read_token_file(token_file);
+        if (ctx.token.empty() && !is_loopback(ep.host)) {
+            daemon::log_warn("no --token-file: refusing to serve {} without authentication; listening on 127.0.0.1:{} only", ep.host, ep.port);
+            ep.host = "127.0.0.1";
+        }
+        std::error_code fs_ec;
+        std::filesystem::create_directories(state_dir, fs_ec);
+        daemon::result_store store(state_dir);
+        ctx.host = daemon::local_host_info(ep.to_string());
+        boost::asio::io_context io(1);
+        daemon::run_manager runs(ctx, store);
+        daemon::start_http_server(io, ep.to_string(), ctx, runs, store);
+        boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+        signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+            if (!ec) daemon::log_info("signal {}: shutting down", sig);
+            io.stop();
+        });
+        daemon::log_info("meshperfd {} listening on {} (state {}, {})", MESHPERF_VERSION, ep.to_string(), store.path(),
+                         ctx.token.empty() ? "no authentication" : "token authentication");
+        io.run();
+    } catch (const core::spec_error& e) {
+        daemon::log_error("{}", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        daemon::log_error("{}", e.what());
+        return 1;
+    }
+    return 0;
+}

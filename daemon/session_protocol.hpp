@@ -1,0 +1,30 @@
+#pragma once
+/// Constants of the peer session, shared by the initiator and the responder. The protocol
+/// (frames, order of messages) is described in docs/architecture.md.
+#include <chrono>
+#include <string>
+
+namespace meshperf::daemon {
+
+/// Major version of the peer-session protocol. Daemons with the same major version work
+/// together; a different one is refused with a message naming both.
+int session_protocol_version();
+
+/// Upgrade tokens of the peer session and of data streams.
+inline constexpr const char* session_upgrade = "meshperf-session/1";
+inline constexpr const char* data_upgrade = "meshperf-data/1";
+/// Header carrying the session protocol version on the upgrade request.
+inline constexpr const char* protocol_header = "X-Meshperf-Protocol";
+
+/// How often a receiving side reports its counters, and how often the initiator decides.
+inline constexpr std::chrono::milliseconds progress_tick{25};
+/// Bounds on each step: connect and handshake, waiting for the data streams, a point's
+/// end-of-point report, and a silent session between points.
+inline constexpr std::chrono::seconds handshake_timeout{10};
+inline constexpr std::chrono::seconds streams_timeout{10};
+inline constexpr std::chrono::seconds point_done_timeout{30};
+inline constexpr std::chrono::seconds idle_session_timeout{120};
+/// How long an initiator keeps asking a busy peer before the run fails.
+inline constexpr std::chrono::seconds busy_peer_patience{120};
+
+}  // namespace meshperf::daemon

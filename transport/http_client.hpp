@@ -1,0 +1,60 @@
+#pragma once
+/// A small blocking HTTP/1.1 client with deadlines, shared by the CLI (API calls, NDJSON
+/// streams) and the daemon (upgrading a connection to a peer session or data stream).
+/// One request per connection.
+#include "transport/socket.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace meshperf::transport {
+
+/// Response head and (for non-streaming calls) body. Header names are lower-case.
+struct http_response {
+    int status = 0;
+    std::string reason;
+    std::map<std::string, std::string> headers;
+    std::string body;
+};
+
+/// A request. Headers are sent as given; Host, Content-Length and Connection are added.
+struct http_request {
+    std::string method = "GET";
+    std::string target = "/";
+    std::map<std::string, std::string> headers;
+    std::string body;
+};
+
+/// Thrown when the other end does not speak HTTP (garbage, or a non-HTTP service on the
+/// port), or breaks the protocol. what() says what was seen.
+class http_protocol_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+/// Sends a request and reads the whole response. `timeout` bounds connect, send and each
+/// wait for data. Throws std::system_error (connect, I/O, timeout) or http_protocol_error.
+http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout);
+
+/// Sends a request and hands the body to `on_data` piece by piece as it arrives (chunked
+/// encoding removed), until the body ends. `idle_timeout` bounds each wait for data.
+/// Returns the response head (body empty). on_data returning false stops reading.
+http_response http_stream(const endpoint_address& to, const http_request& req, std::chrono::milliseconds connect_timeout,
+                          std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data);
+
+/// Result of an upgrade: the connected socket, now speaking the upgraded protocol, and any
+/// bytes that arrived after the 101 response head.
+struct upgraded_connection {
+    socket_fd fd;
+    std::string leftover;
+};
+
+/// Sends an upgrade request (GET target, "Connection: Upgrade", "Upgrade: protocol") and
+/// expects "101 Switching Protocols". Any other status returns the response in `refused`
+/// and an empty fd. Throws std::system_error or http_protocol_error.
+upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
+                                 std::chrono::milliseconds timeout, http_response& refused);
+
+}  // namespace meshperf::transport
