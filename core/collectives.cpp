@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -63,10 +64,20 @@ cost flat(collective c, algorithm a, double s, unsigned n, const link_model& l) 
     case collective::all_to_all:
         return {nm1 * alpha, frac * s * per_byte};
     case collective::broadcast:
-        if (a == algorithm::ring) return {nm1 * alpha, s * per_byte};  // pipelined chain
-        return {lg * alpha, lg * s * per_byte};                         // binomial tree
+        return {nm1 * alpha, s * per_byte};  // pipelined ring (chain from the root)
     }
     return {};
+}
+
+// Bytes each rank sends in a ring collective.
+double ring_volume(collective c, double s, unsigned n) {
+    const double frac = (n - 1.0) / n;
+    switch (c) {
+    case collective::all_reduce: return 2 * frac * s;
+    case collective::all_gather:
+    case collective::reduce_scatter: return frac * s;
+    default: return s;  // broadcast: every rank but the last forwards the whole buffer
+    }
 }
 
 void check_link(const link_model& l, const char* which) {
@@ -132,7 +143,7 @@ std::vector<algorithm> algorithms_for(collective c) {
     case collective::all_gather: return {algorithm::ring, algorithm::recursive_doubling};
     case collective::reduce_scatter: return {algorithm::ring, algorithm::recursive_halving};
     case collective::all_to_all: return {algorithm::pairwise};
-    case collective::broadcast: return {algorithm::ring, algorithm::tree};
+    case collective::broadcast: return {algorithm::ring};
     }
     return {};
 }
@@ -169,15 +180,9 @@ void validate(const topology& t) {
 }
 
 double step_message_bytes(collective c, algorithm a, std::uint64_t bytes, const topology& t) {
-    const double s = static_cast<double>(bytes), r = t.rails(), p = t.nodes;
-    switch (c) {
-    case collective::all_reduce: return a == algorithm::ring ? s / (r * p) : s / (2 * r);
-    case collective::all_gather:
-    case collective::reduce_scatter: return a == algorithm::ring ? s / (r * p) : s / (2 * r);
-    case collective::all_to_all: return s / t.ranks();
-    case collective::broadcast: return s / r;
-    }
-    return s;
+    const double s = static_cast<double>(bytes), r = t.rails(), n = t.ranks();
+    if (c == collective::all_to_all) return s / n;
+    return a == algorithm::ring ? s / (r * n) : s / (2 * r);
 }
 
 prediction predict(collective c, algorithm a, std::uint64_t bytes, const topology& t, const link_model& inter) {
@@ -185,46 +190,46 @@ prediction predict(collective c, algorithm a, std::uint64_t bytes, const topolog
     validate(t);
     check_link(inter, "inter-node");
     const double s = static_cast<double>(bytes);
-    const unsigned p = t.nodes, g = t.gpus_per_node;
+    const unsigned p = t.nodes, g = t.gpus_per_node, n = t.ranks();
     const double rails = t.rails();
-    const bool have_intra = t.intra.has_value();
-    const link_model intra = have_intra ? *t.intra : link_model{0, 1};
+    // Without an intra-node link, NVLink is free: no latency, unbounded bandwidth.
+    const link_model intra = t.intra ? *t.intra : link_model{0, std::numeric_limits<double>::infinity()};
 
-    // Intra-node phases always run as rings over the G GPUs of a node (NCCL's NVLink rings
-    // and chains); the inter-node phase uses the chosen algorithm on each rail, every rail
-    // carrying 1/R of the node's data.
-    cost inter_c, intra_c;
-    auto intra_phase = [&](collective ic) {
-        if (have_intra) intra_c += flat(ic, algorithm::ring, s, g, intra);
-    };
-    switch (c) {
-    case collective::all_reduce:
-        intra_phase(collective::reduce_scatter);
-        inter_c += flat(c, a, s / rails, p, inter);
-        intra_phase(collective::all_gather);
-        break;
-    case collective::all_gather:
-        inter_c += flat(c, a, s / rails, p, inter);
-        intra_phase(collective::all_gather);
-        break;
-    case collective::reduce_scatter:
-        intra_phase(collective::reduce_scatter);
-        inter_c += flat(c, a, s / rails, p, inter);
-        break;
-    case collective::broadcast:
-        // The root's node sends its buffer in R slices, one per rail; each node then
-        // all-gathers the slices over its GPUs.
-        inter_c += flat(c, a, s / rails, p, inter);
-        if (g > 1) intra_phase(collective::all_gather);
-        break;
-    case collective::all_to_all:
-        // Each rank sends S/n to every other rank: S(p−1)/p of it leaves the node, and G/R
-        // ranks share each NIC. One step per remote node, one per local peer.
-        if (p > 1)
-            inter_c += {(p - 1.0) * inter.alpha_s, (g / rails) * ((p - 1.0) / p) * s / inter.beta_bytes_per_s};
-        if (have_intra && g > 1)
-            intra_c += {(g - 1.0) * intra.alpha_s, ((g - 1.0) / t.ranks()) * s / intra.beta_bytes_per_s};
-        break;
+    double lat = 0, bw_inter = 0, bw_intra = 0;
+    if (p == 1) {
+        const cost k = flat(c, a, s, g, intra);  // one node: the flat formulas on NVLink
+        lat = k.lat;
+        bw_intra = k.bw;
+    } else if (a == algorithm::ring) {
+        // NCCL's ring over all n ranks, R channels, the ranks of a node adjacent. Each step
+        // waits for its slowest hop, an inter-node one. Per channel every node is left once
+        // over a NIC, so a node sends V (the per-rank volume) over its R NICs; each GPU
+        // sends (G−1)/G of V over NVLink.
+        const double steps = (c == collective::all_reduce ? 2.0 : 1.0) * (n - 1.0);
+        const double v = ring_volume(c, s, n);
+        lat = steps * inter.alpha_s;
+        bw_inter = v / (rails * inter.beta_bytes_per_s);
+        bw_intra = (g - 1.0) / g * v / intra.beta_bytes_per_s;
+    } else if (c == collective::all_reduce) {
+        // NCCL's tree: a double binary tree between nodes, a chain through the node's GPUs,
+        // up (reduce) then down (broadcast); each NIC carries 1/R of the buffer.
+        lat = 2 * (ceil_log2(p) * inter.alpha_s + (g - 1.0) * intra.alpha_s);
+        bw_inter = (p == 2 ? 1.0 : 2.0) * s / (rails * inter.beta_bytes_per_s);
+        bw_intra = 2 * (g - 1.0) / g * s / intra.beta_bytes_per_s;
+    } else if (c == collective::all_to_all) {
+        // n−1 exchange rounds, each gated by an inter-node message. S(p−1)/p of each rank's
+        // buffer leaves the node, and G/R ranks share each NIC.
+        lat = (n - 1.0) * inter.alpha_s;
+        bw_inter = (g / rails) * ((p - 1.0) / p) * s / inter.beta_bytes_per_s;
+        bw_intra = (g - 1.0) / n * s / intra.beta_bytes_per_s;
+    } else {
+        // Recursive doubling / halving between nodes on every rail (1/R of the buffer
+        // each), a ring inside the node.
+        const cost x = flat(c, a, s / rails, p, inter);
+        const cost y = flat(c, algorithm::ring, s, g, intra);
+        lat = x.lat + y.lat;
+        bw_inter = x.bw;
+        bw_intra = y.bw;
     }
 
     prediction r;
@@ -233,12 +238,13 @@ prediction predict(collective c, algorithm a, std::uint64_t bytes, const topolog
     r.bytes = bytes;
     r.nodes = p;
     r.gpus_per_node = g;
-    r.ranks = t.ranks();
-    r.latency_s = inter_c.lat + intra_c.lat;
-    r.bandwidth_s = inter_c.bw + intra_c.bw;
-    r.intra_s = intra_c.lat + intra_c.bw;
+    r.ranks = n;
+    r.latency_s = lat;
+    r.inter_bandwidth_s = bw_inter;
+    r.intra_bandwidth_s = bw_intra;
+    r.bandwidth_s = std::max(bw_inter, bw_intra);
     r.time_s = r.latency_s + r.bandwidth_s;
-    r.intra_modelled = g == 1 || have_intra;
+    r.intra_modelled = g == 1 || t.intra.has_value();
     if (bytes > 0 && r.time_s > 0) {
         r.algbw_gbit_per_s = s * 8e-9 / r.time_s;
         r.busbw_gbit_per_s = r.algbw_gbit_per_s * bus_factor(c, r.ranks);
@@ -349,7 +355,9 @@ json to_json(const prediction& p) {
             {"time_s", p.time_s},
             {"latency_s", p.latency_s},
             {"bandwidth_s", p.bandwidth_s},
-            {"intra_s", p.intra_s},
+            {"inter_bandwidth_s", p.inter_bandwidth_s},
+            {"intra_bandwidth_s", p.intra_bandwidth_s},
+            {"bottleneck", p.bottleneck()},
             {"intra_modelled", p.intra_modelled},
             {"algbw_gbit_per_s", p.algbw_gbit_per_s},
             {"busbw_gbit_per_s", p.busbw_gbit_per_s}};

@@ -9,12 +9,15 @@
 ///  - bytes S is the nccl-tests "size": the per-rank buffer of an all-reduce and broadcast,
 ///    the full (gathered) buffer of all-gather and reduce-scatter, the per-rank send buffer
 ///    of all-to-all; algbw = S / t; busbw = algbw × factor(n) over all n = p·G ranks;
-///  - with G > 1 the collective is hierarchical: intra-node phases over G GPUs plus an
-///    inter-node phase over p nodes, where the node's NICs (one per GPU unless told
-///    otherwise: a rail-optimised fabric) each carry an equal share in parallel. Intra-node
-///    phases cost time only when an intra-node link is given; otherwise they are treated as
-///    free and the prediction says so (NVLink is usually ~10× a NIC, so the result is then
-///    a slight underestimate). Phases run one after the other;
+///  - with G > 1 GPUs per node there are two links: the measured inter-node link (one per
+///    NIC, R NICs per node, one per GPU unless told otherwise: a rail-optimised fabric) and
+///    an intra-node link (NVLink), which costs time only when given; otherwise it is free
+///    and the prediction says so. Ring and tree follow NCCL: one flat ring over all n ranks
+///    (R channels, each node entered and left once per channel), and a double binary tree
+///    between nodes with a chain inside each node. Other algorithms are hierarchical: the
+///    algorithm between nodes, a ring inside each node;
+///  - latency terms add up; bandwidth terms of different links overlap (chunks stream
+///    through NVLink and NIC hops at once), so the larger one counts: the bottleneck;
 ///  - reduction arithmetic, pipeline fill and protocol overheads are not modelled: the
 ///    figures are what the fabric allows, a lower bound on what a library achieves.
 #include "core/model.hpp"
@@ -30,9 +33,10 @@ namespace meshperf::core {
 enum class collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast };
 
 /// Algorithms, and which collectives they apply to:
-///  ring                all-reduce, all-gather, reduce-scatter, broadcast (pipelined chain)
-///  tree                all-reduce (double binary tree, pipelined), broadcast (binomial tree)
-///  recursive_doubling  all-gather;   recursive_halving  reduce-scatter
+///  ring                all-reduce, all-gather, reduce-scatter, broadcast (pipelined ring)
+///  tree                all-reduce (double binary tree, pipelined)
+///  recursive_doubling  all-gather;   recursive_halving  reduce-scatter (log p steps, as
+///                      NCCL's PAT algorithm achieves)
 ///  pairwise            all-to-all
 enum class algorithm { ring, tree, recursive_doubling, recursive_halving, pairwise };
 
@@ -86,11 +90,15 @@ struct prediction {
     unsigned ranks = 0;                  ///< nodes × gpus_per_node
     double time_s = 0;                   ///< latency_s + bandwidth_s
     double latency_s = 0;                ///< sum of the α terms (inter and intra)
-    double bandwidth_s = 0;              ///< sum of the size/β terms (inter and intra)
-    double intra_s = 0;                  ///< part of time_s spent in intra-node phases
+    double bandwidth_s = 0;              ///< the larger of the inter and intra size/β terms
+    double inter_bandwidth_s = 0;        ///< size/β term of the inter-node links
+    double intra_bandwidth_s = 0;        ///< size/β term of the intra-node link (0 if not given)
     bool intra_modelled = true;          ///< false when G > 1 and no intra link was given
     double algbw_gbit_per_s = 0;         ///< S / time_s, 10⁹ bit/s (0 when S = 0)
     double busbw_gbit_per_s = 0;         ///< algbw × bus_factor(coll, ranks)
+
+    /// "inter-node" or "intra-node": the link whose bandwidth term is larger.
+    std::string_view bottleneck() const { return intra_bandwidth_s > inter_bandwidth_s ? "intra-node" : "inter-node"; }
 };
 
 /// Predicts one collective of S bytes with the inter-node link. Throws spec_error for an
@@ -104,9 +112,9 @@ prediction predict(collective, algorithm, std::uint64_t bytes, const topology&, 
 std::vector<prediction> predict_all(std::uint64_t bytes, const topology&, const link_model& inter);
 std::vector<prediction> predict_all(std::uint64_t bytes, const topology&, const model_fit& inter);
 
-/// Size of one message on an inter-node link during the algorithm's inter-node phase: a
-/// ring step moves S/(R·p), a tree or recursive step up to S/(2R), a broadcast S/R, where R
-/// is the number of rails.
+/// Size of one message on an inter-node link: a ring step moves S/(R·n) (all-reduce,
+/// all-gather, reduce-scatter, broadcast), a tree or recursive step up to S/(2R), an
+/// all-to-all message S/n; R is the number of NICs per node, n the number of ranks.
 double step_message_bytes(collective, algorithm, std::uint64_t bytes, const topology&);
 
 /// Gradient element types.
@@ -156,7 +164,7 @@ dp_step_plan plan_dp_step(const dp_step_spec&, const topology&, const model_fit&
 
 /// JSON forms. A prediction has collective, algorithm, bytes, nodes, time_s,
 /// algbw_gbit_per_s, busbw_gbit_per_s, and also gpus_per_node, ranks, latency_s,
-/// bandwidth_s, intra_s, intra_modelled.
+/// bandwidth_s, inter_bandwidth_s, intra_bandwidth_s, bottleneck, intra_modelled.
 nlohmann::json to_json(const prediction&);
 nlohmann::json to_json(const dp_step_plan&);
 nlohmann::json to_json(const link_model&);
