@@ -38,7 +38,7 @@ void stream(qp_slot& s, const point_params& p, const std::atomic<bool>& stop,
         wr.wr.rdma.remote_addr = s.remote_addr;
         wr.wr.rdma.rkey = s.remote_rkey;
     }
-    const unsigned base_flags = (Op != core::rdma_op::read && n <= s.qp.max_inline()) ? IBV_SEND_INLINE : 0;
+    const unsigned base_flags = (Op != core::rdma_op::read && n <= s.qp.max_inline()) ? static_cast<unsigned>(IBV_SEND_INLINE) : 0u;
     ibv_wc wc[poll_batch];
     std::uint64_t posted = 0, completed = 0;
     bool stopping = false;
@@ -51,7 +51,7 @@ void stream(qp_slot& s, const point_params& p, const std::atomic<bool>& stop,
             if (stopping && posted % every == 0) break;  // the current group is closed
             const std::uint64_t next = posted + 1;
             wr.wr_id = next;
-            wr.send_flags = base_flags | ((next % every == 0 || next == limit) ? IBV_SEND_SIGNALED : 0u);
+            wr.send_flags = base_flags | ((next % every == 0 || next == limit) ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u);
             ibv_send_wr* bad = nullptr;
             if (int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
                 st.end = loop_end::post_error;

@@ -146,7 +146,6 @@ double port_rate_gbit(const ibv_port_attr& pa) noexcept {
         case 32: lane = 25.0; break;   // EDR
         case 64: lane = 50.0; break;   // HDR
         case 128: lane = 100.0; break; // NDR
-        case 256: lane = 200.0; break; // XDR
         default: lane = 0;
     }
     int lanes = 0;
