@@ -1,0 +1,78 @@
+#include "client/commands.hpp"
+#include "client/daemon_client.hpp"
+#include "client/render_table.hpp"
+#include "core/result.hpp"
+
+#include <fmt/format.h>
+#include <memory>
+
+namespace meshperf::client {
+
+using nlohmann::json;
+
+command_runner add_info_command(CLI::App& app, const common_options& common) {
+    auto host = std::make_shared<std::string>("localhost:7470");
+    auto format = std::make_shared<std::string>("table");
+    auto* cmd = app.add_subcommand("info", "show a daemon's version, host, transports, devices and queue");
+    cmd->add_option("host", *host, "daemon HOST[:PORT]")->capture_default_str();
+    cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    return [host, format, &common] {
+        const auto info = daemon_client(*host, client_token(common.token_file)).get("/v1/info");
+        write_output("", *format == "json" ? info.dump(2) + "\n" : render_info(info));
+        return exit_ok;
+    };
+}
+
+command_runner add_runs_command(CLI::App& app, const common_options& common) {
+    auto host = std::make_shared<std::string>("localhost:7470");
+    auto limit = std::make_shared<unsigned>(20);
+    auto peer = std::make_shared<std::string>();
+    auto format = std::make_shared<std::string>("table");
+    auto* cmd = app.add_subcommand("runs", "list a daemon's recent runs, newest first");
+    cmd->add_option("host", *host, "daemon HOST[:PORT]")->capture_default_str();
+    cmd->add_option("--limit", *limit, "how many")->capture_default_str();
+    cmd->add_option("--peer", *peer, "only runs against this peer HOST:PORT");
+    cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    return [=, &common] {
+        std::string target = fmt::format("/v1/runs?limit={}", *limit);
+        if (!peer->empty()) target += "&peer=" + *peer;
+        const auto list = daemon_client(*host, client_token(common.token_file)).get(target);
+        write_output("", *format == "json" ? list.dump(2) + "\n" : render_run_list(list));
+        return exit_ok;
+    };
+}
+
+command_runner add_show_command(CLI::App& app, const common_options& common) {
+    auto host = std::make_shared<std::string>();
+    auto id = std::make_shared<std::string>();
+    auto format = std::make_shared<std::string>("table");
+    auto output = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("show", "show one stored run");
+    cmd->add_option("host", *host, "daemon HOST[:PORT]")->required();
+    cmd->add_option("run_id", *id, "run id (see meshperf runs)")->required();
+    cmd->add_option("--format", *format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+    cmd->add_option("-o,--output", *output, "write to FILE instead of stdout");
+    return [=, &common] {
+        const auto doc = daemon_client(*host, client_token(common.token_file)).get("/v1/runs/" + *id);
+        const auto run = core::run_result_from_json(doc);
+        if (*format == "json") write_output(*output, doc.dump(2) + "\n");
+        else if (*format == "csv") write_output(*output, render_csv(run));
+        else write_output(*output, render_run_table(run));
+        return run.state == "failed" ? exit_run_failed : exit_ok;
+    };
+}
+
+command_runner add_cancel_command(CLI::App& app, const common_options& common) {
+    auto host = std::make_shared<std::string>();
+    auto id = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("cancel", "cancel a queued or running run");
+    cmd->add_option("host", *host, "daemon HOST[:PORT]")->required();
+    cmd->add_option("run_id", *id, "run id")->required();
+    return [=, &common] {
+        daemon_client(*host, client_token(common.token_file)).del("/v1/runs/" + *id);
+        write_output("", fmt::format("cancelling {}\n", *id));
+        return exit_ok;
+    };
+}
+
+}  // namespace meshperf::client

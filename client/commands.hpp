@@ -1,0 +1,26 @@
+#pragma once
+/// Subcommands of the meshperf CLI. Each registers itself on the app and returns a function
+/// that runs it once parsing succeeded (returning the process exit code).
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace meshperf::client {
+
+/// Options every subcommand shares.
+struct common_options {
+    std::string token_file;  ///< --token-file; else $MESHPERF_TOKEN
+};
+
+using command_runner = std::function<int()>;
+
+command_runner add_sweep_command(CLI::App& app, const common_options& common);
+command_runner add_info_command(CLI::App& app, const common_options& common);
+command_runner add_runs_command(CLI::App& app, const common_options& common);
+command_runner add_show_command(CLI::App& app, const common_options& common);
+command_runner add_cancel_command(CLI::App& app, const common_options& common);
+
+/// Writes text to `path`, or to stdout when path is empty or "-". Throws client_error.
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace meshperf::client

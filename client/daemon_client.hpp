@@ -1,0 +1,52 @@
+#pragma once
+/// The CLI's view of a daemon's HTTP API: plain calls that return JSON or throw
+/// client_error with a one-line message saying what failed and what to do.
+#include "transport/socket.hpp"
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace meshperf::client {
+
+/// Exit codes of the meshperf CLI (documented in docs/cli.md).
+enum exit_code : int {
+    exit_ok = 0,
+    exit_run_failed = 1,   ///< the measurement ran and failed (peer died, data corrupted, ...)
+    exit_usage = 2,        ///< invalid options or spec; nothing was sent
+    exit_unreachable = 3,  ///< the daemon could not be reached or answered nonsense
+};
+
+/// An error for the user: one line, and the exit code it maps to.
+class client_error : public std::runtime_error {
+public:
+    client_error(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    int code() const { return code_; }
+
+private:
+    int code_;
+};
+
+class daemon_client {
+public:
+    /// address: HOST[:PORT] of a meshperfd; token: bearer token (empty: none).
+    daemon_client(const std::string& address, std::string token);
+
+    nlohmann::json get(const std::string& target) const;
+    nlohmann::json del(const std::string& target) const;
+    /// POST /v1/runs with Accept: application/x-ndjson; calls on_event for every event line
+    /// and returns the final "result" event's result document.
+    nlohmann::json run_streaming(const nlohmann::json& spec, const std::function<void(const nlohmann::json&)>& on_event) const;
+    const transport::endpoint_address& address() const { return addr_; }
+
+private:
+    nlohmann::json call(const std::string& method, const std::string& target, const std::string& body) const;
+    transport::endpoint_address addr_;
+    std::string token_;
+};
+
+/// Reads the token for the CLI: --token-file if given, else $MESHPERF_TOKEN, else empty.
+std::string client_token(const std::string& token_file);
+
+}  // namespace meshperf::client

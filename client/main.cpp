@@ -1,0 +1,46 @@
+// meshperf: the command-line client of meshperfd.
+#include "client/commands.hpp"
+#include "client/daemon_client.hpp"
+#include "core/error.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <map>
+
+using namespace meshperf::client;
+
+int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);
+    CLI::App app{"meshperf: network and interconnect latency/bandwidth sweeps between meshperfd daemons"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("meshperf ") + MESHPERF_VERSION);
+    common_options common;
+    app.add_option("--token-file", common.token_file, "file with the cluster bearer token (else $MESHPERF_TOKEN)");
+    std::map<CLI::App*, command_runner> runners;
+    auto add = [&](command_runner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
+    add(add_sweep_command(app, common));
+    add(add_info_command(app, common));
+    add(add_runs_command(app, common));
+    add(add_show_command(app, common));
+    add(add_cancel_command(app, common));
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? exit_ok : exit_usage;
+    }
+    try {
+        for (auto* sub : app.get_subcommands())
+            if (auto it = runners.find(sub); it != runners.end()) return it->second();
+        return exit_usage;
+    } catch (const client_error& e) {
+        std::fprintf(stderr, "meshperf: %s\n", e.what());
+        return e.code();
+    } catch (const meshperf::core::spec_error& e) {
+        std::fprintf(stderr, "meshperf: %s\n", e.what());
+        return exit_usage;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "meshperf: %s\n", e.what());
+        return exit_run_failed;
+    }
+}

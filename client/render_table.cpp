@@ -1,0 +1,174 @@
+#include "client/render_table.hpp"
+
+#include "core/sizes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace meshperf::client {
+
+using nlohmann::json;
+
+namespace {
+
+std::string us(double ns) {
+    const double v = ns / 1000.0;
+    if (v >= 1000) return fmt::format("{:.0f}", v);
+    if (v >= 100) return fmt::format("{:.1f}", v);
+    return fmt::format("{:.2f}", v);
+}
+
+std::string gbit(double g) { return g >= 100 ? fmt::format("{:.1f}", g) : fmt::format("{:.3g}", g); }
+
+std::string rate(double per_s) {
+    if (per_s >= 1e6) return fmt::format("{:.3g} M", per_s / 1e6);
+    if (per_s >= 1e3) return fmt::format("{:.3g} k", per_s / 1e3);
+    return fmt::format("{:.3g}", per_s);
+}
+
+std::string precision(const core::precision_info& p) {
+    if (!std::isfinite(p.achieved)) return "-";
+    return fmt::format("±{:.2g}%{}", p.achieved * 100, p.adaptive && !p.met ? "*" : "");
+}
+
+bool numeric(const std::string& s) {
+    return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s.rfind("±", 0) == 0);
+}
+
+std::size_t display_width(const std::string& s) {
+    // UTF-8: count code points, not bytes (µ, ±).
+    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<std::vector<std::string>>& rows) {
+    if (rows.empty()) return {};
+    std::vector<std::size_t> width;
+    for (const auto& r : rows)
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            if (width.size() <= i) width.push_back(0);
+            width[i] = std::max(width[i], display_width(r[i]));
+        }
+    std::string out;
+    for (std::size_t ri = 0; ri < rows.size(); ++ri) {
+        const auto& r = rows[ri];
+        std::string line;
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            const auto pad = std::string(width[i] - display_width(r[i]), ' ');
+            const bool right = ri > 0 && numeric(r[i]);
+            line += (i ? "  " : "") + (right ? pad + r[i] : r[i] + (i + 1 < r.size() ? pad : ""));
+        }
+        out += line + "\n";
+        if (ri == 0) {
+            std::string rule;
+            for (std::size_t i = 0; i < width.size(); ++i) rule += (i ? "  " : "") + std::string(width[i], '-');
+            out += rule + "\n";
+        }
+    }
+    return out;
+}
+
+std::string render_run_table(const core::run_result& run) {
+    std::string out = fmt::format("run {}  {}  {} -> {}  transport {}\n", run.id, run.state,
+                                  run.initiator.address.empty() ? "?" : run.initiator.address, run.spec.peer,
+                                  core::to_string(run.spec.transport));
+    if (!run.peer.hostname.empty())
+        out += fmt::format("initiator {} ({}, {}), peer {} ({}, {})\n", run.initiator.hostname, run.initiator.kernel,
+                           run.initiator.cpu_model, run.peer.hostname, run.peer.kernel, run.peer.cpu_model);
+    for (auto test : run.spec.tests) {
+        std::vector<std::vector<std::string>> rows;
+        if (test == core::test_kind::latency) {
+            rows.push_back({"size", "p50 µs", "min", "p90", "p99", "p99.9", "max", "mean", "stdev", "samples", "precision"});
+            for (const auto& p : run.points) {
+                if (p.test != test || !p.lat_ns) continue;
+                const auto& l = *p.lat_ns;
+                rows.push_back({core::format_size(p.size_bytes), us(l.p50), us(l.min), us(l.p90), us(l.p99), us(l.p999), us(l.max),
+                                us(l.mean), us(l.stdev), std::to_string(l.count), precision(p.precision)});
+            }
+            out += "\nlatency (one-way = RTT/2, µs)\n";
+        } else {
+            const bool bidir = test == core::test_kind::bidir;
+            if (bidir) rows.push_back({"size", "Gbit/s", "->peer", "<-peer", "GB/s", "msg/s", "precision", "CPU % init/peer"});
+            else rows.push_back({"size", "Gbit/s", "GB/s", "msg/s", "interval min..max", "precision", "CPU % init/peer"});
+            for (const auto& p : run.points) {
+                if (p.test != test) continue;
+                const auto cpu = fmt::format("{:.0f}/{:.0f}", p.cpu.local_percent, p.cpu.remote_percent);
+                if (bidir) {
+                    std::string fwd = "-", rev = "-";
+                    for (const auto& f : p.flows) (f.direction == "initiator->peer" ? fwd : rev) = gbit(f.gbit_per_s);
+                    rows.push_back({core::format_size(p.size_bytes), gbit(p.gbit_per_s), fwd, rev, gbit(p.gbit_per_s / 8),
+                                    rate(p.msg_per_s), precision(p.precision), cpu});
+                } else {
+                    double lo = 0, hi = 0;
+                    if (!p.flows.empty()) { lo = p.flows[0].interval_min_gbit; hi = p.flows[0].interval_max_gbit; }
+                    rows.push_back({core::format_size(p.size_bytes), gbit(p.gbit_per_s), gbit(p.gbit_per_s / 8), rate(p.msg_per_s),
+                                    fmt::format("{}..{}", gbit(lo), gbit(hi)), precision(p.precision), cpu});
+                }
+            }
+            out += fmt::format("\n{} ({}{}, {} stream{})\n", core::to_string(test),
+                               bidir ? "both directions" : (run.spec.reverse ? "peer -> initiator" : "initiator -> peer"),
+                               "", run.spec.streams, run.spec.streams == 1 ? "" : "s");
+        }
+        if (rows.size() > 1) out += format_table(rows);
+        else out += "(no points)\n";
+    }
+    bool any_missed = false;
+    for (const auto& p : run.points) any_missed |= p.precision.adaptive && !p.precision.met;
+    if (any_missed) out += "\n* precision target not met within the time cap (raise --max-time or accept the wider interval)\n";
+    std::vector<std::string> warnings;
+    for (const auto& p : run.points)
+        for (const auto& w : p.warnings)
+            if (w.rfind("precision target not met", 0) != 0)
+                warnings.push_back(fmt::format("{} {}: {}", core::to_string(p.test), core::format_size(p.size_bytes), w));
+    for (const auto& w : run.warnings) warnings.push_back(w);
+    if (!warnings.empty()) {
+        out += "\nwarnings:\n";
+        for (const auto& w : warnings) out += "  - " + w + "\n";
+    }
+    if (!run.error.empty()) out += fmt::format("\nerror: {}\n", run.error);
+    return out;
+}
+
+std::string point_progress_line(const core::point_result& p, std::size_t index, std::size_t total) {
+    std::string fig = p.lat_ns ? fmt::format("p50 {} µs", us(p.lat_ns->p50)) : fmt::format("{} Gbit/s", gbit(p.gbit_per_s));
+    return fmt::format("[{:>3}/{}] {:<9} {:>9}  {}", index, total, core::to_string(p.test), core::format_size(p.size_bytes), fig);
+}
+
+std::string render_run_list(const json& list) {
+    std::vector<std::vector<std::string>> rows{{"id", "state", "peer", "created", "points", "error"}};
+    for (const auto& r : list.value("runs", json::array())) {
+        rows.push_back({r.value("id", ""), r.value("state", ""), r.value("peer", ""), r.value("created_at", ""),
+                        std::to_string(r.value("points", 0)), r["error"].is_string() ? r["error"].get<std::string>() : ""});
+    }
+    return rows.size() > 1 ? format_table(rows) : "no runs\n";
+}
+
+std::string render_info(const json& info) {
+    const auto& h = info.value("host", json::object());
+    std::string out = fmt::format("meshperfd {} at {}\n  host {}  kernel {}  CPU {} ({} cores)\n", h.value("version", "?"),
+                                  h.value("address", "?"), h.value("hostname", "?"), h.value("kernel", "?"),
+                                  h.value("cpu_model", "?"), h.value("cpu_count", 0));
+    out += "transports:\n";
+    for (const auto& t : info.value("transports", json::array()))
+        out += fmt::format("  {:<6} {}\n", t.value("name", "?"),
+                           t.value("available", false) ? "available" : "unavailable: " + t.value("reason", std::string("?")));
+    if (info.contains("rdma_devices")) {
+        out += "RDMA devices:\n";
+        for (const auto& d : info["rdma_devices"]) out += "  " + d.dump() + "\n";
+    }
+    if (info.contains("gpus")) out += "GPUs: " + info["gpus"].dump() + "\n";
+    const auto& q = info.value("queue", json::object());
+    out += fmt::format("queue: {} waiting{}\n", q.value("queued", 0),
+                       q.value("measuring", "").empty() ? "" : ", measuring: " + q.value("measuring", ""));
+    return out;
+}
+
+std::string render_csv(const core::run_result& run) {
+    std::string out = core::csv_header() + "\n";
+    for (const auto& p : run.points) out += core::to_csv_row(run, p) + "\n";
+    return out;
+}
+
+}  // namespace meshperf::client

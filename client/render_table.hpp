@@ -1,0 +1,31 @@
+#pragma once
+/// Human-readable renderings: aligned tables of a run's points (sizes in IEC units, rates in
+/// Gbit/s, latency in µs), run lists and daemon info.
+#include "core/result.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace meshperf::client {
+
+/// A simple aligned text table: first row is the header; numeric-looking cells align right.
+std::string format_table(const std::vector<std::vector<std::string>>& rows);
+
+/// The run as tables: a header line (run id, hosts, state), one table per test kind, then
+/// warnings and the error if any.
+std::string render_run_table(const core::run_result& run);
+
+/// One line for a point as it arrives (progress display).
+std::string point_progress_line(const core::point_result& p, std::size_t index, std::size_t total);
+
+/// GET /v1/runs list as a table.
+std::string render_run_list(const nlohmann::json& list);
+
+/// GET /v1/info as readable text.
+std::string render_info(const nlohmann::json& info);
+
+/// The whole run as CSV: header row, then a row per point.
+std::string render_csv(const core::run_result& run);
+
+}  // namespace meshperf::client
