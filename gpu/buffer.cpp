@@ -1,0 +1,78 @@
+#include "gpu/buffer.hpp"
+
+#include "core/sizes.hpp"
+#include "gpu/detail/cuda_check.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+#include <unistd.h>
+#include <utility>
+
+namespace meshperf::gpu {
+
+std::size_t host_page_size() noexcept {
+    const long p = ::sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<std::size_t>(p) : 4096;
+}
+
+device_buffer::device_buffer(int device, std::size_t bytes) : size_(bytes), device_(device) {
+    if (bytes == 0) throw std::invalid_argument("device_buffer: size must be positive");
+    const std::size_t page = host_page_size();
+    allocated_ = (bytes + page - 1) / page * page;
+    detail::set_device(device);
+    detail::check(cudaMalloc(&ptr_, allocated_),
+                  fmt::format("cudaMalloc({}) on cuda:{}", core::format_size(allocated_), device));
+}
+
+device_buffer::device_buffer(device_buffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)),
+      allocated_(std::exchange(o.allocated_, 0)), device_(std::exchange(o.device_, -1)) {}
+
+device_buffer& device_buffer::operator=(device_buffer&& o) noexcept {
+    if (this != &o) {
+        reset();
+        ptr_ = std::exchange(o.ptr_, nullptr);
+        size_ = std::exchange(o.size_, 0);
+        allocated_ = std::exchange(o.allocated_, 0);
+        device_ = std::exchange(o.device_, -1);
+    }
+    return *this;
+}
+
+device_buffer::~device_buffer() { reset(); }
+
+void device_buffer::reset() noexcept {
+    // With unified addressing cudaFree finds the owning device itself; a destructor must not
+    // change the calling thread's current device.
+    if (ptr_ && cudaFree(ptr_) != cudaSuccess) (void)cudaGetLastError();
+    ptr_ = nullptr;
+    size_ = allocated_ = 0;
+}
+
+pinned_buffer::pinned_buffer(std::size_t bytes) : size_(bytes) {
+    if (bytes == 0) throw std::invalid_argument("pinned_buffer: size must be positive");
+    detail::check(cudaHostAlloc(&ptr_, bytes, cudaHostAllocPortable),
+                  fmt::format("cudaHostAlloc({} pinned host memory)", core::format_size(bytes)));
+}
+
+pinned_buffer::pinned_buffer(pinned_buffer&& o) noexcept
+    : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+
+pinned_buffer& pinned_buffer::operator=(pinned_buffer&& o) noexcept {
+    if (this != &o) {
+        reset();
+        ptr_ = std::exchange(o.ptr_, nullptr);
+        size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+}
+
+pinned_buffer::~pinned_buffer() { reset(); }
+
+void pinned_buffer::reset() noexcept {
+    if (ptr_ && cudaFreeHost(ptr_) != cudaSuccess) (void)cudaGetLastError();
+    ptr_ = nullptr;
+    size_ = 0;
+}
+
+}  // namespace meshperf::gpu

@@ -1,0 +1,39 @@
+#include "gpu/copy_json.hpp"
+
+namespace meshperf::gpu {
+
+nlohmann::json to_json(const copy_point& p) {
+    return {{"size_bytes", p.size_bytes},
+            {"gb_per_s", p.gb_per_s},
+            {"gb_per_s_min", p.gb_per_s_min},
+            {"gb_per_s_max", p.gb_per_s_max},
+            {"seconds_per_copy", p.seconds_per_copy},
+            {"batches", p.batches},
+            {"copies_per_batch", p.copies_per_batch},
+            {"verify", p.verify},
+            {"verified", p.verified()},
+            {"mismatched_bytes", p.mismatched_bytes}};
+}
+
+nlohmann::json to_json(const copy_result& r) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : r.points) points.push_back(to_json(p));
+    return {{"copy", std::string(to_string(r.kind))},
+            {"src", r.src},
+            {"dst", r.dst},
+            {"peer_access", r.peer_access},
+            {"cancelled", r.cancelled},
+            {"verify_failed", r.verify_failed()},
+            {"points", std::move(points)},
+            {"warnings", r.warnings}};
+}
+
+nlohmann::json to_json(const copy_matrix& m) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const auto& r : m.pairs) pairs.push_back(to_json(r));
+    return {{"device_count", m.device_count},
+            {"waived", m.waived.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.waived)},
+            {"pairs", std::move(pairs)}};
+}
+
+}  // namespace meshperf::gpu

@@ -1,0 +1,19 @@
+#pragma once
+/// JSON form of local copy sweeps, for `meshperf local` and the daemon. Host compiler only.
+#include "gpu/copy_result.hpp"
+#include "gpu/copy_sweep.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace meshperf::gpu {
+
+/// {"size_bytes", "gb_per_s", "gb_per_s_min", "gb_per_s_max", "seconds_per_copy",
+///  "batches", "copies_per_batch", "verify", "verified", "mismatched_bytes"}.
+nlohmann::json to_json(const copy_point&);
+/// {"copy": "h2d", "src": "host", "dst": "cuda:0", "peer_access", "cancelled",
+///  "verify_failed", "points": [...], "warnings": [...]}.
+nlohmann::json to_json(const copy_result&);
+/// {"device_count", "waived" (null unless waived), "pairs": [...]}.
+nlohmann::json to_json(const copy_matrix&);
+
+}  // namespace meshperf::gpu
