@@ -71,9 +71,11 @@ json daemon_client::run_streaming(const json& spec, const std::function<void(con
     if (!token_.empty()) req.headers["Authorization"] = "Bearer " + token_;
     std::string pending;
     json result;
+    bool answered = false;
     transport::http_response head;
     try {
         head = transport::http_stream(addr_, req, call_timeout, stream_idle_timeout, [&](std::string_view data) {
+            answered = true;
             pending.append(data);
             std::size_t nl;
             while ((nl = pending.find('\n')) != std::string::npos) {
@@ -89,6 +91,9 @@ json daemon_client::run_streaming(const json& spec, const std::function<void(con
         });
     } catch (const std::system_error& e) {
         if (!result.is_null()) return result;
+        if (!answered)
+            throw client_error(exit_unreachable, fmt::format("cannot reach meshperfd at {}: {} (is it running? check the address and port)",
+                                                             addr_.to_string(), e.code().message()));
         throw client_error(exit_unreachable, fmt::format("lost meshperfd at {}: {} (the run may still be going: meshperf runs {})",
                                                          addr_.to_string(), e.code().message(), addr_.to_string()));
     } catch (const transport::http_protocol_error& e) {

@@ -37,6 +37,7 @@ std::string frame_type_name(std::uint16_t type) {
         case frame_type::error: return "error";
         case frame_type::bye: return "bye";
         case frame_type::endpoint: return "endpoint";
+        case frame_type::point_go: return "point_go";
     }
     return fmt::format("type {}", type);
 }

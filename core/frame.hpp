@@ -32,6 +32,7 @@ enum class frame_type : std::uint16_t {
     error = 8,         ///< either way: a fatal error with a message; the session ends
     bye = 9,           ///< initiator -> peer: the run is over
     endpoint = 10,     ///< either way: transport endpoint details (RDMA QPN, PSN, GID, rkey, address)
+    point_go = 11,     ///< initiator -> peer: every data stream is connected; start the loops
 };
 
 /// Name of a frame type for messages ("hello", "point_done", or "type 77").

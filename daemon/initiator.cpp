@@ -238,6 +238,7 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
         throw session_error(fmt::format("expected point_ready, got {}", core::frame_type_name(static_cast<std::uint16_t>(ready.type))));
 
     tcp::point_side side(spec, test, size, open_streams(ctx, peer, token, pr.roles.size()), pr.roles);
+    ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
     const auto t0 = clock::now();
     side.start();
     const double cap = spec.warmup_s + spec.duration_s.value_or(spec.max_point_s);

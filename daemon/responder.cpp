@@ -33,6 +33,10 @@ void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& s
         throw session_error(fmt::format("data streams did not arrive: {}", e.what()));
     }
     tcp::point_side side(spec, test, size, std::move(fds), roles);
+    // Start only once the initiator holds every stream, so no data races its upgrade answer.
+    const auto go = ch.receive(clock::now() + streams_timeout);
+    if (go.type != core::frame_type::point_go)
+        throw session_error(fmt::format("expected point_go, got {}", core::frame_type_name(static_cast<std::uint16_t>(go.type))));
     const auto t0 = clock::now();
     side.start();
     const bool reports = side.receivers() > 0 && !spec.iterations;
