@@ -90,7 +90,7 @@ device_context open_device(std::string_view name) {
     if (list.empty()) throw_errno(ENODEV, list.reason());
     ibv_device* dev = list.find(name);
     if (!dev)
-        throw_errno(ENODEV, fmt::format("RDMA device '{}' not found (devices: {})", name,
+        throw_errno(EINVAL, fmt::format("RDMA device '{}' not found (devices: {})", name,
                                         list.names()));
     return device_context(dev);
 }

@@ -58,7 +58,7 @@ private:
 };
 
 /// Opens the device called name. Throws rdma_error: ENODEV "no RDMA device found" when the
-/// node has none; ENODEV "RDMA device 'x' not found (devices: ...)" for an unknown name.
+/// node has none; EINVAL "RDMA device 'x' not found (devices: ...)" for an unknown name.
 device_context open_device(std::string_view name);
 
 /// Active MTU enum to bytes (IBV_MTU_1024 -> 1024); 0 for an unknown value.

@@ -20,8 +20,9 @@ public:
 /// Category of ibv_wc_status values; message() is ibv_wc_status_str().
 const std::error_category& wc_category() noexcept;
 
-/// True for the error that means "this node has no usable RDMA device" (code ENODEV), which
-/// a daemon reports as "unavailable" rather than as a failure.
+/// True for the error that means "this node has no RDMA device at all" (code ENODEV), which
+/// a daemon reports as "unavailable" rather than as a failure. An unknown device name is
+/// EINVAL: the request is wrong, not the node.
 bool is_no_device(const rdma_error&) noexcept;
 
 /// Throws rdma_error{err, generic category} with what.

@@ -9,19 +9,6 @@
 
 namespace meshperf::transport::rdma::detail {
 
-namespace {
-std::string_view opcode_name(int op) {
-    switch (op) {
-        case IBV_WC_SEND: return "SEND";
-        case IBV_WC_RDMA_WRITE: return "RDMA WRITE";
-        case IBV_WC_RDMA_READ: return "RDMA READ";
-        case IBV_WC_RECV: return "RECV";
-        case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV with immediate";
-        default: return "work request";
-    }
-}
-}  // namespace
-
 void raise(qp_slot& s, const loop_status& st, std::string_view what,
            std::chrono::milliseconds timeout) {
     s.failed = true;
@@ -30,10 +17,11 @@ void raise(qp_slot& s, const loop_status& st, std::string_view what,
         case loop_end::ok: break;
         case loop_end::wc_error: {
             const bool gone = st.code == IBV_WC_RETRY_EXC_ERR || st.code == IBV_WC_RNR_RETRY_EXC_ERR;
+            // Only status, wr_id and qp_num are valid in a failed completion: the loop's
+            // name says which operation it was.
             throw rdma_error(std::error_code(st.code, wc_category()),
-                             fmt::format("{} {}: {} completion failed (status {}){}", what, qp,
-                                         opcode_name(st.opcode), st.code,
-                                         gone ? " - the peer is gone or not answering" : ""));
+                             fmt::format("{} {}: work completion failed (status {}){}", what, qp,
+                                         st.code, gone ? " - the peer is gone or not answering" : ""));
         }
         case loop_end::post_error:
             throw_errno(st.code, fmt::format("{} {}: ibv_post_send/recv", what, qp));

@@ -23,14 +23,12 @@ enum class loop_end : std::uint8_t { ok, wc_error, post_error, poll_error, timeo
 struct loop_status {
     loop_end end = loop_end::ok;
     int code = 0;              ///< errno (post/poll) or ibv_wc_status
-    int opcode = 0;            ///< ibv_wc_opcode of a failed completion
     std::uint64_t missing = 0; ///< timeout of a receiver: messages announced but not received
 
     bool ok() const noexcept { return end == loop_end::ok; }
     void fail_wc(const ibv_wc& wc) noexcept {
         end = loop_end::wc_error;
         code = wc.status;
-        opcode = wc.opcode;
     }
 };
 
