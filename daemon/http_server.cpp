@@ -1,6 +1,7 @@
 #include "daemon/http_server.hpp"
 
 #include "daemon/api_routes.hpp"
+#include "daemon/auth.hpp"
 #include "daemon/frame_channel.hpp"
 #include "daemon/log.hpp"
 #include "daemon/responder.hpp"
@@ -38,6 +39,7 @@ struct server_state {
     run_manager& runs;
     result_store& store;
     http_limits limits;
+    auth_throttle throttle{};
 };
 
 response make_response(const request& req, const api_reply& r) {
@@ -67,14 +69,31 @@ bool header_contains(const request& req, http::field f, std::string_view token) 
     return lower.find(token) != std::string::npos;
 }
 
-bool authorized(const server_state& s, const request& req) {
-    if (s.ctx.token.empty()) return true;
-    const auto h = std::string(req[http::field::authorization]);
-    const std::string want = "Bearer " + s.ctx.token;
-    if (h.size() != want.size()) return false;
-    unsigned char diff = 0;  // constant time for equal lengths
-    for (std::size_t i = 0; i < h.size(); ++i) diff |= static_cast<unsigned char>(h[i] ^ want[i]);
-    return diff == 0;
+enum class auth_outcome { ok, denied, throttled };
+
+/// Checks the bearer token; repeated failures from one address are slowed down (429).
+auth_outcome authorize(server_state& s, const request& req, const beast::tcp_stream& stream,
+                       std::chrono::milliseconds& retry_after) {
+    if (s.ctx.token.empty()) return auth_outcome::ok;
+    beast::error_code ec;
+    const auto remote = stream.socket().remote_endpoint(ec);
+    const auto client = parse_ip_address(ec ? std::string("0.0.0.0") : remote.address().to_string());
+    const auto who = client.value_or(ip_address{});
+    if ((retry_after = s.throttle.retry_after(who)).count() > 0) return auth_outcome::throttled;
+    if (bearer_matches(s.ctx.token, std::string_view(req[http::field::authorization]))) {
+        s.throttle.record_success(who);
+        return auth_outcome::ok;
+    }
+    retry_after = s.throttle.record_failure(who);
+    log_warn("authentication failed from {}", client ? client->to_string() : "?");
+    return auth_outcome::denied;
+}
+
+api_reply auth_reply(auth_outcome o, std::chrono::milliseconds retry_after) {
+    if (o == auth_outcome::throttled)
+        return api_error(429, fmt::format("too many failed authentications from this address: retry in {} s",
+                                          (retry_after.count() + 999) / 1000));
+    return api_error(401, "missing or wrong bearer token: send 'Authorization: Bearer <cluster token>'");
 }
 
 /// Streams a run's events as NDJSON in chunked encoding until its result, or until the
@@ -121,7 +140,12 @@ asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream,
         auto res = plain_error(version, status, msg);
         co_await http::async_write(stream, res, use_tuple);
     };
-    if (!authorized(s, req)) { co_await refuse(401, "missing or wrong cluster token"); co_return; }
+    std::chrono::milliseconds wait{0};
+    if (const auto a = authorize(s, req, stream, wait); a != auth_outcome::ok) {
+        const auto r = auth_reply(a, wait);
+        co_await refuse(r.status, r.body["error"].get<std::string>());
+        co_return;
+    }
     const auto proto_text = std::string(req[protocol_header]);
     int proto = 0;
     std::from_chars(proto_text.data(), proto_text.data() + proto_text.size(), proto);
@@ -214,10 +238,11 @@ asio::awaitable<void> handle_connection(server_state& s, tcp::socket socket) {
 
         api_reply reply;
         std::shared_ptr<run_record> record;
+        std::chrono::milliseconds wait{0};
         if (path == "/healthz") {
             reply = req.method() == http::verb::get ? handle_healthz(api) : api_error(405, "use GET /healthz");
-        } else if (!authorized(s, req)) {
-            reply = api_error(401, "missing or wrong bearer token: send 'Authorization: Bearer <cluster token>'");
+        } else if (const auto a = authorize(s, req, stream, wait); a != auth_outcome::ok) {
+            reply = auth_reply(a, wait);
         } else if (path == "/v1/info") {
             reply = req.method() == http::verb::get ? handle_info(api) : api_error(405, "use GET /v1/info");
         } else if (path == "/v1/runs") {

@@ -6,12 +6,15 @@
 #include "daemon/log.hpp"
 #include "daemon/result_store.hpp"
 #include "daemon/run_manager.hpp"
-#include "daemon/token_file.hpp"
+#include "daemon/auth.hpp"
+#include "daemon/sd_notify.hpp"
 #include "transport/socket.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
@@ -44,7 +47,7 @@ int main(int argc, char** argv) {
         daemon::set_log_level(log_level);
         auto ep = transport::parse_endpoint(listen);
         daemon::daemon_context ctx;
-        if (!token_file.empty()) ctx.token = daemon::read_token_file(token_file);
+        if (!token_file.empty()) ctx.token = daemon::load_token_file(token_file);
         if (ctx.token.empty() && !is_loopback(ep.host)) {
             daemon::log_warn("no --token-file: refusing to serve {} without authentication; listening on 127.0.0.1:{} only", ep.host, ep.port);
             ep.host = "127.0.0.1";
@@ -59,8 +62,22 @@ int main(int argc, char** argv) {
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code& ec, int sig) {
             if (!ec) daemon::log_info("signal {}: shutting down", sig);
+            daemon::sd::stopping("shutting down");
             io.stop();
         });
+        // Watchdog keepalives come from the I/O thread, so a stalled event loop gets the
+        // daemon restarted by systemd.
+        boost::asio::steady_timer watchdog(io);
+        std::function<void()> keepalive;
+        if (const auto interval = daemon::sd::watchdog_ping_interval()) {
+            keepalive = [&, period = *interval] {
+                daemon::sd::watchdog();
+                watchdog.expires_after(period);
+                watchdog.async_wait([&](const boost::system::error_code& ec) { if (!ec) keepalive(); });
+            };
+            keepalive();
+        }
+        daemon::sd::ready(fmt::format("serving on {}", ep.to_string()));
         daemon::log_info("meshperfd {} listening on {} (state {}, {})", MESHPERF_VERSION, ep.to_string(), store.path(),
                          ctx.token.empty() ? "no authentication" : "token authentication");
         io.run();
