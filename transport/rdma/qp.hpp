@@ -13,7 +13,7 @@ namespace meshperf::transport::rdma {
 struct qp_caps {
     std::uint32_t send_wr = 128;     ///< send-queue depth (the tx window)
     std::uint32_t recv_wr = 256;     ///< receive-queue depth
-    std::uint32_t inline_bytes = 0;  ///< max_inline_data asked for; 0 retries are not needed
+    std::uint32_t inline_bytes = 0;  ///< max_inline_data asked for (0: no inline sends)
 };
 
 /// What moving to RTR needs to know about the remote QP and the path.
