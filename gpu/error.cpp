@@ -16,9 +16,13 @@ public:
         // The availability errors get the classified sentence: error 35 means "no driver" or
         // "driver too old" depending on whether a driver is there, which the runtime's own
         // text ("driver version is insufficient") does not tell.
-        if (ev == cudaErrorInsufficientDriver || ev == cudaErrorNoDevice || ev == cudaErrorSystemDriverMismatch) {
+        if (ev == cudaErrorInsufficientDriver || ev == cudaErrorNoDevice || ev == cudaErrorSystemDriverMismatch ||
+            ev == cudaErrorInitializationError) {
             const auto& s = cuda_availability();
             if (!s.ok()) return s.message;
+        } else if (ev != cudaSuccess) {
+            const auto& s = cuda_availability();
+            if (!s.ok() && ev == s.error) return s.message;  // the probe's own failure
         }
         const auto e = static_cast<cudaError_t>(ev);
         return fmt::format("{} ({})", cudaGetErrorString(e), cudaGetErrorName(e));

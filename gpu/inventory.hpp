@@ -39,8 +39,8 @@ struct inventory {
 };
 
 /// Queries every device. Never throws for a missing driver or device: status says so.
-/// Creates no CUDA context. Thread-safe; takes milliseconds (call it once per request at
-/// most, or cache it).
+/// Uses property and attribute queries only (no allocation, no kernel). Thread-safe; takes
+/// milliseconds (call it once per request at most, or cache it).
 inventory take_inventory(const std::filesystem::path& sysfs_root = "/sys");
 
 /// Whether the nvidia_peermem (or legacy nv_peer_mem) kernel module is loaded, from
