@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/run_spec.hpp"
+#include "daemon/rdma_session.hpp"
 #include "transport/socket.hpp"
 
 #include <charconv>
@@ -49,7 +50,10 @@ api_reply handle_healthz(api_state&) {
 api_reply handle_info(api_state& s) {
     json transports = json::array();
     transports.push_back({{"name", "tcp"}, {"available", true}});
-    transports.push_back({{"name", "rdma"}, {"available", false}, {"reason", "not built into this meshperfd"}});
+    const auto rdma = rdma_info();
+    json rdma_entry = {{"name", "rdma"}, {"available", rdma.value("available", false)}};
+    if (rdma.contains("reason")) rdma_entry["reason"] = rdma["reason"];
+    transports.push_back(rdma_entry);
     return {200,
             {{"host", core::to_json(s.ctx.host)},
              {"api", 1},
@@ -60,7 +64,8 @@ api_reply handle_info(api_state& s) {
                {"max_duration_s", s.ctx.limits.max_duration_s},
                {"max_run_s", s.ctx.limits.max_run_s}}},
              {"queue", {{"queued", s.runs.queued()}, {"measuring", s.ctx.gate.holder()}}},
-             {"auth", !s.ctx.token.empty()}}};
+             {"auth", !s.ctx.token.empty()},
+             {"rdma_devices", rdma.value("devices", json::array())}}};
 }
 
 api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<run_record>& record) {

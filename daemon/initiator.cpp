@@ -4,6 +4,8 @@
 #include "core/flow_tracker.hpp"
 #include "core/sizes.hpp"
 #include "daemon/frame_channel.hpp"
+#include "daemon/point_figures.hpp"
+#include "daemon/rdma_session.hpp"
 #include "daemon/session_protocol.hpp"
 #include "transport/http_client.hpp"
 #include "transport/tcp/point_side.hpp"
@@ -120,11 +122,6 @@ std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const 
     return fds;
 }
 
-core::summary halved(core::summary s) {
-    s.min /= 2; s.p50 /= 2; s.p90 /= 2; s.p99 /= 2; s.p999 /= 2; s.max /= 2; s.mean /= 2; s.stdev /= 2;
-    return s;
-}
-
 double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 /// Everything the initiator learns about one point while it runs.
@@ -150,12 +147,12 @@ struct point_run {
 
     bool fixed_length() const { return test == core::test_kind::latency || spec.iterations.has_value(); }
 
-    /// True when every flow has met the precision target.
-    bool precise_enough() const {
-        auto ok = [&](std::size_t streams, const core::flow_tracker& f) {
-            return streams == 0 || (f.intervals() >= 8 && f.relative_half_width() <= spec.precision);
-        };
-        return ok(forward_streams, forward) && ok(reverse_streams, reverse);
+    /// The flows measured over time: at the peer (forward) and here (reverse).
+    std::vector<tracked_flow> tracked() const {
+        std::vector<tracked_flow> out;
+        if (forward_streams) out.push_back({"initiator->peer", &forward});
+        if (reverse_streams) out.push_back({"peer->initiator", &reverse});
+        return out;
     }
 };
 
@@ -166,64 +163,28 @@ void handle_progress(point_run& pr, const json& body) {
 }
 
 core::point_result assemble(point_run& pr, tcp::point_side& side) {
-    core::point_result p;
-    p.test = pr.test;
-    p.size_bytes = pr.size;
-    p.precision.adaptive = pr.spec.adaptive();
-    p.precision.target = pr.spec.precision;
-    const double local_wall = side.wall_seconds();
-    p.cpu.local_percent = local_wall > 0 ? side.cpu_seconds() / local_wall * 100.0 : 0.0;
-    const double peer_wall = pr.peer_done.value("wall_s", 0.0);
-    p.cpu.remote_percent = peer_wall > 0 ? pr.peer_done.value("cpu_s", 0.0) / peer_wall * 100.0 : 0.0;
-    p.verified = pr.spec.verify;
-
+    point_inputs in{pr.spec, pr.test, pr.size};
+    in.local_cpu_s = side.cpu_seconds();
+    in.local_wall_s = side.wall_seconds();
+    in.peer_cpu_s = pr.peer_done.value("cpu_s", 0.0);
+    in.peer_wall_s = pr.peer_done.value("wall_s", 0.0);
+    in.sender_is_local = !pr.spec.reverse;
     if (pr.test == core::test_kind::latency) {
-        const auto& lat = side.latency();
-        p.rtt_ns = lat.rtt_ns;
-        p.lat_ns = halved(lat.rtt_ns);
-        p.precision = lat.precision;
-        p.duration_s = lat.measured_s;
+        in.latency = &side.latency();
     } else if (pr.spec.iterations) {
         if (pr.forward_streams) {
             const auto& d = pr.peer_done;
-            p.flows.push_back(core::fixed_count_figures("initiator->peer", pr.size,
-                                                        d.at("measured_bytes").get<std::vector<std::uint64_t>>(),
-                                                        d.at("begin_ns").get<std::vector<std::int64_t>>(),
-                                                        d.at("end_ns").get<std::vector<std::int64_t>>()));
+            in.fixed_flows.push_back(core::fixed_count_figures("initiator->peer", pr.size,
+                                                               d.at("measured_bytes").get<std::vector<std::uint64_t>>(),
+                                                               d.at("begin_ns").get<std::vector<std::int64_t>>(),
+                                                               d.at("end_ns").get<std::vector<std::int64_t>>()));
         }
         if (pr.reverse_streams)
-            p.flows.push_back(core::fixed_count_figures("peer->initiator", pr.size, side.measured_bytes(), side.begin_ns(), side.end_ns()));
+            in.fixed_flows.push_back(core::fixed_count_figures("peer->initiator", pr.size, side.measured_bytes(), side.begin_ns(), side.end_ns()));
     } else {
-        double worst = 0;
-        std::uint64_t batches = ~0ull;
-        auto add = [&](const char* dir, const core::flow_tracker& f) {
-            p.flows.push_back(f.figures(dir, pr.size));
-            worst = std::max(worst, f.relative_half_width());
-            batches = std::min<std::uint64_t>(batches, f.intervals());
-        };
-        if (pr.forward_streams) add("initiator->peer", pr.forward);
-        if (pr.reverse_streams) add("peer->initiator", pr.reverse);
-        p.precision.achieved = worst;
-        p.precision.met = p.precision.adaptive && worst <= pr.spec.precision;
-        p.precision.batches = batches;
+        in.tracked_flows = pr.tracked();
     }
-    for (const auto& f : p.flows) {
-        p.gbit_per_s += f.gbit_per_s;
-        p.msg_per_s += f.msg_per_s;
-        p.duration_s = std::max(p.duration_s, f.seconds);
-    }
-    if (p.precision.adaptive && !p.precision.met)
-        p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) when the {} s cap was reached",
-                                         p.precision.achieved * 100, pr.spec.precision * 100, pr.spec.max_point_s));
-    if (pr.test == core::test_kind::bandwidth) {
-        const double sender_cpu = pr.spec.reverse ? p.cpu.remote_percent : p.cpu.local_percent;
-        const double per_stream = sender_cpu / pr.spec.streams;
-        if (per_stream >= 90.0)
-            p.warnings.push_back(fmt::format("sender CPU-bound ({:.0f}% of a core per stream): the figure may be limited by the sender's CPU, not the path",
-                                             per_stream));
-    }
-    core::check_sane(p);
-    return p;
+    return assemble_point(in);
 }
 
 core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const transport::endpoint_address& peer,
@@ -259,7 +220,7 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
                 if (elapsed > ctx.limits.max_run_s) throw session_error("the point ran past the run time limit");
                 continue;
             }
-            if (elapsed >= cap || (spec.adaptive() && pr.precise_enough())) break;
+            if (elapsed >= cap || (spec.adaptive() && flows_precise_enough(pr.tracked(), spec.precision))) break;
         }
     } catch (...) {
         side.stop();
@@ -290,8 +251,8 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
 
 void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {
     const auto& spec = run.spec;
-    if (spec.transport != core::transport_kind::tcp)
-        throw core::spec_error(fmt::format("transport {} is not available in this meshperfd build", core::to_string(spec.transport)));
+    if (spec.local_memory != "host" || spec.remote_memory != "host")
+        throw core::spec_error("GPU memory (--memory cuda:N) is not wired into the TCP transport of this meshperfd yet; use host memory");
     const auto peer = transport::parse_endpoint(spec.peer);
     gate_hold gate(ctx.gate, "run " + run.id);
     auto ch = open_session(ctx, peer, gate, emit, cancel);
@@ -304,6 +265,11 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     run.peer = core::host_info_from_json(ok.body.value("host", json::object()));
     run.peer.address = spec.peer;
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
+    if (spec.transport == core::transport_kind::rdma) {
+        execute_rdma_points(ctx, ch, run, emit, cancel);
+        ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);
+        return;
+    }
 
     const std::size_t total = spec.tests.size() * spec.sizes.size();
     std::size_t index = 0;

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "daemon/log.hpp"
+#include "daemon/rdma_session.hpp"
 #include "daemon/session_protocol.hpp"
 #include "transport/tcp/point_side.hpp"
 
@@ -81,11 +82,15 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         } catch (const std::exception& e) {
             throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
         }
-        if (spec.transport != core::transport_kind::tcp)
-            throw session_error(fmt::format("transport {} is not available on this peer", core::to_string(spec.transport)));
         ch.send(core::frame_type::hello_ok, {{"protocol", session_protocol_version()}, {"host", core::to_json(ctx.host)}},
                 clock::now() + handshake_timeout);
         log_info("session {}: run {} accepted", who, hello.body.value("run_id", "?"));
+        if (spec.transport == core::transport_kind::rdma) {
+            serve_rdma_points(ctx, ch, spec);
+            log_info("session {}: finished", who);
+            ctx.gate.release();
+            return;
+        }
         while (true) {
             const auto m = ch.receive(clock::now() + idle_session_timeout);
             if (m.type == core::frame_type::bye) break;

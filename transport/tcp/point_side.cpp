@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -132,7 +133,7 @@ void point_side::run_stream(stream& s, int cpu) {
         case stream_role::ping: {
             try {
                 pinger p(s.fd.get(), static_cast<std::size_t>(size_), spec_.verify, spec_.busy_poll);
-                latency_ = run_latency(p, spec_, samples_, stop_);
+                latency_ = core::run_latency([&p](std::size_t n, double* out) { return p.run(n, out); }, spec_, samples_, stop_);
                 s.code = latency_.code;
             } catch (const std::bad_alloc&) {
                 s.code = ENOMEM;
@@ -158,9 +159,18 @@ void point_side::join() {
 }
 
 std::vector<std::uint64_t> point_side::received_bytes() const {
+    // Bytes that have arrived: read by the loop, plus those waiting in the socket's receive
+    // queue. Counting only what was read would let a receiver that fell behind at the start
+    // of the window and caught up by its end report more than the link carried. Reading the
+    // counter before the queue errs low by at most one chunk, never high.
     std::vector<std::uint64_t> out;
     for (const auto& s : streams_)
-        if (s->role == stream_role::receive) out.push_back(s->counters.bytes.load(std::memory_order_relaxed));
+        if (s->role == stream_role::receive) {
+            const auto read = s->counters.bytes.load(std::memory_order_relaxed);
+            int queued = 0;
+            if (::ioctl(s->fd.get(), FIONREAD, &queued) != 0 || queued < 0) queued = 0;
+            out.push_back(read + static_cast<std::uint64_t>(queued));
+        }
     return out;
 }
 

@@ -4,7 +4,8 @@
 /// the peer session hands it sockets and roles and reads its counters.
 #include "core/run_spec.hpp"
 #include "transport/socket.hpp"
-#include "transport/tcp/latency_run.hpp"
+#include "core/latency_runner.hpp"
+#include "transport/tcp/stream_loops.hpp"
 #include "transport/tcp/stream_loops.hpp"
 
 #include <atomic>
@@ -68,7 +69,7 @@ public:
     std::vector<std::int64_t> begin_ns() const;
     std::vector<std::int64_t> end_ns() const;
     /// Latency: the ping stream's outcome (valid when this side had the ping role).
-    const latency_outcome& latency() const { return latency_; }
+    const core::latency_outcome& latency() const { return latency_; }
 
 private:
     struct stream;
@@ -80,7 +81,7 @@ private:
     std::vector<std::unique_ptr<stream>> streams_;
     std::vector<std::thread> threads_;
     std::atomic<bool> stop_{false};
-    latency_outcome latency_;
+    core::latency_outcome latency_;
     std::vector<double> samples_;
     std::int64_t start_ns_ = 0;
     std::atomic<std::int64_t> last_end_ns_{0};

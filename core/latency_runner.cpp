@@ -1,13 +1,15 @@
-#include "transport/tcp/latency_run.hpp"
+#include "core/latency_runner.hpp"
 
 #include "core/stats.hpp"
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 
-namespace meshperf::transport::tcp {
+namespace meshperf::core {
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -19,7 +21,7 @@ constexpr std::size_t min_samples = 1000;
 
 }  // namespace
 
-latency_outcome run_latency(pinger& p, const core::run_spec& spec, std::vector<double>& samples,
+latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& spec, std::vector<double>& samples,
                             const std::atomic<bool>& cancel) {
     latency_outcome out;
     out.precision.adaptive = spec.adaptive();
@@ -28,13 +30,13 @@ latency_outcome run_latency(pinger& p, const core::run_spec& spec, std::vector<d
     // Warm-up: round trips for warmup_s, at least a handful, not counted.
     const auto warm_start = clock::now();
     do {
-        if ((out.code = p.run(10, nullptr)) != loop_ok) return out;
+        if ((out.code = run_batch(10, nullptr)) != 0) return out;
     } while (seconds_since(warm_start) < spec.warmup_s && !cancel.load(std::memory_order_relaxed));
 
     const std::uint64_t target_count = spec.iterations.value_or(0);
     const double time_limit = spec.duration_s.value_or(spec.max_point_s);
     samples.resize(std::min<std::size_t>(target_count ? target_count : max_exact_samples, max_exact_samples));
-    core::log_histogram overflow;  // used only past max_exact_samples
+    log_histogram overflow;  // used only past max_exact_samples
     std::vector<double> spill(batch_size);
 
     std::uint64_t done = 0;
@@ -45,7 +47,7 @@ latency_outcome run_latency(pinger& p, const core::run_spec& spec, std::vector<d
         std::size_t n = batch_size;
         if (target_count) n = static_cast<std::size_t>(std::min<std::uint64_t>(n, target_count - done));
         double* dst = done + n <= samples.size() ? samples.data() + done : spill.data();
-        if ((out.code = p.run(n, dst)) != loop_ok) return out;
+        if ((out.code = run_batch(n, dst)) != 0) return out;
         if (dst == spill.data())
             for (std::size_t i = 0; i < n; ++i) overflow.add(static_cast<std::uint64_t>(spill[i]));
         done += n;
@@ -58,8 +60,8 @@ latency_outcome run_latency(pinger& p, const core::run_spec& spec, std::vector<d
         if (spec.adaptive() && done >= next_check && done <= samples.size()) {
             std::span<double> kept(samples.data(), done);
             std::sort(kept.begin(), kept.end());
-            const double median = core::percentile_sorted(kept, 0.5);
-            rel = median > 0 ? core::median_ci_half_width_sorted(kept) / median : rel;
+            const double median = percentile_sorted(kept, 0.5);
+            rel = median > 0 ? median_ci_half_width_sorted(kept) / median : rel;
             if (rel <= spec.precision) break;
             next_check = done * 2;
         }
@@ -71,9 +73,9 @@ latency_outcome run_latency(pinger& p, const core::run_spec& spec, std::vector<d
     const std::size_t kept_n = static_cast<std::size_t>(std::min<std::uint64_t>(done, samples.size()));
     std::span<double> kept(samples.data(), kept_n);
     if (overflow.count() == 0) {
-        out.rtt_ns = core::summarize(kept);
+        out.rtt_ns = summarize(kept);
         std::sort(kept.begin(), kept.end());
-        rel = out.rtt_ns.p50 > 0 ? core::median_ci_half_width_sorted(kept) / out.rtt_ns.p50 : rel;
+        rel = out.rtt_ns.p50 > 0 ? median_ci_half_width_sorted(kept) / out.rtt_ns.p50 : rel;
     } else {
         for (double v : kept) overflow.add(static_cast<std::uint64_t>(v));
         out.rtt_ns = overflow.summarize();
@@ -87,4 +89,4 @@ latency_outcome run_latency(pinger& p, const core::run_spec& spec, std::vector<d
     return out;
 }
 
-}  // namespace meshperf::transport::tcp
+}  // namespace meshperf::core

@@ -1,0 +1,72 @@
+#include "daemon/point_figures.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace meshperf::daemon {
+namespace {
+
+core::summary halved(core::summary s) {
+    s.min /= 2; s.p50 /= 2; s.p90 /= 2; s.p99 /= 2; s.p999 /= 2; s.max /= 2; s.mean /= 2; s.stdev /= 2;
+    return s;
+}
+
+double percent(double cpu_s, double wall_s) { return wall_s > 0 ? cpu_s / wall_s * 100.0 : 0.0; }
+
+}  // namespace
+
+bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precision) {
+    return std::all_of(flows.begin(), flows.end(), [&](const tracked_flow& f) {
+        return f.tracker->intervals() >= 8 && f.tracker->relative_half_width() <= precision;
+    });
+}
+
+core::point_result assemble_point(const point_inputs& in) {
+    core::point_result p;
+    p.test = in.test;
+    p.size_bytes = in.size;
+    p.precision.adaptive = in.spec.adaptive();
+    p.precision.target = in.spec.precision;
+    p.cpu.local_percent = percent(in.local_cpu_s, in.local_wall_s);
+    p.cpu.remote_percent = percent(in.peer_cpu_s, in.peer_wall_s);
+    p.verified = in.spec.verify;
+
+    if (in.test == core::test_kind::latency) {
+        p.rtt_ns = in.latency->rtt_ns;
+        p.lat_ns = halved(in.latency->rtt_ns);
+        p.precision = in.latency->precision;
+        p.duration_s = in.latency->measured_s;
+    } else if (!in.fixed_flows.empty()) {
+        p.flows = in.fixed_flows;
+    } else {
+        double worst = 0;
+        std::uint64_t batches = ~0ull;
+        for (const auto& f : in.tracked_flows) {
+            p.flows.push_back(f.tracker->figures(f.direction, in.size));
+            worst = std::max(worst, f.tracker->relative_half_width());
+            batches = std::min<std::uint64_t>(batches, f.tracker->intervals());
+        }
+        p.precision.achieved = worst;
+        p.precision.met = p.precision.adaptive && worst <= in.spec.precision;
+        p.precision.batches = batches;
+    }
+    for (const auto& f : p.flows) {
+        p.gbit_per_s += f.gbit_per_s;
+        p.msg_per_s += f.msg_per_s;
+        p.duration_s = std::max(p.duration_s, f.seconds);
+    }
+    if (p.precision.adaptive && !p.precision.met)
+        p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) when the {} s cap was reached",
+                                         p.precision.achieved * 100, in.spec.precision * 100, in.spec.max_point_s));
+    if (in.test == core::test_kind::bandwidth) {
+        const double sender_cpu = in.sender_is_local ? p.cpu.local_percent : p.cpu.remote_percent;
+        const double per_stream = sender_cpu / in.spec.streams;
+        if (per_stream >= 90.0)
+            p.warnings.push_back(fmt::format("sender CPU-bound ({:.0f}% of a core per stream): the figure may be limited by the sender's CPU, not the path",
+                                             per_stream));
+    }
+    core::check_sane(p);
+    return p;
+}
+
+}  // namespace meshperf::daemon

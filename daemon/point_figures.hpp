@@ -1,0 +1,38 @@
+#pragma once
+/// Turns what the initiator learned during a point (latency outcome, flow trackers or
+/// fixed-count windows, CPU times) into a checked point_result with its warnings. Shared by
+/// every transport's point driver.
+#include "core/flow_tracker.hpp"
+#include "core/latency_runner.hpp"
+#include "core/result.hpp"
+
+#include <string>
+#include <vector>
+
+namespace meshperf::daemon {
+
+/// A flow measured over time by a tracker.
+struct tracked_flow {
+    std::string direction;  ///< "initiator->peer" or "peer->initiator"
+    const core::flow_tracker* tracker;
+};
+
+struct point_inputs {
+    const core::run_spec& spec;
+    core::test_kind test;
+    std::uint64_t size;
+    const core::latency_outcome* latency = nullptr;  ///< latency points
+    std::vector<core::flow_figures> fixed_flows;     ///< fixed-count bandwidth points
+    std::vector<tracked_flow> tracked_flows;         ///< adaptive / duration bandwidth points
+    double local_cpu_s = 0, local_wall_s = 0;
+    double peer_cpu_s = 0, peer_wall_s = 0;
+    bool sender_is_local = true;                     ///< whose CPU bounds a unidirectional point
+};
+
+/// Builds the point and runs core::check_sane on it (throws core::insane_figure).
+core::point_result assemble_point(const point_inputs& in);
+
+/// True when every tracked flow has met the precision target (at least 8 intervals).
+bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precision);
+
+}  // namespace meshperf::daemon
