@@ -1,0 +1,525 @@
+#include "client/svg_plot.hpp"
+
+#include "core/sizes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace meshperf::client {
+
+namespace svg {
+
+std::string num(double v) {
+    if (!std::isfinite(v)) v = 0;  // callers draw finite values only; never emit NaN
+    if (std::fabs(v) < 0.05) v = 0;  // no "-0.0"
+    return fmt::format("{:.1f}", v);
+}
+
+std::size_t text_columns(std::string_view s) {
+    std::size_t n = 0;
+    for (unsigned char c : s)
+        if ((c & 0xC0) != 0x80) ++n;  // count UTF-8 code points
+    return n;
+}
+
+double text_width(std::string_view s, double font_px) { return static_cast<double>(text_columns(s)) * font_px * 0.6; }
+
+void text(std::string& out, double x, double y, std::string_view content, double font_px, std::string_view anchor,
+          std::string_view extra) {
+    fmt::format_to(std::back_inserter(out), R"(<text x="{}" y="{}" font-size="{}" text-anchor="{}"{}{}>{}</text>)",
+                   num(x), num(y), font_px, anchor, extra.empty() ? "" : " ", extra, xml_escape(content));
+    out += '\n';
+}
+
+void marker(std::string& out, std::size_t style, double x, double y, std::string_view colour, bool hollow) {
+    const std::string_view fill = hollow ? std::string_view("#ffffff") : colour;
+    const std::string_view stroke = hollow ? colour : std::string_view("#ffffff");
+    const std::string paint = fmt::format(R"(fill="{}" stroke="{}" stroke-width="{}")", fill, stroke, hollow ? 1.6 : 1.2);
+    const double r = 4.2;
+    switch (style % 5) {
+    case 0:
+        fmt::format_to(std::back_inserter(out), R"(<circle cx="{}" cy="{}" r="{}" {}/>)", num(x), num(y), r, paint);
+        break;
+    case 1:
+        fmt::format_to(std::back_inserter(out), R"(<rect x="{}" y="{}" width="{}" height="{}" {}/>)", num(x - r * 0.9),
+                       num(y - r * 0.9), num(r * 1.8), num(r * 1.8), paint);
+        break;
+    case 2:
+        fmt::format_to(std::back_inserter(out), R"(<polygon points="{},{} {},{} {},{}" {}/>)", num(x), num(y - r * 1.2),
+                       num(x + r * 1.1), num(y + r * 0.8), num(x - r * 1.1), num(y + r * 0.8), paint);
+        break;
+    case 3:
+        fmt::format_to(std::back_inserter(out), R"(<polygon points="{},{} {},{} {},{} {},{}" {}/>)", num(x),
+                       num(y - r * 1.25), num(x + r * 1.1), num(y), num(x), num(y + r * 1.25), num(x - r * 1.1), num(y),
+                       paint);
+        break;
+    default:
+        fmt::format_to(std::back_inserter(out), R"(<polygon points="{},{} {},{} {},{}" {}/>)", num(x), num(y + r * 1.2),
+                       num(x + r * 1.1), num(y - r * 0.8), num(x - r * 1.1), num(y - r * 0.8), paint);
+        break;
+    }
+    out += '\n';
+}
+
+std::string open_svg(double width, double height, std::string_view title) {
+    std::string out = fmt::format(
+        R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="{}" role="img">)",
+        num(width), num(height), num(width), num(height), svg_font_family);
+    out += '\n';
+    fmt::format_to(std::back_inserter(out), "<title>{}</title>\n", xml_escape(title));
+    fmt::format_to(std::back_inserter(out), R"(<rect x="0" y="0" width="{}" height="{}" fill="#ffffff"/>)", num(width),
+                   num(height));
+    out += '\n';
+    return out;
+}
+
+}  // namespace svg
+
+std::string xml_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+        case '&': out += "&amp;"; break;
+        case '<': out += "&lt;"; break;
+        case '>': out += "&gt;"; break;
+        case '"': out += "&quot;"; break;
+        case '\'': out += "&#39;"; break;
+        default:
+            // control characters are not allowed in XML 1.0
+            if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') out += ' ';
+            else out += c;
+        }
+    }
+    return out;
+}
+
+namespace {
+
+using svg::num;
+
+bool plottable(double v) { return std::isfinite(v) && v > 0; }
+
+struct xy {
+    double x, y;
+};
+
+// Maps a positive domain [lo, hi] logarithmically onto pixels [a, b].
+struct log_axis {
+    double lo = 1, hi = 10, a = 0, b = 1;
+    double operator()(double v) const {
+        return a + (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) * (b - a);
+    }
+};
+
+struct tick {
+    double v;
+    std::string label;  // empty: a minor gridline
+};
+
+// Powers of two between lo and hi; labelled every `step` octaves, with steps that divide 10
+// so that 1 KiB, 1 MiB and 1 GiB get labels.
+std::vector<tick> size_ticks(double lo, double hi, double px) {
+    const int e0 = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
+    const int e1 = static_cast<int>(std::floor(std::log2(hi) + 1e-9));
+    const int max_labels = std::max(2, static_cast<int>(px / 64));
+    int step = 1;
+    for (int s : {1, 2, 5, 10}) {
+        step = s;
+        if ((e1 - e0) / s + 1 <= max_labels) break;
+    }
+    std::vector<tick> ticks;
+    for (int e = std::max(e0, 0); e <= e1; ++e) {
+        const auto v = std::ldexp(1.0, e);
+        ticks.push_back({v, e % step == 0 ? core::format_size(static_cast<std::uint64_t>(v)) : std::string()});
+    }
+    return ticks;
+}
+
+std::string value_label(double v) {
+    if (v >= 1e6) return fmt::format("{:g}M", v / 1e6);
+    if (v >= 1e4) return fmt::format("{:g}k", v / 1e3);
+    return fmt::format("{:g}", v);
+}
+
+// 1·10^d ticks; 1, 2, 5·10^d or 1..9·10^d when the range is short. Unlabelled ticks are
+// minor gridlines.
+std::vector<tick> value_ticks(double lo, double hi, double px) {
+    const int max_labels = std::max(3, static_cast<int>(px / 32));
+    const int d0 = static_cast<int>(std::floor(std::log10(lo))) - 1;
+    const int d1 = static_cast<int>(std::ceil(std::log10(hi))) + 1;
+    auto in_range = [&](double v) { return v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9); };
+    auto gather = [&](std::initializer_list<int> mantissas) {
+        std::vector<tick> t;
+        for (int d = d0; d <= d1; ++d)
+            for (int m : mantissas) {
+                const double v = m * std::pow(10.0, d);
+                if (in_range(v)) t.push_back({v, value_label(v)});
+            }
+        return t;
+    };
+    auto decades = gather({1});
+    if (decades.size() >= 3) {
+        // Thin labels when there are many decades; the others stay as gridlines.
+        const std::size_t step = (decades.size() + max_labels - 1) / max_labels;
+        for (std::size_t i = 0; i < decades.size(); ++i)
+            if (i % step) decades[i].label.clear();
+        auto minor = gather({2, 3, 4, 5, 6, 7, 8, 9});
+        if (decades.size() <= 6)
+            for (auto& m : minor) decades.push_back({m.v, ""});
+        return decades;
+    }
+    auto coarse = gather({1, 2, 5});
+    if (coarse.size() >= 3 && coarse.size() <= static_cast<std::size_t>(max_labels)) {
+        for (auto& m : gather({3, 4, 6, 7, 8, 9})) coarse.push_back({m.v, ""});
+        return coarse;
+    }
+    auto fine = gather({1, 2, 3, 4, 5, 6, 7, 8, 9});
+    if (fine.size() >= 2) return fine;
+    // A range inside one mantissa step: label both ends.
+    return {{lo, fmt::format("{:.3g}", lo)}, {hi, fmt::format("{:.3g}", hi)}};
+}
+
+struct series {
+    std::size_t style = 0;
+    std::vector<xy> points;   // sorted by x
+    std::vector<xy> band_hi;  // upper edge of a shaded band over points; empty: none
+    bool hollow = false;      // open markers, dotted line (bidirectional)
+};
+
+struct curve {
+    std::size_t style = 0;
+    std::vector<xy> points;
+};
+
+struct panel {
+    std::string title, y_label, empty_text;
+    std::vector<series> data;
+    std::vector<curve> models;
+    std::vector<std::pair<double, std::size_t>> breaks;  // (size, style) of piecewise breaks
+};
+
+std::string_view colour_of(std::size_t style) { return series_palette[style % series_palette.size()]; }
+
+void draw_panel(std::string& out, const panel& p, double x_lo, double x_hi, double top, double width, double height) {
+    const double left = 86, right = width - 28, ptop = top + 34, pbottom = top + height - 56;
+    svg::text(out, left, top + 22, p.title, 15, "start", R"(font-weight="bold" fill="#222222")");
+
+    double y_lo = INFINITY, y_hi = 0;
+    auto widen = [&](double v) {
+        if (!plottable(v)) return;
+        y_lo = std::min(y_lo, v);
+        y_hi = std::max(y_hi, v);
+    };
+    for (const auto& s : p.data) {
+        for (auto q : s.points) widen(q.y);
+        for (auto q : s.band_hi) widen(q.y);
+    }
+    for (const auto& c : p.models)
+        for (auto q : c.points) widen(q.y);
+
+    out += "<g>\n";
+    fmt::format_to(std::back_inserter(out), R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#fbfbfb" stroke="none"/>)",
+                   num(left), num(ptop), num(right - left), num(pbottom - ptop));
+    out += '\n';
+    if (!(y_hi > 0)) {
+        svg::text(out, (left + right) / 2, (ptop + pbottom) / 2, p.empty_text, 14, "middle", R"(fill="#666666")");
+        fmt::format_to(std::back_inserter(out),
+                       R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888888" stroke-width="1"/>)",
+                       num(left), num(ptop), num(right - left), num(pbottom - ptop));
+        out += "\n</g>\n";
+        return;
+    }
+    if (y_hi / y_lo < 1.5) {
+        const double mid = std::sqrt(y_lo * y_hi);
+        y_lo = mid / 1.5;
+        y_hi = mid * 1.5;
+    } else {
+        y_lo /= 1.25;
+        y_hi *= 1.25;
+    }
+    const log_axis xa{x_lo, x_hi, left, right};
+    const log_axis ya{y_lo, y_hi, pbottom, ptop};
+
+    // gridlines and ticks
+    for (const auto& t : size_ticks(x_lo, x_hi, right - left)) {
+        const double x = xa(t.v);
+        fmt::format_to(std::back_inserter(out), R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1"/>)",
+                       num(x), num(ptop), num(x), num(pbottom), t.label.empty() ? "#ececec" : "#d4d4d4");
+        out += '\n';
+        if (!t.label.empty()) svg::text(out, x, pbottom + 19, t.label, 12.5, "middle", R"(fill="#333333")");
+    }
+    for (const auto& t : value_ticks(y_lo, y_hi, pbottom - ptop)) {
+        const double y = ya(t.v);
+        fmt::format_to(std::back_inserter(out), R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1"/>)",
+                       num(left), num(y), num(right), num(y), t.label.empty() ? "#ececec" : "#d4d4d4");
+        out += '\n';
+        if (!t.label.empty()) svg::text(out, left - 8, y + 4.5, t.label, 12.5, "end", R"(fill="#333333")");
+    }
+    svg::text(out, (left + right) / 2, pbottom + 44, "message size (bytes; IEC units, 1 KiB = 1024 B)", 13.5, "middle",
+              R"(fill="#222222")");
+    svg::text(out, 0, 0, p.y_label, 13.5, "middle",
+              fmt::format(R"svg(fill="#222222" transform="translate({} {}) rotate(-90)")svg", num(22), num((ptop + pbottom) / 2)));
+
+    // bands, measured lines, model curves over them, markers over everything
+    for (const auto& s : p.data) {
+        if (s.band_hi.size() != s.points.size() || s.points.size() < 2) continue;
+        std::string pts;
+        for (auto q : s.band_hi) pts += num(xa(q.x)) + "," + num(ya(q.y)) + " ";
+        for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) pts += num(xa(it->x)) + "," + num(ya(it->y)) + " ";
+        pts.pop_back();
+        fmt::format_to(std::back_inserter(out), R"(<polygon points="{}" fill="{}" fill-opacity="0.16" stroke="none"/>)", pts,
+                       colour_of(s.style));
+        out += '\n';
+    }
+    for (const auto& s : p.data) {
+        if (s.points.size() >= 2) {
+            std::string pts;
+            for (auto q : s.points) pts += num(xa(q.x)) + "," + num(ya(q.y)) + " ";
+            pts.pop_back();
+            fmt::format_to(std::back_inserter(out), R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="{}" stroke-opacity="{}"{}/>)",
+                           pts, colour_of(s.style), p.models.empty() ? 2.2 : 1.4, p.models.empty() ? 1.0 : 0.6, s.hollow ? R"( stroke-dasharray="2 4" stroke-linecap="round")" : "");
+            out += '\n';
+        }
+    }
+    for (const auto& c : p.models) {
+        if (c.points.size() < 2) continue;
+        std::string pts;
+        for (auto q : c.points) pts += num(xa(q.x)) + "," + num(ya(q.y)) + " ";
+        pts.pop_back();
+        fmt::format_to(std::back_inserter(out),
+                       R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2.2" stroke-dasharray="8 5"/>)",
+                       pts, colour_of(c.style));
+        out += '\n';
+    }
+    for (auto [n, style] : p.breaks) {
+        if (!(n > x_lo && n < x_hi)) continue;
+        fmt::format_to(std::back_inserter(out),
+                       R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.2" stroke-dasharray="2 3"/>)",
+                       num(xa(n)), num(ptop), num(xa(n)), num(pbottom), colour_of(style));
+        out += '\n';
+        svg::text(out, xa(n) + 4, ptop + 14, "break", 11.5, "start", fmt::format(R"(fill="{}")", colour_of(style)));
+    }
+    for (const auto& s : p.data)
+        for (auto q : s.points) svg::marker(out, s.style, xa(q.x), ya(q.y), colour_of(s.style), s.hollow);
+    fmt::format_to(std::back_inserter(out),
+                   R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888888" stroke-width="1"/>)", num(left),
+                   num(ptop), num(right - left), num(pbottom - ptop));
+    out += "\n</g>\n";
+}
+
+// Model curve sample sizes: a geometric grid over the fitted range.
+std::vector<double> model_grid(const core::model_fit& m) {
+    const double lo = static_cast<double>(std::max<std::uint64_t>(1, m.line.min_size_bytes));
+    const double hi = static_cast<double>(std::max(m.line.max_size_bytes, m.line.min_size_bytes));
+    std::vector<double> g;
+    if (!(hi > lo)) return g;
+    const int n = 96;
+    for (int i = 0; i <= n; ++i) g.push_back(lo * std::pow(hi / lo, static_cast<double>(i) / n));
+    return g;
+}
+
+std::string fit_text(const core::model_fit& m) {
+    auto beta = [](const core::line_fit& l) {
+        return std::isfinite(l.beta_bytes_per_s) ? fmt::format("{:.3g}", l.beta_gbit_per_s()) : std::string("∞");
+    };
+    if (m.piecewise) {
+        const auto& p = *m.piecewise;
+        return fmt::format("fit: α {:.3g} / {:.3g} µs, β {} / {} Gbit/s, break {}–{}", p.below.alpha_us(), p.above.alpha_us(),
+                           beta(p.below), beta(p.above), core::format_size(p.break_after_bytes),
+                           core::format_size(p.break_before_bytes));
+    }
+    return fmt::format("fit: α {:.3g} µs, β {} Gbit/s, n½ {}", m.line.alpha_us(), beta(m.line),
+                       core::format_size(static_cast<std::uint64_t>(std::llround(m.line.n_half_bytes()))));
+}
+
+struct legend_entry {
+    std::size_t style;
+    std::string label, note;
+    bool hollow;
+};
+
+// Lays out entries left to right, wrapping; returns the height used.
+double draw_legend(std::string& out, const std::vector<legend_entry>& entries, double top, double width, bool draw) {
+    const double left = 86, right = width - 28, row_h = 22, font = 13;
+    double x = left, y = top + 14;
+    for (const auto& e : entries) {
+        const double w = 34 + svg::text_width(e.label, font) + (e.note.empty() ? 0 : 8 + svg::text_width(e.note, 12)) + 26;
+        if (x > left && x + w > right) {
+            x = left;
+            y += row_h;
+        }
+        if (draw) {
+            fmt::format_to(std::back_inserter(out), R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="2.2"{}/>)",
+                           num(x), num(y), num(x + 26), num(y), colour_of(e.style),
+                           e.hollow ? R"( stroke-dasharray="2 4" stroke-linecap="round")" : "");
+            out += '\n';
+            svg::marker(out, e.style, x + 13, y, colour_of(e.style), e.hollow);
+            svg::text(out, x + 34, y + 4.5, e.label, font, "start", R"(fill="#222222")");
+            if (!e.note.empty())
+                svg::text(out, x + 34 + svg::text_width(e.label, font) + 8, y + 4.5, e.note, 12, "start", R"(fill="#555555")");
+        }
+        x += w;
+    }
+    return y - top + row_h - 6;
+}
+
+}  // namespace
+
+std::string run_label(const core::run_result& r) {
+    const std::string& from = !r.initiator.hostname.empty() ? r.initiator.hostname : r.initiator.address;
+    const std::string& to = !r.peer.hostname.empty() ? r.peer.hostname : (!r.peer.address.empty() ? r.peer.address : r.spec.peer);
+    std::string s = fmt::format("{} → {} ({}", from.empty() ? "?" : from, to.empty() ? "?" : to, core::to_string(r.spec.transport));
+    if (r.spec.local_memory != "host" || r.spec.remote_memory != "host")
+        s += fmt::format(", {} → {}", r.spec.local_memory, r.spec.remote_memory);
+    if (r.spec.streams > 1) s += fmt::format(", {} streams", r.spec.streams);
+    return s + ")";
+}
+
+std::string render_sweep_svg(std::span<const plot_run> runs, const plot_options& opt) {
+    const double width = std::max(480u, opt.width);
+    const double panel_h = std::max(220u, opt.panel_height);
+
+    // Shared x domain so both panels line up.
+    double x_lo = INFINITY, x_hi = 0;
+    for (const auto& pr : runs)
+        for (const auto& p : pr.run.points)
+            if (p.size_bytes > 0) {
+                x_lo = std::min(x_lo, static_cast<double>(p.size_bytes));
+                x_hi = std::max(x_hi, static_cast<double>(p.size_bytes));
+            }
+    if (!(x_hi > 0)) {
+        x_lo = 1;
+        x_hi = 1 << 20;
+    }
+    x_lo /= std::pow(2.0, 0.35);
+    x_hi *= std::pow(2.0, 0.35);
+
+    // Latency in µs, or ms when the curve reaches 10 ms.
+    double lat_max_us = 0;
+    for (const auto& pr : runs)
+        for (const auto& p : pr.run.points)
+            if (p.lat_ns && std::isfinite(p.lat_ns->p99)) lat_max_us = std::max(lat_max_us, p.lat_ns->p99 / 1e3);
+    const bool ms = lat_max_us >= 1e4;
+    const double lat_div = ms ? 1e3 : 1.0;
+
+    panel lat{"One-way latency (p50; shaded: p50 to p99)", ms ? "one-way latency (ms)" : "one-way latency (µs)",
+              "no latency points", {}, {}, {}};
+    panel bw{"Bandwidth (goodput at the receiver)", "bandwidth (Gbit/s)", "no bandwidth points", {}, {}, {}};
+    std::vector<legend_entry> legend;
+    std::size_t skipped = 0;
+    bool any_model = false, any_bidir = false;
+
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto& pr = runs[i];
+        std::vector<const core::point_result*> pts;
+        for (const auto& p : pr.run.points) pts.push_back(&p);
+        std::stable_sort(pts.begin(), pts.end(), [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; });
+
+        series l{i, {}, {}, false}, b{i, {}, {}, false}, bd{i, {}, {}, true};
+        for (const auto* p : pts) {
+            const double n = static_cast<double>(p->size_bytes);
+            if (p->test == core::test_kind::latency) {
+                if (!p->lat_ns || p->size_bytes == 0 || !plottable(p->lat_ns->p50)) {
+                    ++skipped;
+                    continue;
+                }
+                l.points.push_back({n, p->lat_ns->p50 / 1e3 / lat_div});
+                const double hi = plottable(p->lat_ns->p99) ? p->lat_ns->p99 : p->lat_ns->p50;
+                l.band_hi.push_back({n, std::max(hi, p->lat_ns->p50) / 1e3 / lat_div});
+            } else {
+                if (p->size_bytes == 0 || !plottable(p->gbit_per_s)) {
+                    ++skipped;
+                    continue;
+                }
+                (p->test == core::test_kind::bidir ? bd : b).points.push_back({n, p->gbit_per_s});
+            }
+        }
+        if (!opt.percentile_band) l.band_hi.clear();
+        if (!l.points.empty()) lat.data.push_back(l);
+        if (!b.points.empty()) bw.data.push_back(b);
+        if (!bd.points.empty()) {
+            bw.data.push_back(bd);
+            any_bidir = true;
+        }
+
+        const std::string label = pr.label.empty() ? run_label(pr.run) : pr.label;
+        legend.push_back({i, label, pr.model ? fit_text(*pr.model) : std::string(), false});
+        if (pr.model) {
+            const auto& m = *pr.model;
+            curve lc{i, {}}, bc{i, {}};
+            for (double n : model_grid(m)) {
+                const auto& seg = m.line_for(n);
+                if (seg.alpha_source == "latency") {
+                    const double t_us = seg.time_s(n) * 1e6 / lat_div;
+                    if (plottable(t_us)) lc.points.push_back({n, t_us});
+                }
+                if (seg.stream_alpha_s || seg.alpha_source == "bandwidth") {
+                    const double t = seg.stream_alpha_s.value_or(seg.alpha_s) + n / seg.beta_bytes_per_s;
+                    const double gbit = n * 8 / t / 1e9;
+                    if (plottable(gbit)) bc.points.push_back({n, gbit});
+                }
+            }
+            if (!l.points.empty() && lc.points.size() >= 2) lat.models.push_back(std::move(lc));
+            if (!b.points.empty() && bc.points.size() >= 2) bw.models.push_back(std::move(bc));
+            if (m.piecewise) {
+                const double at = std::sqrt(static_cast<double>(m.piecewise->break_after_bytes) *
+                                            static_cast<double>(m.piecewise->break_before_bytes));
+                if (!l.points.empty()) lat.breaks.push_back({at, i});
+                if (!b.points.empty()) bw.breaks.push_back({at, i});
+            }
+            any_model = true;
+        }
+    }
+
+    std::string title = opt.title;
+    if (title.empty())
+        title = runs.size() == 1 ? "meshperf sweep: " + (runs[0].label.empty() ? run_label(runs[0].run) : runs[0].label)
+                                 : fmt::format("meshperf sweep: {} runs", runs.size());
+
+    std::string key = "markers: measured";
+    if (any_model) key += " · dashed: fitted model t(n) = α + n/β";
+    if (any_bidir) key += " · dotted, open markers: bidirectional (sum)";
+    if (runs.empty()) key = "no runs";
+
+    const double title_h = 44;
+    std::string scratch;
+    const double legend_h = draw_legend(scratch, legend, 0, width, false);  // measure only
+    const double key_h = 20;
+    const int panels = (opt.latency ? 1 : 0) + (opt.bandwidth ? 1 : 0);
+    const double note_h = skipped ? 22 : 0;
+    const double height = title_h + legend_h + key_h + panels * panel_h + note_h + 8;
+
+    std::string out = svg::open_svg(width, height, title);
+    svg::text(out, 86, 30, title, 20, "start", R"(font-weight="bold" fill="#111111")");
+    draw_legend(out, legend, title_h, width, true);
+    svg::text(out, 86, title_h + legend_h + 12, key, 12, "start", R"(fill="#555555")");
+    double y = title_h + legend_h + key_h;
+    if (opt.latency) {
+        draw_panel(out, lat, x_lo, x_hi, y, width, panel_h);
+        y += panel_h;
+    }
+    if (opt.bandwidth) {
+        draw_panel(out, bw, x_lo, x_hi, y, width, panel_h);
+        y += panel_h;
+    }
+    if (skipped)
+        svg::text(out, 86, y + 14,
+                  fmt::format("{} point(s) without a positive, finite figure are not drawn.", skipped), 12, "start",
+                  R"(fill="#D55E00")");
+    out += "</svg>\n";
+    return out;
+}
+
+std::string render_sweep_svg(const core::run_result& run, const plot_options& opt) {
+    plot_run pr{"", run, std::nullopt};
+    try {
+        pr.model = core::fit_model(run);
+    } catch (const std::exception&) {
+        // too few sizes, or no size dependence: draw the points without a model
+    }
+    return render_sweep_svg(std::span<const plot_run>(&pr, 1), opt);
+}
+
+}  // namespace meshperf::client
