@@ -1,0 +1,369 @@
+#include "client/html_report.hpp"
+
+#include "client/svg_heatmap.hpp"
+#include "client/svg_plot.hpp"
+#include "core/sizes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <optional>
+
+namespace meshperf::client {
+
+namespace {
+
+// Readable on screen and on paper; tabular figures so columns of numbers line up.
+constexpr std::string_view css = R"css(
+:root { color-scheme: light; }
+body { font-family: 'DejaVu Sans', 'Helvetica Neue', Arial, sans-serif; color: #1a1a1a; background: #ffffff;
+       max-width: 1180px; margin: 24px auto; padding: 0 24px; line-height: 1.45; font-size: 15px; }
+h1 { font-size: 28px; margin: 0 0 4px 0; }
+h2 { font-size: 21px; margin: 40px 0 10px 0; padding-bottom: 4px; border-bottom: 2px solid #0072B2; }
+h3 { font-size: 16px; margin: 22px 0 8px 0; }
+p.meta, p.note { color: #555555; margin: 2px 0; }
+nav ol { margin: 8px 0 0 0; }
+table { border-collapse: collapse; margin: 6px 0 14px 0; font-size: 13.5px; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #e2e2e2; text-align: left; vertical-align: top; }
+th { background: #f1f4f8; font-weight: 600; }
+tr:nth-child(even) td { background: #fafafa; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.kv th { width: 15em; background: none; }
+.model { border-left: 4px solid #009E73; background: #f4faf7; padding: 8px 14px; margin: 10px 0 14px 0; }
+.model.bad { border-left-color: #E69F00; background: #fdf8ee; }
+.warn { border-left: 4px solid #E69F00; background: #fdf8ee; padding: 6px 14px; margin: 8px 0; }
+.error { border-left: 4px solid #D55E00; background: #fcefe8; padding: 6px 14px; margin: 8px 0; }
+.figure { margin: 10px 0 18px 0; overflow-x: auto; }
+.figure svg { max-width: 100%; height: auto; }
+td.badcell { color: #D55E00; font-weight: 600; }
+code { font-family: 'DejaVu Sans Mono', Menlo, monospace; font-size: 13px; }
+footer { color: #777777; margin: 40px 0 16px 0; font-size: 13px; border-top: 1px solid #e2e2e2; padding-top: 8px; }
+@media print { body { max-width: none; } h2 { break-before: auto; } .figure { break-inside: avoid; } }
+)css";
+
+std::string esc(std::string_view s) { return xml_escape(s); }
+
+std::string us_text(double ns) {
+    if (!std::isfinite(ns)) return "–";
+    const double us = ns / 1e3;
+    if (us >= 1000) return fmt::format("{:.0f}", us);
+    if (us >= 100) return fmt::format("{:.1f}", us);
+    return fmt::format("{:.2f}", us);
+}
+
+std::string fixed(double v, int digits) { return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "–"; }
+
+std::string rate_text(double v) {
+    if (!std::isfinite(v)) return "–";
+    if (v >= 1e9) return fmt::format("{:.2f} G", v / 1e9);
+    if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
+    if (v >= 1e3) return fmt::format("{:.1f} k", v / 1e3);
+    return fmt::format("{:.0f}", v);
+}
+
+std::string precision_text(const core::precision_info& p) {
+    if (!p.adaptive) return "fixed";
+    if (!std::isfinite(p.achieved)) return p.met ? "met" : "missed (no estimate)";
+    return fmt::format("±{:.2f}% {}", p.achieved * 100, p.met ? "met" : "missed");
+}
+
+void row(std::string& out, std::initializer_list<std::string> cells, std::initializer_list<bool> numeric) {
+    out += "<tr>";
+    auto n = numeric.begin();
+    for (const auto& c : cells) {
+        const bool num = n != numeric.end() && *n;
+        out += num ? "<td class=\"num\">" : "<td>";
+        out += c;
+        out += "</td>";
+        if (n != numeric.end()) ++n;
+    }
+    out += "</tr>\n";
+}
+
+void kv(std::string& out, std::string_view key, const std::string& value_html) {
+    fmt::format_to(std::back_inserter(out), "<tr><th>{}</th><td>{}</td></tr>\n", esc(key), value_html);
+}
+
+std::string host_text(const core::host_info& h) {
+    std::string s = esc(h.hostname.empty() ? (h.address.empty() ? "?" : h.address) : h.hostname);
+    if (!h.hostname.empty() && !h.address.empty()) s += " <span class=\"meta\">(" + esc(h.address) + ")</span>";
+    std::vector<std::string> more;
+    if (!h.cpu_model.empty()) more.push_back(esc(h.cpu_model) + (h.cpu_count ? fmt::format(", {} CPUs", h.cpu_count) : ""));
+    if (!h.kernel.empty()) more.push_back("Linux " + esc(h.kernel));
+    if (!h.version.empty()) more.push_back("meshperf " + esc(h.version));
+    for (std::size_t i = 0; i < more.size(); ++i) s += (i == 0 ? "<br>" : " · ") + more[i];
+    return s;
+}
+
+std::string beta_text(const core::line_fit& l) {
+    if (!std::isfinite(l.beta_bytes_per_s)) return "∞ (no size dependence)";
+    return fmt::format("{:.4g} Gbit/s ({:.4g} GB/s)", l.beta_gbit_per_s(), l.beta_gbyte_per_s());
+}
+
+std::string n_half_text(const core::line_fit& l) {
+    if (!std::isfinite(l.n_half_bytes())) return "–";
+    return esc(core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
+}
+
+void model_rows(std::string& out, const core::line_fit& l) {
+    kv(out, "α (start-up latency)",
+       fmt::format("{:.3g} µs{}", l.alpha_us(), l.alpha_source == "latency" ? "" : " (from stream points: a lower bound)"));
+    if (l.stream_alpha_s) kv(out, "α of a stream message", fmt::format("{:.3g} µs", *l.stream_alpha_s * 1e6));
+    kv(out, "β (bandwidth)", beta_text(l));
+    kv(out, "n½ = α·β", n_half_text(l));
+    kv(out, "R²", fmt::format("{:.4f}", l.r_squared));
+    kv(out, "worst relative residual",
+       fmt::format("{:.1f}% at {} ({})", l.worst_rel_residual * 100, esc(core::format_size(l.worst_size_bytes)),
+                   l.worst_is_stream ? "bandwidth" : "latency"));
+    kv(out, "points fitted",
+       fmt::format("{} from {} to {}", l.points, esc(core::format_size(l.min_size_bytes)), esc(core::format_size(l.max_size_bytes))));
+}
+
+void render_model(std::string& out, const std::optional<core::model_fit>& m, const std::string& why_not) {
+    if (!m) {
+        fmt::format_to(std::back_inserter(out), "<div class=\"model bad\"><strong>No model:</strong> {}</div>\n", esc(why_not));
+        return;
+    }
+    fmt::format_to(std::back_inserter(out), "<div class=\"model{}\">\n<strong>Model t(n) = α + n/β</strong>{}\n",
+                   m->line_fits() ? "" : " bad",
+                   m->line_fits() ? ""
+                                  : fmt::format(" — one line misses by more than {:.0f}%{}", m->piecewise_threshold * 100,
+                                                m->piecewise ? ", so it is fitted in two pieces" : ""));
+    out += "<table class=\"kv\">\n";
+    model_rows(out, m->line);
+    out += "</table>\n";
+    if (m->piecewise) {
+        const auto& p = *m->piecewise;
+        fmt::format_to(std::back_inserter(out),
+                       "<p><strong>Piecewise:</strong> break between {} and {}; worst residual {:.1f}%, R² {:.4f}.</p>\n",
+                       esc(core::format_size(p.break_after_bytes)), esc(core::format_size(p.break_before_bytes)),
+                       p.worst_rel_residual * 100, p.r_squared);
+        out += "<table>\n<tr><th>segment</th><th class=\"num\">α (µs)</th><th class=\"num\">β</th><th class=\"num\">n½</th>"
+               "<th class=\"num\">R²</th><th class=\"num\">worst residual</th></tr>\n";
+        for (const auto* seg : {&p.below, &p.above})
+            row(out,
+                {fmt::format("{} … {}", esc(core::format_size(seg->min_size_bytes)), esc(core::format_size(seg->max_size_bytes))),
+                 fmt::format("{:.3g}", seg->alpha_us()), beta_text(*seg), n_half_text(*seg), fmt::format("{:.4f}", seg->r_squared),
+                 fmt::format("{:.1f}%", seg->worst_rel_residual * 100)},
+                {false, true, true, true, true, true});
+        out += "</table>\n";
+    }
+    out += "</div>\n";
+}
+
+void render_points(std::string& out, const core::run_result& r) {
+    std::vector<const core::point_result*> lat, bw, bidir;
+    for (const auto& p : r.points)
+        (p.test == core::test_kind::latency ? lat : p.test == core::test_kind::bidir ? bidir : bw).push_back(&p);
+    auto by_size = [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; };
+    std::stable_sort(lat.begin(), lat.end(), by_size);
+    std::stable_sort(bw.begin(), bw.end(), by_size);
+    std::stable_sort(bidir.begin(), bidir.end(), by_size);
+
+    if (!lat.empty()) {
+        out += "<h3>Latency (one-way, µs)</h3>\n<table>\n<tr><th class=\"num\">size</th><th class=\"num\">min</th>"
+               "<th class=\"num\">p50</th><th class=\"num\">p90</th><th class=\"num\">p99</th><th class=\"num\">p99.9</th>"
+               "<th class=\"num\">max</th><th class=\"num\">mean</th><th class=\"num\">samples</th><th>precision</th>"
+               "<th>warnings</th></tr>\n";
+        for (const auto* p : lat) {
+            const core::summary s = p->lat_ns.value_or(core::summary{});
+            std::string warn;
+            for (const auto& w : p->warnings) warn += (warn.empty() ? "" : "; ") + esc(w);
+            row(out,
+                {esc(core::format_size(p->size_bytes)), us_text(s.min), us_text(s.p50), us_text(s.p90), us_text(s.p99),
+                 us_text(s.p999), us_text(s.max), us_text(s.mean), fmt::format("{}", s.count), esc(precision_text(p->precision)),
+                 warn},
+                {true, true, true, true, true, true, true, true, true, false, false});
+        }
+        out += "</table>\n";
+    }
+    auto rate_table = [&](const std::vector<const core::point_result*>& pts, std::string_view title) {
+        if (pts.empty()) return;
+        fmt::format_to(std::back_inserter(out),
+                       "<h3>{}</h3>\n<table>\n<tr><th class=\"num\">size</th><th class=\"num\">Gbit/s</th>"
+                       "<th class=\"num\">GB/s</th><th class=\"num\">messages/s</th><th class=\"num\">interval min–max (Gbit/s)</th>"
+                       "<th class=\"num\">CPU % (local / peer)</th><th>precision</th><th>warnings</th></tr>\n",
+                       esc(title));
+        for (const auto* p : pts) {
+            double imin = INFINITY, imax = 0;
+            for (const auto& f : p->flows) {
+                imin = std::min(imin, f.interval_min_gbit);
+                imax = std::max(imax, f.interval_max_gbit);
+            }
+            std::string warn;
+            for (const auto& w : p->warnings) warn += (warn.empty() ? "" : "; ") + esc(w);
+            row(out,
+                {esc(core::format_size(p->size_bytes)), fixed(p->gbit_per_s, 2), fixed(p->gbit_per_s / 8, 3),
+                 rate_text(p->msg_per_s), p->flows.empty() ? "–" : fixed(imin, 2) + " – " + fixed(imax, 2),
+                 fmt::format("{:.0f} / {:.0f}", p->cpu.local_percent, p->cpu.remote_percent), esc(precision_text(p->precision)),
+                 warn},
+                {true, true, true, true, true, true, false, false});
+        }
+        out += "</table>\n";
+    };
+    rate_table(bw, "Bandwidth");
+    rate_table(bidir, "Bidirectional bandwidth (sum of both directions)");
+}
+
+std::string tests_text(const core::run_spec& s) {
+    std::string t;
+    for (auto k : s.tests) t += (t.empty() ? "" : ", ") + std::string(core::to_string(k));
+    return t;
+}
+
+void render_run(std::string& out, const core::run_result& r, std::size_t index, const report_options& opt) {
+    const std::string label = run_label(r);
+    fmt::format_to(std::back_inserter(out), "<section id=\"run-{}\">\n<h2>{}</h2>\n", index + 1, esc(label));
+    out += "<table class=\"kv\">\n";
+    if (!r.id.empty()) kv(out, "run", "<code>" + esc(r.id) + "</code>");
+    kv(out, "state", esc(r.state.empty() ? "?" : r.state));
+    if (!r.created_at.empty())
+        kv(out, "time", esc(r.created_at) + (r.finished_at.empty() ? "" : " – " + esc(r.finished_at)));
+    kv(out, "initiator", host_text(r.initiator));
+    kv(out, "peer", r.peer.hostname.empty() && r.peer.address.empty() ? esc(r.spec.peer) : host_text(r.peer));
+    std::string path = esc(std::string(core::to_string(r.spec.transport)));
+    if (r.spec.transport == core::transport_kind::rdma)
+        path += fmt::format(" ({}{})", esc(std::string(core::to_string(r.spec.op))),
+                            r.spec.rdma_device.empty() ? "" : ", " + esc(r.spec.rdma_device));
+    path += fmt::format(", memory {} → {}", esc(r.spec.local_memory), esc(r.spec.remote_memory));
+    if (r.spec.streams > 1) path += fmt::format(", {} streams", r.spec.streams);
+    if (r.spec.reverse) path += ", reverse";
+    kv(out, "path", path);
+    kv(out, "tests", esc(tests_text(r.spec)) + fmt::format(", {} sizes, {} points", r.spec.sizes.size(), r.points.size()));
+    out += "</table>\n";
+    if (!r.error.empty()) fmt::format_to(std::back_inserter(out), "<div class=\"error\"><strong>Error:</strong> {}</div>\n", esc(r.error));
+    for (const auto& w : r.warnings) fmt::format_to(std::back_inserter(out), "<div class=\"warn\">{}</div>\n", esc(w));
+
+    std::optional<core::model_fit> model;
+    std::string why_not;
+    try {
+        model = core::fit_model(r, opt.model);
+    } catch (const std::exception& e) {
+        why_not = e.what();
+    }
+    render_model(out, model, why_not);
+
+    if (opt.plots && !r.points.empty()) {
+        plot_run pr{label, r, model};
+        plot_options po;
+        po.title = "Latency and bandwidth against message size";
+        out += "<div class=\"figure\">\n";
+        out += render_sweep_svg(std::span<const plot_run>(&pr, 1), po);
+        out += "</div>\n";
+    }
+    if (opt.point_tables) render_points(out, r);
+    out += "</section>\n";
+}
+
+std::string fig(const std::optional<double>& v) { return v ? fmt::format("{:.3g}", *v) : "–"; }
+
+void render_matrix(std::string& out, const report_matrix& m, std::size_t index, const report_options& opt) {
+    const auto& a = m.analysis;
+    auto name = [&](std::size_t i) { return i < m.hosts.size() ? m.hosts[i] : fmt::format("host {}", i); };
+    const std::string title = m.title.empty() ? fmt::format("Cluster matrix, {} hosts", a.host_count) : m.title;
+    fmt::format_to(std::back_inserter(out), "<section id=\"matrix-{}\">\n<h2>{}</h2>\n<table class=\"kv\">\n", index + 1,
+                   esc(title));
+    std::size_t bad = 0;
+    for (const auto& l : a.links) bad += l.bad;
+    kv(out, "links", fmt::format("{} measured, {} bad", a.links.size(), bad));
+    if (a.bandwidth)
+        kv(out, "median bandwidth",
+           fmt::format("{:.4g} Gbit/s (MAD {:.3g}); bad below {:.0f}% of it", a.bandwidth->median, a.bandwidth->mad,
+                       a.options.bandwidth_fraction * 100));
+    if (a.latency)
+        kv(out, "median latency",
+           fmt::format("{:.4g} µs (MAD {:.3g}); bad above {:.3g}× it", a.latency->median, a.latency->mad,
+                       a.options.latency_multiple));
+    std::string suspects, unreachable;
+    for (auto s : a.suspects) suspects += (suspects.empty() ? "" : ", ") + esc(name(s));
+    for (auto s : a.unreachable) unreachable += (unreachable.empty() ? "" : ", ") + esc(name(s));
+    kv(out, "suspect hosts", suspects.empty() ? "none" : "<span class=\"badcell\">" + suspects + "</span>");
+    kv(out, "unreachable hosts", unreachable.empty() ? "none" : "<span class=\"badcell\">" + unreachable + "</span>");
+    out += "</table>\n";
+
+    if (opt.plots && a.host_count > 0) {
+        for (auto metric : {heatmap_metric::bandwidth, heatmap_metric::latency}) {
+            if (metric == heatmap_metric::bandwidth ? !a.bandwidth : !a.latency) continue;
+            auto d = heatmap_from_analysis(a, m.hosts.size() == a.host_count ? std::span<const std::string>(m.hosts)
+                                                                             : std::span<const std::string>{},
+                                           metric);
+            out += "<div class=\"figure\">\n" + render_heatmap_svg(d) + "</div>\n";
+        }
+    }
+
+    std::vector<const core::link_verdict*> bad_links;
+    for (const auto& l : a.links)
+        if (l.bad) bad_links.push_back(&l);
+    if (bad_links.empty()) {
+        out += "<p>No bad links.</p>\n";
+    } else {
+        out += "<h3>Bad links</h3>\n<table>\n<tr><th>from</th><th>to</th><th class=\"num\">Gbit/s</th>"
+               "<th class=\"num\">× median</th><th class=\"num\">latency (µs)</th><th class=\"num\">× median</th><th>why</th></tr>\n";
+        for (const auto* l : bad_links) {
+            const auto& s = l->link;
+            row(out,
+                {esc(name(s.from)), esc(name(s.to)), fig(s.gbit_per_s), fig(l->bandwidth_ratio), fig(s.lat_us), fig(l->latency_ratio),
+                 esc(l->reason.empty() ? s.error : l->reason)},
+                {false, false, true, true, true, true, false});
+        }
+        out += "</table>\n";
+    }
+    out += "</section>\n";
+}
+
+}  // namespace
+
+std::string render_html_report(std::span<const core::run_result> runs, std::span<const report_matrix> matrices,
+                               const report_options& opt) {
+    std::string out;
+    out.reserve(64 * 1024);
+    out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+    out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    fmt::format_to(std::back_inserter(out), "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n", esc(opt.title), css);
+    fmt::format_to(std::back_inserter(out), "<h1>{}</h1>\n", esc(opt.title));
+    std::string summary = fmt::format("{} run{}", runs.size(), runs.size() == 1 ? "" : "s");
+    if (!matrices.empty()) summary += fmt::format(", {} matri{}", matrices.size(), matrices.size() == 1 ? "x" : "ces");
+    if (!opt.generated_at.empty()) summary += " · generated " + opt.generated_at;
+    fmt::format_to(std::back_inserter(out), "<p class=\"meta\">{}</p>\n", esc(summary));
+
+    if (runs.size() + matrices.size() > 1) {
+        out += "<nav><ol>\n";
+        for (std::size_t i = 0; i < runs.size(); ++i)
+            fmt::format_to(std::back_inserter(out), "<li><a href=\"#run-{}\">{}</a></li>\n", i + 1, esc(run_label(runs[i])));
+        for (std::size_t i = 0; i < matrices.size(); ++i)
+            fmt::format_to(std::back_inserter(out), "<li><a href=\"#matrix-{}\">{}</a></li>\n", i + 1,
+                           esc(matrices[i].title.empty()
+                                   ? fmt::format("Cluster matrix, {} hosts", matrices[i].analysis.host_count)
+                                   : matrices[i].title));
+        out += "</ol></nav>\n";
+    }
+
+    if (opt.plots && runs.size() > 1) {
+        std::vector<plot_run> all;
+        for (const auto& r : runs) {
+            plot_run pr{run_label(r), r, std::nullopt};
+            try {
+                pr.model = core::fit_model(r, opt.model);
+            } catch (const std::exception&) {
+                // drawn without a model; the run's own section says why
+            }
+            all.push_back(std::move(pr));
+        }
+        plot_options po;
+        po.title = fmt::format("All {} runs", runs.size());
+        out += "<section id=\"overview\">\n<h2>Overview</h2>\n<div class=\"figure\">\n" + render_sweep_svg(all, po) +
+               "</div>\n</section>\n";
+    }
+    for (std::size_t i = 0; i < runs.size(); ++i) render_run(out, runs[i], i, opt);
+    for (std::size_t i = 0; i < matrices.size(); ++i) render_matrix(out, matrices[i], i, opt);
+    if (runs.empty() && matrices.empty()) out += "<p>Nothing to report: no runs and no matrices were given.</p>\n";
+
+    fmt::format_to(std::back_inserter(out),
+                   "<footer>meshperf {} · rates in Gbit/s = 10⁹ bit/s and GB/s = 10⁹ B/s; sizes in IEC units "
+                   "(1 KiB = 1024 B); latency is one-way (RTT/2). Models: t(n) = α + n/β, see "
+                   "docs/capacity-planning.md.</footer>\n</body>\n</html>\n",
+                   MESHPERF_VERSION);
+    return out;
+}
+
+}  // namespace meshperf::client
