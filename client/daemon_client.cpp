@@ -60,6 +60,7 @@ json daemon_client::call(const std::string& method, const std::string& target, c
 
 json daemon_client::get(const std::string& target) const { return call("GET", target, ""); }
 json daemon_client::del(const std::string& target) const { return call("DELETE", target, ""); }
+json daemon_client::put(const std::string& target, const json& body) const { return call("PUT", target, body.dump()); }
 
 json daemon_client::run_streaming(const json& spec, const std::function<void(const json&)>& on_event) const {
     transport::http_request req;

@@ -35,6 +35,8 @@ public:
 
     nlohmann::json get(const std::string& target) const;
     nlohmann::json del(const std::string& target) const;
+    /// PUT with a JSON body.
+    nlohmann::json put(const std::string& target, const nlohmann::json& body) const;
     /// POST /v1/runs with Accept: application/x-ndjson; calls on_event for every event line
     /// and returns the final "result" event's result document.
     nlohmann::json run_streaming(const nlohmann::json& spec, const std::function<void(const nlohmann::json&)>& on_event) const;

@@ -7,6 +7,11 @@ find_package(CLI11 REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SYSTEMD IMPORTED_TARGET libsystemd)
+# cpptoml (libcpptoml-dev) is header-only: the daemon's configuration file parser.
+find_path(CPPTOML_INCLUDE_DIR cpptoml.h)
+if(NOT CPPTOML_INCLUDE_DIR)
+  message(FATAL_ERROR "cpptoml.h not found (apt-get install libcpptoml-dev, or run scripts/setup)")
+endif()
 
 # RDMA: AUTO builds where libibverbs is present.
 set(MESHPERF_HAVE_RDMA OFF)

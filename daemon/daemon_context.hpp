@@ -3,11 +3,15 @@
 /// data-stream hand-over, the run limits and the cluster token.
 #include "core/result.hpp"
 #include "core/run_spec.hpp"
+#include "daemon/auth.hpp"
 #include "daemon/stream_registry.hpp"
 
 #include <string>
 
 namespace meshperf::daemon {
+
+class metrics_registry;
+class baseline_store;
 
 struct daemon_context {
     core::host_info host;          ///< this daemon, as results name it
@@ -15,6 +19,11 @@ struct daemon_context {
     std::string token;             ///< cluster bearer token; empty = no authentication
     stream_registry streams;
     measurement_gate gate;
+    cidr_list allowed_peers;       ///< peers sessions may come from and runs may go to; empty = any
+    auth_throttle_options auth_throttle;  ///< failed-authentication limiter of the HTTP server
+    bool metrics_require_token = true;    ///< GET /metrics needs the token (config [auth])
+    metrics_registry* metrics = nullptr;  ///< fed when runs finish; served on /metrics (owned by main)
+    baseline_store* baselines = nullptr;  ///< /v1/baselines (owned by main)
 };
 
 }  // namespace meshperf::daemon

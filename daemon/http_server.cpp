@@ -4,6 +4,8 @@
 #include "daemon/auth.hpp"
 #include "daemon/frame_channel.hpp"
 #include "daemon/log.hpp"
+#include "daemon/monitoring_routes.hpp"
+#include "daemon/peer_policy.hpp"
 #include "daemon/responder.hpp"
 #include "daemon/session_protocol.hpp"
 
@@ -39,7 +41,7 @@ struct server_state {
     run_manager& runs;
     result_store& store;
     http_limits limits;
-    auth_throttle throttle{};
+    auth_throttle throttle{ctx.auth_throttle};
 };
 
 response make_response(const request& req, const api_reply& r) {
@@ -140,6 +142,15 @@ asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream,
         auto res = plain_error(version, status, msg);
         co_await http::async_write(stream, res, use_tuple);
     };
+    {
+        beast::error_code rec;
+        const auto remote = stream.socket().remote_endpoint(rec);
+        if (const auto why = incoming_peer_refusal(s.ctx, rec ? std::string("?") : remote.address().to_string())) {
+            log_warn("refused {} upgrade: {}", path, *why);
+            co_await refuse(403, *why);
+            co_return;
+        }
+    }
     std::chrono::milliseconds wait{0};
     if (const auto a = authorize(s, req, stream, wait); a != auth_outcome::ok) {
         const auto r = auth_reply(a, wait);
@@ -241,6 +252,8 @@ asio::awaitable<void> handle_connection(server_state& s, tcp::socket socket) {
         std::chrono::milliseconds wait{0};
         if (path == "/healthz") {
             reply = req.method() == http::verb::get ? handle_healthz(api) : api_error(405, "use GET /healthz");
+        } else if (path == "/metrics" && !s.ctx.metrics_require_token) {
+            reply = req.method() == http::verb::get ? handle_metrics(api) : api_error(405, "use GET /metrics");
         } else if (const auto a = authorize(s, req, stream, wait); a != auth_outcome::ok) {
             reply = auth_reply(a, wait);
         } else if (path == "/v1/info") {
@@ -260,6 +273,10 @@ asio::awaitable<void> handle_connection(server_state& s, tcp::socket socket) {
             } else {
                 reply = api_error(405, "use GET or POST on /v1/runs");
             }
+        } else if (path == "/metrics") {
+            reply = req.method() == http::verb::get ? handle_metrics(api) : api_error(405, "use GET /metrics");
+        } else if (path == "/v1/baselines") {
+            reply = handle_baselines(api, std::string(req.method_string()), query, req.body());
         } else if (path.rfind("/v1/runs/", 0) == 0 && path.size() > 9) {
             const auto id = path.substr(9);
             if (req.method() == http::verb::get) reply = handle_get_run(api, id);

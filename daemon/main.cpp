@@ -1,6 +1,10 @@
 // meshperfd: the meshperf daemon. Serves the HTTP API, peer sessions and data streams on
 // one port, runs measurements one at a time, and keeps their results.
 #include "core/error.hpp"
+#include "daemon/baseline_store.hpp"
+#include "daemon/config.hpp"
+#include "daemon/metrics.hpp"
+#include "daemon/probe_scheduler.hpp"
 #include "daemon/host_facts.hpp"
 #include "daemon/http_server.hpp"
 #include "daemon/log.hpp"
@@ -35,18 +39,31 @@ int main(int argc, char** argv) {
     std::string state_dir = "/var/lib/meshperf";
     std::string token_file;
     std::string log_level = "info";
+    std::string config_file;
     app.add_option("--listen", listen, "ADDR:PORT for the API, peer sessions and data streams (one port)")->capture_default_str();
     app.add_option("--state-dir", state_dir, "directory for the result store (SQLite)")->capture_default_str();
     app.add_option("--token-file", token_file, "file holding the cluster bearer token (mode 0600); without it, loopback only");
     app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
+    app.add_option("--config", config_file,
+                   "TOML configuration: limits, allowed peers, /metrics authentication, scheduled probes "
+                   "(see meshperfd.toml.example); options given here override its [daemon] settings");
     app.set_version_flag("--version", std::string("meshperfd ") + MESHPERF_VERSION);
     CLI11_PARSE(app, argc, argv);
 
     std::signal(SIGPIPE, SIG_IGN);
     try {
         daemon::set_log_level(log_level);
+        daemon::daemon_config config;
+        if (!config_file.empty()) config = daemon::load_config(config_file);
+        if (config.listen && app.count("--listen") == 0) listen = *config.listen;
+        if (config.state_dir && app.count("--state-dir") == 0) state_dir = *config.state_dir;
+        if (config.token_file && app.count("--token-file") == 0) token_file = *config.token_file;
         auto ep = transport::parse_endpoint(listen);
         daemon::daemon_context ctx;
+        ctx.limits = config.limits;
+        ctx.allowed_peers = config.allowed_peers;
+        ctx.auth_throttle = config.auth_throttle;
+        ctx.metrics_require_token = config.metrics_require_token;
         if (!token_file.empty()) ctx.token = daemon::load_token_file(token_file);
         if (ctx.token.empty() && !is_loopback(ep.host)) {
             daemon::log_warn("no --token-file: refusing to serve {} without authentication; listening on 127.0.0.1:{} only", ep.host, ep.port);
@@ -57,8 +74,14 @@ int main(int argc, char** argv) {
         daemon::result_store store(state_dir);
         ctx.host = daemon::local_host_info(ep.to_string());
         boost::asio::io_context io(1);
+        daemon::baseline_store baselines(store.path());
+        daemon::metrics_registry metrics;
+        ctx.baselines = &baselines;
+        ctx.metrics = &metrics;
         daemon::run_manager runs(ctx, store);
+        runs.on_finished([&metrics](const core::run_result& r) { metrics.record_run(r); });
         daemon::start_http_server(io, ep.to_string(), ctx, runs, store);
+        daemon::probe_scheduler probes(config.schedule, runs);
         boost::asio::signal_set signals(io, SIGINT, SIGTERM);
         signals.async_wait([&](const boost::system::error_code& ec, int sig) {
             if (!ec) daemon::log_info("signal {}: shutting down", sig);
@@ -78,8 +101,9 @@ int main(int argc, char** argv) {
             keepalive();
         }
         daemon::sd::ready(fmt::format("serving on {}", ep.to_string()));
-        daemon::log_info("meshperfd {} listening on {} (state {}, {})", MESHPERF_VERSION, ep.to_string(), store.path(),
-                         ctx.token.empty() ? "no authentication" : "token authentication");
+        daemon::log_info("meshperfd {} listening on {} (state {}, {}{}{})", MESHPERF_VERSION, ep.to_string(), store.path(),
+                         ctx.token.empty() ? "no authentication" : "token authentication",
+                         config_file.empty() ? "" : ", config ", config_file);
         io.run();
     } catch (const core::spec_error& e) {
         daemon::log_error("{}", e.what());

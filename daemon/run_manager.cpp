@@ -3,6 +3,7 @@
 #include "daemon/host_facts.hpp"
 #include "daemon/initiator.hpp"
 #include "daemon/log.hpp"
+#include "daemon/peer_policy.hpp"
 
 #include <chrono>
 #include <fmt/chrono.h>
@@ -189,6 +190,7 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
             r->push_event(e);
         };
         try {
+            check_run_target(ctx_, result.spec.peer);
             execute_run(ctx_, result, emit, r->cancel);
             result.state = "completed";
         } catch (const std::exception& e) {
@@ -212,6 +214,13 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
     {
         std::lock_guard lock(r->m_);
         r->result_ = result;
+    }
+    if (on_finished_) {
+        try {
+            on_finished_(result);
+        } catch (const std::exception& e) {
+            log_error("run {}: finish hook: {}", r->id(), e.what());
+        }
     }
     r->push_event({{"event", "result"}, {"result", core::to_json(result)}});
     {

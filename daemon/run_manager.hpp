@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +62,10 @@ public:
     std::size_t queued() const;
     /// Total runs finished since start, by final state (for metrics).
     std::map<std::string, std::uint64_t> finished_counts() const;
+    /// Called with every finished run (any final state) after it is stored and before its
+    /// `result` event is published, so /metrics has it when a client sees the result. Set
+    /// once, before the first submit; called on the executor thread.
+    void on_finished(std::function<void(const core::run_result&)> hook) { on_finished_ = std::move(hook); }
 
 private:
     void executor_loop();
@@ -75,6 +80,7 @@ private:
     std::map<std::string, std::shared_ptr<run_record>> live_;
     std::map<std::string, std::uint64_t> finished_counts_;
     bool stopping_ = false;
+    std::function<void(const core::run_result&)> on_finished_;
     std::thread executor_;
 };
 

@@ -1,0 +1,251 @@
+#include "client/check_command.hpp"
+
+#include "client/commands.hpp"
+#include "client/daemon_client.hpp"
+#include "client/short_runs.hpp"
+#include "core/check_figures.hpp"
+#include "core/error.hpp"
+#include "core/prometheus.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace meshperf::client {
+
+using nlohmann::json;
+
+std::string render_check(const core::check_result& r, const std::string& format) {
+    if (format == "json") return core::to_json(r).dump(2) + "\n";
+    return core::nagios_line(r) + "\n";
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    // Not ending in .prom, so the collector ignores it while it is being written.
+    std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) throw client_error(exit_run_failed, fmt::format("cannot create a temporary file in {}: {}", dir.string(), std::strerror(errno)));
+    auto fail = [&](const char* step) {
+        const int err = errno;
+        ::close(fd);
+        ::unlink(tmpl.c_str());
+        throw client_error(exit_run_failed, fmt::format("cannot write {}: {} failed: {}", path, step, std::strerror(err)));
+    };
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const auto n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail("write");
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fchmod(fd, 0644) != 0) fail("chmod");
+    if (::fsync(fd) != 0) fail("fsync");
+    if (::close(fd) != 0) {
+        const int err = errno;
+        ::unlink(tmpl.c_str());
+        throw client_error(exit_run_failed, fmt::format("cannot write {}: close failed: {}", path, std::strerror(err)));
+    }
+    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(tmpl.c_str());
+        throw client_error(exit_run_failed, fmt::format("cannot rename {} to {}: {}", tmpl, path, std::strerror(err)));
+    }
+}
+
+int check_parse_failure(CLI::App& app, const CLI::ParseError& e) {
+    CLI::App* check = nullptr;
+    for (auto* sub : app.get_subcommands({}))
+        if (sub->get_name() == "check") check = sub;
+    if (!check || !check->parsed()) return -1;
+    const int rc = app.exit(e);
+    if (rc == 0) return 0;  // --help
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::replace(what.begin(), what.end(), '|', '/');
+    std::printf("MESHPERF UNKNOWN - bad options: %s\n", what.c_str());
+    std::fflush(stdout);
+    return core::exit_code(core::check_state::unknown);
+}
+
+namespace {
+
+struct check_options {
+    std::string peer;
+    std::string initiator = "localhost:7470";
+    short_test_options test;
+    double min_gbit = 0, max_lat_us = 0;
+    std::string baseline;
+    double warn = 0.9, crit = 0.75;
+    std::string prom_file;
+    std::string format = "nagios";
+    double timeout_s = 120;
+};
+
+/// Prints the verdict, writes the textfile, returns the exit code. Shared by the normal
+/// path and the timeout watchdog, so it runs at most once.
+class check_reporter {
+public:
+    check_reporter(std::string format, std::string prom_file) : format_(std::move(format)), prom_file_(std::move(prom_file)) {}
+
+    int report(const core::check_result& r) {
+        std::lock_guard lock(m_);
+        if (done_) return core::exit_code(r.state);
+        done_ = true;
+        const auto text = render_check(r, format_);
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+        if (!prom_file_.empty()) {
+            try {
+                const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+                write_file_atomically(prom_file_, core::check_textfile(r, now));
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "meshperf: --prom-file: %s\n", e.what());
+            }
+        }
+        return core::exit_code(r.state);
+    }
+
+private:
+    std::mutex m_;
+    bool done_ = false;
+    std::string format_, prom_file_;
+};
+
+/// Baseline figures from --baseline FILE or --baseline stored.
+std::vector<core::check_figure> load_baseline(const check_options& o, const std::string& peer, const daemon_client& initiator) {
+    json doc;
+    if (o.baseline == "stored") {
+        doc = initiator.get(fmt::format("/v1/baselines?peer={}&transport={}", peer, o.test.transport));
+    } else {
+        std::ifstream in(o.baseline);
+        if (!in) throw core::spec_error(fmt::format("--baseline {}: cannot read the file (or say --baseline stored)", o.baseline));
+        doc = json::parse(in, nullptr, false);
+        if (doc.is_discarded()) throw core::spec_error(fmt::format("--baseline {}: not valid JSON", o.baseline));
+    }
+    auto figures = core::baseline_figures_from_json(doc, peer, o.test.transport);
+    if (figures.empty()) {
+        if (o.baseline == "stored")
+            throw core::spec_error(fmt::format("no baseline stored on {} for {} over {}: save one with "
+                                               "'meshperf baseline save {} --initiator {}'",
+                                               initiator.address().to_string(), peer, o.test.transport, peer,
+                                               initiator.address().to_string()));
+        throw core::spec_error(fmt::format("--baseline {} holds no figure for {} over {}", o.baseline, peer, o.test.transport));
+    }
+    return figures;
+}
+
+core::check_result run_check(const check_options& o, bool min_given, bool lat_given, const core::check_target& target,
+                             const std::string& token) {
+    const daemon_client initiator(o.initiator, token);
+    core::check_limits limits;
+    if (min_given) limits.min_gbit = o.min_gbit;
+    if (lat_given) limits.max_lat_us = o.max_lat_us;
+    limits.warn = o.warn;
+    limits.crit = o.crit;
+    if (!o.baseline.empty()) limits.baseline = load_baseline(o, target.peer, initiator);
+    core::validate(limits);
+
+    // Measure what is judged: the tests with a limit, at the baseline's sizes when there is one.
+    short_test_options test = o.test;
+    std::vector<std::uint64_t> lat_sizes, bw_sizes;
+    for (const auto& f : limits.baseline) (f.kind == core::figure_kind::latency ? lat_sizes : bw_sizes).push_back(f.size_bytes);
+    if (test.tests.empty()) {
+        std::vector<std::string> t;
+        if (limits.max_lat_us || !lat_sizes.empty()) t.push_back("latency");
+        if (limits.min_gbit || !bw_sizes.empty()) t.push_back("bandwidth");
+        for (const auto& s : t) test.tests += (test.tests.empty() ? "" : ",") + s;
+    }
+    const auto specs = short_test_specs(target.peer, test, lat_sizes, bw_sizes);
+
+    std::vector<core::check_figure> measured;
+    for (const auto& spec : specs) {
+        auto out = run_to_completion(initiator, spec);
+        if (!out.completed) {
+            const auto why = out.initiator_unreachable ? out.error : fmt::format("the measurement failed: {}", out.error);
+            return core::unknown_result(target, why);
+        }
+        for (const auto& f : core::figures_of(out.run)) measured.push_back(f);
+    }
+    return core::evaluate_check(target, measured, limits);
+}
+
+}  // namespace
+
+command_runner add_check_command(CLI::App& app, const common_options& common) {
+    auto o = std::make_shared<check_options>();
+    auto* cmd = app.add_subcommand("check", "health check of the path to a peer: one Nagios line, exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN");
+    cmd->add_option("peer", o->peer, "peer daemon HOST[:PORT]")->required();
+    cmd->add_option("--initiator", o->initiator, "daemon that runs the measurement, HOST[:PORT]")->capture_default_str();
+    cmd->add_option("--transport", o->test.transport, "tcp or rdma")->capture_default_str();
+    cmd->add_option("--test", o->test.tests, "comma list of latency, bandwidth (default: the tests with a limit)");
+    cmd->add_option("--sizes", o->test.sizes, "sizes for every test (default: latency 8 B, bandwidth 1 MiB, or the baseline's sizes)");
+    cmd->add_option("--streams", o->test.streams, "parallel streams per direction")->capture_default_str();
+    cmd->add_option("--max-time", o->test.max_time, "adaptive time cap per point, seconds")->capture_default_str();
+    cmd->add_option("--warmup", o->test.warmup, "warm-up seconds before every point")->capture_default_str();
+    cmd->add_option("--min-gbit", o->min_gbit, "CRITICAL when bandwidth is below this many Gbit/s");
+    cmd->add_option("--max-lat-us", o->max_lat_us, "CRITICAL when one-way latency is above this many microseconds");
+    cmd->add_option("--baseline", o->baseline, "FILE (baseline or run JSON) or 'stored' (kept by the initiator: meshperf baseline save)");
+    cmd->add_option("--warn", o->warn, "WARNING below this fraction of the baseline performance")->capture_default_str();
+    cmd->add_option("--crit", o->crit, "CRITICAL below this fraction of the baseline performance")->capture_default_str();
+    cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then rename)");
+    cmd->add_option("--format", o->format, "nagios or json")->check(CLI::IsMember({"nagios", "json"}))->capture_default_str();
+    cmd->add_option("--timeout", o->timeout_s, "UNKNOWN when the check takes longer than this many seconds")->capture_default_str();
+    return [o, cmd, &common]() -> int {
+        core::check_target target{o->peer, o->test.transport, cmd->count("--initiator") ? o->initiator : ""};
+        auto reporter = std::make_shared<check_reporter>(o->format, o->prom_file);
+        try {
+            target.peer = transport::parse_endpoint(o->peer).to_string();
+            if (!target.initiator.empty()) target.initiator = transport::parse_endpoint(o->initiator).to_string();
+            if (!(o->timeout_s > 0)) throw core::spec_error("--timeout must be a positive number of seconds");
+        } catch (const core::spec_error& e) {
+            return reporter->report(core::unknown_result(target, fmt::format("bad options: {}", e.what())));
+        }
+        if (!cmd->count("--min-gbit") && !cmd->count("--max-lat-us") && o->baseline.empty())
+            return reporter->report(core::unknown_result(target, "bad options: give --min-gbit and/or --max-lat-us, or --baseline FILE|stored"));
+
+        // A health check must answer: a hung daemon or peer is UNKNOWN after --timeout.
+        std::mutex m;
+        std::condition_variable cv;
+        bool finished = false;
+        std::thread watchdog([&, reporter] {
+            std::unique_lock lock(m);
+            const auto limit = std::chrono::duration<double>(o->timeout_s);
+            if (cv.wait_for(lock, limit, [&] { return finished; })) return;
+            const int rc = reporter->report(
+                core::unknown_result(target, fmt::format("no verdict within --timeout {} s (daemon or peer hung?)", o->timeout_s)));
+            std::_Exit(rc);
+        });
+        core::check_result result;
+        try {
+            result = run_check(*o, cmd->count("--min-gbit") > 0, cmd->count("--max-lat-us") > 0, target, client_token(common.token_file));
+        } catch (const core::spec_error& e) {
+            result = core::unknown_result(target, fmt::format("bad options: {}", e.what()));
+        } catch (const std::exception& e) {
+            result = core::unknown_result(target, e.what());
+        }
+        {
+            std::lock_guard lock(m);
+            finished = true;
+        }
+        cv.notify_all();
+        watchdog.join();
+        return reporter->report(result);
+    };
+}
+
+}  // namespace meshperf::client
