@@ -1,4 +1,5 @@
 // meshperf: the command-line client of meshperfd.
+#include "client/check_command.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "core/error.hpp"
@@ -23,9 +24,14 @@ int main(int argc, char** argv) {
     add(add_runs_command(app, common));
     add(add_show_command(app, common));
     add(add_cancel_command(app, common));
+    add(add_matrix_command(app, common));
+    add(add_check_command(app, common));
+    add(add_baseline_command(app, common));
+    add(add_local_command(app, common));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
+        if (const int check_rc = check_parse_failure(app, e); check_rc >= 0) return check_rc;  // check: UNKNOWN (3)
         const int rc = app.exit(e);
         return rc == 0 ? exit_ok : exit_usage;
     }

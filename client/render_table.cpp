@@ -154,11 +154,34 @@ std::string render_info(const json& info) {
     for (const auto& t : info.value("transports", json::array()))
         out += fmt::format("  {:<6} {}\n", t.value("name", "?"),
                            t.value("available", false) ? "available" : "unavailable: " + t.value("reason", std::string("?")));
-    if (info.contains("rdma_devices")) {
+    const auto devices = info.value("rdma_devices", json::array());
+    if (!devices.empty()) {
         out += "RDMA devices:\n";
-        for (const auto& d : info["rdma_devices"]) out += "  " + d.dump() + "\n";
+        for (const auto& d : devices) {
+            out += fmt::format("  {}  fw {}\n", d.value("name", "?"), d.value("fw_ver", "?"));
+            for (const auto& p : d.value("ports", json::array())) {
+                out += fmt::format("    port {}: {}, {}, active MTU {}, {}\n", p.value("port", 0), p.value("state", "?"),
+                                   p.value("link_layer", "?"), p.value("active_mtu", 0), p.value("rate", std::string("?")));
+                for (const auto& g : p.value("gids", json::array()))
+                    out += fmt::format("      GID[{}] {} {}{}\n", g.value("index", 0), g.value("gid", "?"), g.value("type", "?"),
+                                       g.contains("netdev") ? " " + g.value("netdev", "") : "");
+            }
+        }
     }
-    if (info.contains("gpus")) out += "GPUs: " + info["gpus"].dump() + "\n";
+    if (info.contains("gpus")) {
+        const auto& g = info["gpus"];
+        if (!g.value("available", false)) out += "GPUs: unavailable: " + g.value("reason", std::string("?")) + "\n";
+        else {
+            out += "GPUs:\n";
+            const auto& inv = g["inventory"];
+            out = out.substr(0, out.size() - 1) + fmt::format(" driver {}, runtime {}, nvidia-peermem {}\n", inv.value("driver_version", json("?")).dump(),
+                                                              inv.value("runtime_version", json("?")).dump(), inv.value("nvidia_peermem_loaded", false) ? "loaded" : "not loaded");
+            for (const auto& d : inv.value("devices", json::array()))
+                out += fmt::format("  {} {}  {}  PCIe {}  NUMA {}  dma-buf {}\n", d.value("memory", "?"), d.value("name", "?"),
+                                   core::format_size(d.value("memory_bytes", std::uint64_t{0})), d.value("pci_bus_id", "?"),
+                                   d["numa_node"].dump(), d["dma_buf_supported"].dump());
+        }
+    }
     const auto& q = info.value("queue", json::object());
     out += fmt::format("queue: {} waiting{}\n", q.value("queued", 0),
                        q.value("measuring", "").empty() ? "" : ", measuring: " + q.value("measuring", ""));

@@ -205,7 +205,7 @@ json to_json(const run_result& r) {
 }
 
 run_result run_result_from_json(const json& j) {
-    if (!j.is_object() || j.value("schema", "") != result_schema)
+    if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() || j["schema"].get<std::string>() != result_schema)
         throw spec_error(fmt::format("not a meshperf run result (expected schema \"{}\")", result_schema));
     run_result r;
     r.id = j.value("id", "");

@@ -58,8 +58,13 @@ std::vector<std::uint64_t> parse_size_list(std::string_view text) {
         if (dots == std::string_view::npos) {
             sizes.push_back(parse_size(item));
         } else {
-            const auto lo = parse_size(item.substr(0, dots));
-            const auto hi = parse_size(item.substr(dots + 2));
+            std::uint64_t lo = 0, hi = 0;
+            try {
+                lo = parse_size(item.substr(0, dots));
+                hi = parse_size(item.substr(dots + 2));
+            } catch (const spec_error& e) {
+                throw spec_error(fmt::format("size range '{}': {}", item, e.what()));
+            }
             if (lo > hi)
                 throw spec_error(fmt::format("size range '{}' runs backwards: the first size must not exceed the second", item));
             sizes.push_back(lo);
@@ -82,7 +87,13 @@ std::string format_size(std::uint64_t bytes) {
     while (v >= 1024.0 && u < 4) { v /= 1024.0; ++u; }
     if (u == 0) return fmt::format("{} B", bytes);
     if (v == static_cast<double>(static_cast<std::uint64_t>(v))) return fmt::format("{} {}", static_cast<std::uint64_t>(v), units[u]);
-    return fmt::format("{:.3g} {}", v, units[u]);
+    // About three significant digits, never scientific notation (1023.9 KiB -> "1024 KiB").
+    std::string text = fmt::format("{:.{}f}", v, v >= 100 ? 0 : v >= 10 ? 1 : 2);
+    if (text.find('.') != std::string::npos) {
+        while (text.back() == '0') text.pop_back();
+        if (text.back() == '.') text.pop_back();
+    }
+    return fmt::format("{} {}", text, units[u]);
 }
 
 std::string format_size_short(std::uint64_t bytes) {

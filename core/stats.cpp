@@ -48,12 +48,15 @@ summary summarize(std::span<double> samples) {
 double median_ci_half_width_sorted(std::span<const double> sorted) {
     const auto n = sorted.size();
     if (n < 6) return std::numeric_limits<double>::infinity();
-    // Ranks of the order statistics bounding the median with 95% coverage (normal
-    // approximation to the binomial), 0-based.
+    // Order statistics bounding the median with at least 95% coverage (Conover, Practical
+    // Nonparametric Statistics): 1-based ranks floor(n/2 - 0.98 sqrt n) and
+    // ceil(1 + n/2 + 0.98 sqrt n), clamped to the data.
     const double half = 1.959964 * std::sqrt(static_cast<double>(n)) / 2.0;
     const double centre = static_cast<double>(n) / 2.0;
-    const auto lo = static_cast<std::size_t>(std::max(0.0, std::floor(centre - half)));
-    const auto hi = static_cast<std::size_t>(std::min(static_cast<double>(n - 1), std::ceil(centre + half) - 1.0));
+    const auto lo1 = static_cast<std::ptrdiff_t>(std::floor(centre - half));
+    const auto hi1 = static_cast<std::ptrdiff_t>(std::ceil(1.0 + centre + half));
+    const auto lo = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(lo1 - 1, 0, static_cast<std::ptrdiff_t>(n - 1)));
+    const auto hi = static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(hi1 - 1, 0, static_cast<std::ptrdiff_t>(n - 1)));
     return (sorted[hi] - sorted[lo]) / 2.0;
 }
 

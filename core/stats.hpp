@@ -23,7 +23,7 @@ double percentile_sorted(std::span<const double> sorted, double q);
 summary summarize(std::span<double> samples);
 
 /// Half-width of the distribution-free 95% confidence interval of the median of
-/// ascending-sorted data (order statistics at ranks n/2 ± 0.98·sqrt(n)). Returns +inf when
+/// ascending-sorted data (order statistics at ranks floor(n/2 - 0.98·sqrt n) and ceil(1 + n/2 + 0.98·sqrt n), 1-based). Returns +inf when
 /// there are too few samples (n < 6) for such an interval.
 double median_ci_half_width_sorted(std::span<const double> sorted);
 

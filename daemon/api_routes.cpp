@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/run_spec.hpp"
+#include "daemon/gpu_support.hpp"
 #include "daemon/rdma_session.hpp"
 #include "transport/socket.hpp"
 
@@ -65,7 +66,8 @@ api_reply handle_info(api_state& s) {
                {"max_run_s", s.ctx.limits.max_run_s}}},
              {"queue", {{"queued", s.runs.queued()}, {"measuring", s.ctx.gate.holder()}}},
              {"auth", !s.ctx.token.empty()},
-             {"rdma_devices", rdma.value("devices", json::array())}}};
+             {"rdma_devices", rdma.value("devices", json::array())},
+             {"gpus", gpu_info()}}};
 }
 
 api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<run_record>& record) {

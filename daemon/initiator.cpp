@@ -4,6 +4,7 @@
 #include "core/flow_tracker.hpp"
 #include "core/sizes.hpp"
 #include "daemon/frame_channel.hpp"
+#include "daemon/gpu_support.hpp"
 #include "daemon/point_figures.hpp"
 #include "daemon/rdma_session.hpp"
 #include "daemon/session_protocol.hpp"
@@ -251,8 +252,7 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
 
 void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {
     const auto& spec = run.spec;
-    if (spec.local_memory != "host" || spec.remote_memory != "host")
-        throw core::spec_error("GPU memory (--memory cuda:N) is not wired into the TCP transport of this meshperfd yet; use host memory");
+    require_memory_domain(spec.local_memory, "initiator");
     const auto peer = transport::parse_endpoint(spec.peer);
     gate_hold gate(ctx.gate, "run " + run.id);
     auto ch = open_session(ctx, peer, gate, emit, cancel);

@@ -1,6 +1,7 @@
 #include "daemon/responder.hpp"
 
 #include "core/error.hpp"
+#include "daemon/gpu_support.hpp"
 #include "daemon/log.hpp"
 #include "daemon/rdma_session.hpp"
 #include "daemon/session_protocol.hpp"
@@ -81,6 +82,11 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
             spec = core::run_spec_from_json(hello.body.at("spec"), ctx.limits);
         } catch (const std::exception& e) {
             throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
+        }
+        try {
+            require_memory_domain(spec.remote_memory, "peer");
+        } catch (const std::exception& e) {
+            throw session_error(e.what());
         }
         ch.send(core::frame_type::hello_ok, {{"protocol", session_protocol_version()}, {"host", core::to_json(ctx.host)}},
                 clock::now() + handshake_timeout);

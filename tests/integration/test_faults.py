@@ -127,3 +127,41 @@ class FaultTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NoRdmaDeviceTests(unittest.TestCase):
+    """On a node without RDMA devices the daemon serves TCP and says plainly why RDMA cannot run."""
+
+    def test_rdma_without_device(self):
+        import os
+        if os.path.isdir("/sys/class/infiniband") and os.listdir("/sys/class/infiniband"):
+            self.skipTest("this machine has RDMA devices")
+        a, b = Daemon(), Daemon()
+        try:
+            s, info = a.http("GET", "/v1/info")
+            rdma = [t for t in info["transports"] if t["name"] == "rdma"][0]
+            self.assertFalse(rdma["available"])
+            self.assertTrue(rdma.get("reason"))
+            rc, out, err = run_cli("sweep", "--initiator", a.address, b.address, "--transport", "rdma", "--test",
+                                   "latency", "--sizes", "8", *QUICK)
+            self.assertEqual(rc, 1, err)
+            self.assertRegex(err.lower(), r"no rdma device|not built")
+            rc, out, err = run_cli("sweep", "--initiator", a.address, b.address, "--test", "latency", "--sizes", "8", *QUICK)
+            self.assertEqual(rc, 0, err)
+        finally:
+            a.cleanup()
+            b.cleanup()
+
+    def test_gpu_memory_without_gpu(self):
+        a, b = Daemon(), Daemon()
+        try:
+            s, info = a.http("GET", "/v1/info")
+            if info["gpus"]["available"]:
+                self.skipTest("this machine has a usable GPU")
+            rc, out, err = run_cli("sweep", "--initiator", a.address, b.address, "--memory", "cuda:0", "--test",
+                                   "latency", "--sizes", "8", *QUICK)
+            self.assertEqual(rc, 1, err)
+            self.assertRegex(err, r"no NVIDIA driver|driver too old|no CUDA device|not built")
+        finally:
+            a.cleanup()
+            b.cleanup()

@@ -92,15 +92,47 @@ while [ $r -le $rounds ]; do
   r=$((r + 1))
 done
 
-# --- hook: daemon and CLI -------------------------------------------------------------------
-# run-guest.sh packs build/daemon/meshperfd and build/client/meshperf into /opt/bin when they
-# exist. To be filled in by the integration: start two daemons on 192.0.2.1 (two ports, or a
-# second address on rdma0), then e.g.
-#   meshperf sweep 192.0.2.1:7470 192.0.2.1:7471 --transport rdma --op write --qps 2 --verify
-# and print its JSON with a tag the host checks like the others.
+# --- meshperfd + meshperf over rxe0 -------------------------------------------------------
+# Two daemons on 192.0.2.1 (ports 7470, 7471; a token because the address is not loopback);
+# RDMA sweeps between them. Each result is printed as one tagged JSON line the host checks.
 if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   step "meshperfd + meshperf sweep --transport rdma"
-  echo "rdma-vm: daemon binaries present; the sweep step is not written yet"
+  umask 077
+  echo "rdma-vm-token" >/tmp/token
+  mkdir -p /tmp/mp1 /tmp/mp2
+  meshperfd --listen $ip:7470 --state-dir /tmp/mp1 --token-file /tmp/token --log-level warn &
+  d1=$!
+  meshperfd --listen $ip:7471 --state-dir /tmp/mp2 --token-file /tmp/token --log-level warn &
+  d2=$!
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    meshperf --token-file /tmp/token info $ip:7471 >/dev/null 2>&1 && break
+    sleep 1
+  done
+  meshperf --token-file /tmp/token info $ip:7470 | sed 's/^/INFO | /'
+  ms="$(echo $sizes | tr ' ' ,)"
+  for op in write read send; do
+    meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op $op \
+      --test latency,bandwidth,bidir --sizes "$ms" --qps 2 --verify --max-time 0.5 --warmup 0.05 \
+      --format json -q -o /tmp/sweep.json 2>/tmp/sweep.err
+    st=$?
+    echo "MESHPERF-EXIT op=$op $st $(cat /tmp/sweep.err)"
+    [ -f /tmp/sweep.json ] && echo "MESHPERF-JSON op=$op | $(tr -d '\n' </tmp/sweep.json)"
+    rm -f /tmp/sweep.json
+    [ $st -eq 0 ] || fail "meshperf sweep --transport rdma --op $op exited $st"
+  done
+  # Errors that can be provoked here: each must fail cleanly and leave the daemons serving.
+  for bad in "--device nosuch0" "--port 9" "--gid-index 999"; do
+    meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma $bad \
+      --test latency --sizes 8 -q >/dev/null 2>/tmp/err.txt
+    st=$?
+    echo "MESHPERF-ERROR [$bad] exit=$st | $(cat /tmp/err.txt)"
+    [ $st -eq 1 ] || fail "meshperf with $bad exited $st (expected 1)"
+  done
+  meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op write \
+    --test latency --sizes 8 -q >/dev/null 2>&1 || fail "a sweep after the error cases failed"
+  echo "MESHPERF-RESOURCES-BEFORE-EXIT | $(rdma resource show | tr '\n' ' ')"
+  kill $d1 $d2
+  wait $d1 $d2 2>/dev/null
 fi
 
 step "resources at the end"

@@ -81,6 +81,39 @@ check_log() {  # SERIAL_LOG; sets status
     status=1
   fi
 
+  # meshperfd + meshperf sweeps over rxe0: every figure positive, finite and verified.
+  if [ -x "$build/daemon/meshperfd" ] && [ -x "$build/client/meshperf" ]; then
+    if ! python3 - "$serial" <<'PY'
+import json, math, sys
+ok, seen = True, set()
+for line in open(sys.argv[1], errors="replace"):
+    if line.startswith("MESHPERF-ERROR"):
+        print("rdma-vm:", line.strip())
+    if not line.startswith("MESHPERF-JSON "):
+        continue
+    tag, _, body = line.partition(" | ")
+    op = tag.split("op=")[1].strip()
+    doc = json.loads(body)
+    seen.add(op)
+    if doc["state"] != "completed":
+        print(f"rdma-vm: meshperf rdma {op}: {doc['state']}: {doc.get('error')}"); ok = False; continue
+    for p in doc["points"]:
+        figs = [p["lat_ns"]["p50"], p["lat_ns"]["min"], p["lat_ns"]["max"]] if p["test"] == "latency" else \
+               [p["gbit_per_s"], p["msg_per_s"]] + [f["gbit_per_s"] for f in p["flows"]]
+        good = all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in figs) and p["verified"]
+        desc = (f"p50 {p['lat_ns']['p50']/1000:.1f} us" if p["test"] == "latency" else f"{p['gbit_per_s']*1000:.1f} Mbit/s")
+        print(f"rdma-vm: meshperf rdma {op:5} {p['test']:9} {p['size_bytes']:>6} B {desc} verified={p['verified']}" + ("" if good else "  <-- INSANE"))
+        ok &= good
+for op in ("write", "read", "send"):
+    if op not in seen:
+        print(f"rdma-vm: no meshperf result for rdma {op}"); ok = False
+sys.exit(0 if ok else 1)
+PY
+    then
+      status=1
+    fi
+  fi
+
   # meshperf / perftest ratios, round by round (TCG figures: functional, not hardware figures).
   awk -F' [|] ' '
     /^ROUND [0-9]+ [|] BENCH test=bandwidth/ { split($1, w, " "); if (match($2, /mib_per_s=[0-9.]+/)) mb[w[2]] = substr($2, RSTART + 10, RLENGTH - 10) }

@@ -1,0 +1,20 @@
+// GPUs in a meshperfd built without the CUDA toolkit.
+#include "core/error.hpp"
+#include "daemon/gpu_support.hpp"
+
+#include <fmt/format.h>
+
+namespace meshperf::daemon {
+
+namespace {
+constexpr const char* why = "GPU support is not built into this meshperfd (nvcc was not found at build time; rebuild with -DMESHPERF_WITH_CUDA=ON)";
+}
+
+nlohmann::json gpu_info() { return {{"available", false}, {"reason", why}}; }
+
+void require_memory_domain(const std::string& domain, const std::string& side) {
+    if (domain == "host") return;
+    throw core::spec_error(fmt::format("{} memory {}: {}", side, domain, why));
+}
+
+}  // namespace meshperf::daemon
