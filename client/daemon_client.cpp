@@ -98,6 +98,11 @@ json daemon_client::run_streaming(const json& spec, const std::function<void(con
         throw client_error(exit_unreachable, fmt::format("lost meshperfd at {}: {} (the run may still be going: meshperf runs {})",
                                                          addr_.to_string(), e.code().message(), addr_.to_string()));
     } catch (const transport::http_protocol_error& e) {
+        if (!result.is_null()) return result;
+        // Events arrived, then the stream broke: the daemon went away during the run.
+        if (answered)
+            throw client_error(exit_unreachable, fmt::format("lost meshperfd at {} during the run: {} (did it stop?)",
+                                                             addr_.to_string(), e.what()));
         throw client_error(exit_unreachable, fmt::format("{} is not a meshperfd: it {}", addr_.to_string(), e.what()));
     }
     if (head.status == 401) throw client_error(exit_usage, fmt::format("{}: {} (give --token-file or set MESHPERF_TOKEN)", addr_.to_string(), error_of(head)));

@@ -155,10 +155,10 @@ private:
         };
         if (is_down(from)) {
             std::lock_guard lock(m_);
-            fail(fmt::format("meshperfd at {} is down: {}", names_[from], down_why_[from]));
+            fail(fmt::format("not measured: {}", down_why_[from]));  // the reason names the host
         } else if (is_down(to)) {
             std::lock_guard lock(m_);
-            fail(fmt::format("meshperfd at {} is down: {}", names_[to], down_why_[to]));
+            fail(fmt::format("not measured: {}", down_why_[to]));
         } else {
             std::vector<core::run_result> runs;
             try {

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Cluster test: `meshperf matrix` and `meshperf check` on six hosts in network namespaces.
+#
+#   cluster.sh MESHPERFD MESHPERF
+#
+# Six namespaces (the hosts) hang on one Linux bridge that lives in a namespace of its own;
+# each host is joined to it by a veth pair. Every link is shaped with tbf in both directions
+# (the host's egress, and the bridge port's egress towards the host): HEALTHY_MBIT for five
+# hosts, SLOW_MBIT (a quarter) for host SLOW. Each host runs meshperfd with the cluster token
+# and a config file that allows peers from the cluster subnet only. The CLI runs in the
+# bridge namespace, which has an address on the same subnet.
+#
+# Checks:
+#  1. matrix: exactly the 10 links to and from the slow host are bad, the slow host is the
+#     only suspect, nothing else is flagged, nobody is unreachable (exit status 1);
+#  2. check --min-gbit: against the slow host exits 2, against a healthy host 0, against a
+#     stopped daemon 3;
+#  3. matrix while a host is killed (SIGKILL) a few seconds in: that host is reported
+#     unreachable, every link between the other hosts is measured, the slow host is still
+#     the only suspect.
+#
+# Needs root, `ip netns`, tc with tbf, python3; exits 77 (skip) otherwise. Namespaces and
+# daemons are removed on every exit path. Environment overrides: HEALTHY_MBIT (400),
+# SLOW_MBIT (100), MAX_TIME (0.3 s per point), MTU (9000), LAT_MULTIPLE (see below).
+#
+# Why --bad-lat-multiple is raised to LAT_MULTIPLE (default 10): tbf shapes bandwidth, and
+# an 8 B ping-pong through it is not slowed; what moves veth latency on a shared 2-core
+# test machine is CPU scheduling (three pairs measure at once, next to other jobs), which
+# can put one link's median latency at twice another's with nothing wrong on the path. The
+# latency rule itself is covered by the unit tests of core/outliers.
+set -u
+
+SKIP=77
+MESHPERFD=${1:-}
+MESHPERF=${2:-}
+HEALTHY_MBIT=${HEALTHY_MBIT:-400}
+SLOW_MBIT=${SLOW_MBIT:-100}
+MAX_TIME=${MAX_TIME:-0.3}
+MTU=${MTU:-9000}
+LAT_MULTIPLE=${LAT_MULTIPLE:-10}
+HOSTS=6
+SLOW=4          # the host with the slow link (1-based)
+STOPPED=3       # the host whose daemon is stopped for the UNKNOWN check
+VICTIM=5        # the host killed during the second matrix
+PORT=7470
+SUBNET=10.231.0
+BUCKET_BYTES=262144
+
+say() { printf 'netns-cluster: %s\n' "$*"; }
+skip() { say "SKIP: $*"; exit "$SKIP"; }
+fail() { say "FAIL: $*"; exit 1; }
+
+[[ -n "$MESHPERFD" && -n "$MESHPERF" ]] || { echo "usage: $0 MESHPERFD MESHPERF" >&2; exit 2; }
+[[ -x "$MESHPERFD" ]] || fail "meshperfd not executable: $MESHPERFD"
+[[ -x "$MESHPERF" ]] || fail "meshperf not executable: $MESHPERF"
+[[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces, veth, bridge, tc); run as root"
+command -v ip >/dev/null || skip "ip (iproute2) not installed"
+command -v tc >/dev/null || skip "tc (iproute2) not installed"
+command -v python3 >/dev/null || skip "python3 not installed (parses the JSON results)"
+command -v timeout >/dev/null || skip "timeout (coreutils) not installed"
+
+P="mpcl$$"
+NS_BR="${P}br"
+WORK=""
+declare -a PIDS
+
+ns() { echo "${P}h$1"; }
+addr() { echo "$SUBNET.$1"; }
+
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    for pid in "${PIDS[@]}"; do [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null; done
+    for pid in "${PIDS[@]}"; do
+        [[ -n "$pid" ]] || continue
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    for i in $(seq "$HOSTS"); do ip netns del "$(ns "$i")" 2>/dev/null; done
+    ip netns del "$NS_BR" 2>/dev/null
+    [[ -n "$WORK" && $rc -ne 0 && -d "$WORK" ]] && for f in "$WORK"/meshperfd-*.log; do
+        grep -iE 'error|fatal|abort' "$f" | tail -5 | sed "s|^|netns-cluster: $(basename "$f"): |"
+    done
+    [[ -n "$WORK" ]] && rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# Namespaces left by an earlier run that was SIGKILLed (a ctest timeout) are removed when the
+# script that made them is gone; ours are named mpcl<pid>br and mpcl<pid>h<n>.
+for n in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^mpcl[0-9]+(br|h[0-9]+)$'); do
+    owner=${n#mpcl}; owner=${owner%%[bh]*}
+    kill -0 "$owner" 2>/dev/null || { say "removing stale namespace $n"; ip netns pids "$n" 2>/dev/null | xargs -r kill -KILL; ip netns del "$n"; }
+done
+
+WORK=$(mktemp -d /tmp/meshperf-netns-cluster.XXXXXX) || fail "mktemp"
+ip netns add "$NS_BR" 2>"$WORK/err" || skip "cannot create a network namespace ($(cat "$WORK/err")); needs CAP_SYS_ADMIN"
+ip -n "$NS_BR" link set lo up || fail "lo up in $NS_BR"
+ip -n "$NS_BR" link add br0 type bridge 2>"$WORK/err" || skip "cannot create a bridge ($(cat "$WORK/err"))"
+ip -n "$NS_BR" link set br0 mtu "$MTU" || fail "bridge mtu"
+ip -n "$NS_BR" addr add "$SUBNET.254/24" dev br0 || fail "bridge address"
+
+shape() {  # NS DEV RATE_MBIT
+    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}mbit" burst "$BUCKET_BYTES" latency 50ms 2>"$WORK/err" \
+        || skip "tbf qdisc not available ($(cat "$WORK/err"))"
+}
+
+for i in $(seq "$HOSTS"); do
+    n=$(ns "$i") a="${P}h${i}a" b="${P}h${i}b"
+    ip netns add "$n" || fail "ip netns add $n"
+    ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    ip link set "$a" netns "$n" && ip link set "$b" netns "$NS_BR" || fail "moving veth ends of host $i"
+    ip -n "$n" link set "$a" name eth0 || fail "rename in $n"
+    ip -n "$n" link set lo up && ip -n "$n" link set eth0 mtu "$MTU" up && ip -n "$n" addr add "$(addr "$i")/24" dev eth0 \
+        || fail "eth0 of host $i"
+    ip -n "$NS_BR" link set "$b" mtu "$MTU" master br0 up || fail "bridge port of host $i"
+    rate=$HEALTHY_MBIT
+    [[ $i -eq $SLOW ]] && rate=$SLOW_MBIT
+    shape "$n" eth0 "$rate"         # host -> bridge
+    shape "$NS_BR" "$b" "$rate"     # bridge -> host
+done
+ip -n "$NS_BR" link set br0 up || fail "bridge up"
+
+TOKEN="$WORK/token"
+(umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN" && echo >>"$TOKEN") || fail "token file"
+cat >"$WORK/meshperfd.toml" <<EOF
+[limits]
+allowed_peer_cidrs = ["$SUBNET.0/24"]
+EOF
+HOSTFILE="$WORK/hosts.txt"
+{ echo "# the test cluster"; for i in $(seq "$HOSTS"); do echo "$(addr "$i"):$PORT"; done; } >"$HOSTFILE"
+
+start_daemon() {  # I
+    local i=$1
+    mkdir -p "$WORK/state-$i"
+    ip netns exec "$(ns "$i")" "$MESHPERFD" --listen "$(addr "$i"):$PORT" --state-dir "$WORK/state-$i" \
+        --token-file "$TOKEN" --config "$WORK/meshperfd.toml" >>"$WORK/meshperfd-$i.log" 2>&1 &
+    PIDS[$i]=$!   # `ip netns exec` execs the command, so $! is meshperfd itself
+}
+cli() { ip netns exec "$NS_BR" timeout 300 "$MESHPERF" --token-file "$TOKEN" "$@"; }
+wait_ready() {  # I
+    for _ in $(seq 100); do
+        kill -0 "${PIDS[$1]}" 2>/dev/null || { cat "$WORK/meshperfd-$1.log"; fail "meshperfd of host $1 exited"; }
+        cli info "$(addr "$1"):$PORT" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    cat "$WORK/meshperfd-$1.log"
+    fail "meshperfd of host $1 not answering after 10 s"
+}
+for i in $(seq "$HOSTS"); do start_daemon "$i"; done
+for i in $(seq "$HOSTS"); do wait_ready "$i"; done
+say "$HOSTS hosts up: links ${HEALTHY_MBIT} Mbit/s, host $SLOW at ${SLOW_MBIT} Mbit/s, MTU $MTU"
+
+MATRIX_ARGS=(matrix --hosts "$HOSTFILE" --max-time "$MAX_TIME" --bad-lat-multiple "$LAT_MULTIPLE" -q)
+
+# judge.py FILE EXPECTED_SUSPECTS EXPECTED_UNREACHABLE MODE: checks a matrix JSON document.
+cat >"$WORK/judge.py" <<'EOF'
+import json, sys
+path, suspects, unreachable, mode = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+want_suspects = [s for s in suspects.split(",") if s]
+want_unreachable = [s for s in unreachable.split(",") if s]
+doc = json.load(open(path))
+links = doc["links"]
+problems = []
+n = doc["host_count"]
+if len(links) != n * (n - 1):
+    problems.append(f"{len(links)} links, expected {n * (n - 1)}")
+for l in links:
+    tag = "BAD " if l["bad"] else "ok  "
+    fig = f"{l['gbit_per_s']:.3f} Gbit/s" if l["gbit_per_s"] else "-"
+    lat = f"{l['lat_us']:.1f} us" if l["lat_us"] else "-"
+    extra = (" retested" if l.get("retested") else "") + (f" ({l['reason'] or l['error']})" if l["bad"] else "")
+    print(f"netns-cluster: {mode}: {tag}{l['from']} -> {l['to']}: {fig}, {lat}{extra}")
+    ends = {l["from"], l["to"]}
+    touches_slow = bool(ends & set(want_suspects))
+    touches_dead = bool(ends & set(want_unreachable))
+    if touches_dead:
+        continue  # measured before the kill, or not: either is right
+    if not l["reachable"]:
+        problems.append(f"{l['from']} -> {l['to']} unreachable: {l['error']}")
+    elif l["bad"] != touches_slow:
+        problems.append(f"{l['from']} -> {l['to']}: bad={l['bad']}, expected {touches_slow} ({l['reason']})")
+print(f"netns-cluster: {mode}: median {doc['median']}, suspects {doc['suspects']}, unreachable {doc['unreachable']}")
+if doc["suspects"] != want_suspects:
+    problems.append(f"suspects {doc['suspects']}, expected {want_suspects}")
+if doc["unreachable"] != want_unreachable:
+    problems.append(f"unreachable {doc['unreachable']}, expected {want_unreachable}")
+for p in problems:
+    print(f"netns-cluster: {mode}: FAIL: {p}")
+sys.exit(1 if problems else 0)
+EOF
+
+# 1. The matrix names the slow host and its links, and nothing else.
+start=$(date +%s.%N)
+cli "${MATRIX_ARGS[@]}" --format json -o "$WORK/matrix.json" >"$WORK/matrix.summary" 2>"$WORK/matrix.err"
+rc=$?
+secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$start" "$(date +%s.%N)")
+sed 's/^/netns-cluster: matrix summary: /' "$WORK/matrix.summary"
+[[ -s "$WORK/matrix.err" ]] && sed 's/^/netns-cluster: matrix stderr: /' "$WORK/matrix.err"
+[[ $rc -eq 1 ]] || fail "matrix exited $rc, expected 1 (bad links found)"
+python3 "$WORK/judge.py" "$WORK/matrix.json" "$(addr "$SLOW"):$PORT" "" matrix || fail "matrix verdict"
+say "matrix: ok in ${secs} s"
+cli "${MATRIX_ARGS[@]}" --format table --no-retest -o "$WORK/matrix.txt" >/dev/null 2>&1
+sed 's/^/netns-cluster: table: /' "$WORK/matrix.txt"
+
+# 2. check exit codes.
+check() {  # EXPECTED LABEL PEER-HOST
+    local want=$1 label=$2 peer=$3 out rc
+    out=$(cli check "$(addr "$peer"):$PORT" --initiator "$(addr 1):$PORT" --min-gbit "$(python3 -c "print($HEALTHY_MBIT * 0.75 / 1000)")" \
+          --max-time "$MAX_TIME" --timeout 60 2>&1)
+    rc=$?
+    say "check $label: exit $rc: $out"
+    [[ $rc -eq $want ]] || fail "check $label exited $rc, expected $want"
+}
+check 2 "slow host" "$SLOW"
+check 0 "healthy host" 2
+kill -TERM "${PIDS[$STOPPED]}"; wait "${PIDS[$STOPPED]}" 2>/dev/null; PIDS[$STOPPED]=""
+check 3 "stopped daemon" "$STOPPED"
+start_daemon "$STOPPED"
+wait_ready "$STOPPED"
+
+# 3. A host killed during the matrix is reported unreachable; the rest completes.
+cli "${MATRIX_ARGS[@]}" --format json -o "$WORK/matrix2.json" >"$WORK/matrix2.summary" 2>"$WORK/matrix2.err" &
+mpid=$!
+sleep "${KILL_AFTER_S:-3}"
+say "killing meshperfd of host $VICTIM ($(addr "$VICTIM")) during the matrix"
+kill -KILL "${PIDS[$VICTIM]}"; wait "${PIDS[$VICTIM]}" 2>/dev/null; PIDS[$VICTIM]=""
+wait "$mpid"
+rc=$?
+sed 's/^/netns-cluster: matrix2 summary: /' "$WORK/matrix2.summary"
+[[ $rc -eq 1 ]] || { cat "$WORK/matrix2.err"; fail "matrix with a killed host exited $rc, expected 1"; }
+python3 "$WORK/judge.py" "$WORK/matrix2.json" "$(addr "$SLOW"):$PORT" "$(addr "$VICTIM"):$PORT" matrix2 \
+    || fail "matrix with a killed host"
+
+for i in $(seq "$HOSTS"); do
+    [[ $i -eq $VICTIM ]] && continue
+    kill -0 "${PIDS[$i]}" 2>/dev/null || fail "meshperfd of host $i died during the test"
+done
+say "PASS"
