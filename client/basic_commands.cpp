@@ -1,6 +1,7 @@
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
+#include "client/run_model.hpp"
 #include "core/result.hpp"
 
 #include <fmt/format.h>
@@ -55,7 +56,7 @@ command_runner add_show_command(CLI::App& app, const common_options& common) {
     return [=, &common] {
         const auto doc = daemon_client(*host, client_token(common.token_file)).get("/v1/runs/" + *id);
         const auto run = core::run_result_from_json(doc);
-        if (*format == "json") write_output(*output, doc.dump(2) + "\n");
+        if (*format == "json") write_output(*output, with_model(doc, run).dump(2) + "\n");
         else if (*format == "csv") write_output(*output, render_csv(run));
         else write_output(*output, render_run_table(run));
         return run.state == "failed" ? exit_run_failed : exit_ok;

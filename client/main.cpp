@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
     add(add_check_command(app, common));
     add(add_baseline_command(app, common));
     add(add_local_command(app, common));
+    add(add_plot_command(app, common));
+    add(add_report_command(app, common));
+    add(add_plan_command(app, common));
+    add(add_model_command(app, common));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

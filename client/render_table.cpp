@@ -1,5 +1,6 @@
 #include "client/render_table.hpp"
 
+#include "client/run_model.hpp"
 #include "core/sizes.hpp"
 
 #include <algorithm>
@@ -114,6 +115,7 @@ std::string render_run_table(const core::run_result& run) {
         if (rows.size() > 1) out += format_table(rows);
         else out += "(no points)\n";
     }
+    if (!run.points.empty()) out += render_model_text(fit_run_model(run));
     bool any_missed = false;
     for (const auto& p : run.points) any_missed |= p.precision.adaptive && !p.precision.met;
     if (any_missed) out += "\n* precision target not met within the time cap (raise --max-time or accept the wider interval)\n";

@@ -1,6 +1,8 @@
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
+#include "client/run_model.hpp"
+#include "client/svg_plot.hpp"
 #include "core/error.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
@@ -41,6 +43,7 @@ struct sweep_options {
     std::string memory, local_memory, remote_memory;
     std::string format = "table";
     std::string output;
+    std::string svg;
     bool quiet = false;
 };
 
@@ -76,7 +79,7 @@ core::run_spec build_spec(const sweep_options& o) {
 }
 
 std::string render(const std::string& format, const core::run_result& run, const json& doc) {
-    if (format == "json") return doc.dump(2) + "\n";
+    if (format == "json") return with_model(doc, run).dump(2) + "\n";
     if (format == "csv") return render_csv(run);
     return render_run_table(run);
 }
@@ -129,6 +132,7 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--remote-memory", o->remote_memory, "peer's memory: host or cuda:N");
     cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
     cmd->add_option("-o,--output", o->output, "write the result to FILE instead of stdout");
+    cmd->add_option("--svg", o->svg, "also draw latency and bandwidth against size, with the fitted model, to FILE.svg");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress display");
     return [cmd, o, &common]() -> int {
         (void)cmd;
@@ -162,6 +166,7 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
             throw client_error(exit_unreachable, fmt::format("the daemon returned a result this meshperf cannot read: {}", e.what()));
         }
         write_output(o->output, render(o->format, run, result_doc));
+        if (!o->svg.empty() && !run.points.empty()) write_output(o->svg, render_sweep_svg(run));
         if (run.state != "completed") {
             std::fprintf(stderr, "meshperf: run %s %s: %s\n", run.id.c_str(), run.state.c_str(), run.error.c_str());
             return exit_run_failed;

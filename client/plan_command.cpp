@@ -1,0 +1,302 @@
+// meshperf plan: collective and data-parallel step times from a measured (or given) link.
+// The arithmetic is core/collectives.*; this file picks the link, runs it and renders it.
+#include "client/commands.hpp"
+#include "client/daemon_client.hpp"
+#include "client/render_table.hpp"
+#include "client/result_files.hpp"
+#include "client/run_model.hpp"
+#include "core/collectives.hpp"
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <memory>
+#include <variant>
+
+namespace meshperf::client {
+
+using nlohmann::json;
+
+namespace {
+
+struct plan_cli {
+    std::string from, matrix;
+    double alpha_us = 0, beta_gbit = 0;
+    unsigned nodes = 0, gpus_per_node = 1, nics_per_node = 0;
+    double intra_alpha_us = 0, intra_beta_gbit = 0;
+    std::string bytes, params, dtype = "bf16", bucket = "25M";
+    double compute_ms = 0;
+    std::string format = "table", output;
+};
+
+/// A number with an optional multiplier suffix: IEC (K, M, G, T; KiB...) for bytes, decimal
+/// (K, M, B/G, T) for counts. "70e9", "1.5G", "25M".
+double parse_scaled(const std::string& text, bool iec, const char* what) {
+    const auto usage = [&] {
+        return core::spec_error(fmt::format("{} \"{}\": expected a positive number with an optional suffix ({})", what, text,
+                                            iec ? "K, M, G, T = 2^10.. bytes" : "K, M, B or G, T = 10^3.."));
+    };
+    double v = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || p == text.data()) throw usage();
+    std::string suffix(p, end);
+    for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (iec && (suffix.size() == 3 && suffix.substr(1) == "IB")) suffix.resize(1);
+    if (iec && suffix.size() == 2 && suffix[1] == 'B' && suffix[0] != 'B') suffix.resize(1);
+    double mult = 1;
+    if (suffix.empty()) mult = 1;
+    else if (suffix == "K") mult = iec ? 0x1p10 : 1e3;
+    else if (suffix == "M") mult = iec ? 0x1p20 : 1e6;
+    else if (suffix == "G" || (!iec && suffix == "B")) mult = iec ? 0x1p30 : 1e9;
+    else if (suffix == "T") mult = iec ? 0x1p40 : 1e12;
+    else if (iec && suffix == "B") mult = 1;
+    else throw usage();
+    v *= mult;
+    if (!std::isfinite(v) || v < 1 || v > 1e18) throw usage();
+    return v;
+}
+
+std::string fmt_time(double s) {
+    if (s < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
+    if (s < 1) return fmt::format("{:.4g} ms", s * 1e3);
+    return fmt::format("{:.4g} s", s);
+}
+std::string fmt_gbit(double g) { return g >= 100 ? fmt::format("{:.0f}", g) : fmt::format("{:.3g}", g); }
+
+/// Where the inter-node link came from.
+struct link_source {
+    std::variant<core::link_model, core::model_fit> link;
+    json info;          ///< for JSON: source, figures, file
+    std::string text;   ///< for the table: one or more lines
+};
+
+/// From a matrix: the link whose per-step time of a ring (α + m/β at the ring's step
+/// message m) is largest bounds every ring that crosses it.
+link_source from_matrix(const report_matrix& m, std::uint64_t bytes, const core::topology& topo) {
+    struct cand { const core::link_verdict* v; core::link_model l; double step_s; };
+    std::vector<cand> c;
+    const double msg = core::step_message_bytes(core::collective::all_reduce, core::algorithm::ring, bytes, topo);
+    std::size_t skipped = 0;
+    for (const auto& v : m.analysis.links) {
+        if (!v.link.reachable || !v.link.gbit_per_s || !v.link.lat_us || *v.link.gbit_per_s <= 0) { ++skipped; continue; }
+        const auto l = core::link_model::from_us_gbit(*v.link.lat_us, *v.link.gbit_per_s);
+        c.push_back({&v, l, l.alpha_s + msg / l.beta_bytes_per_s});
+    }
+    if (c.empty())
+        throw core::spec_error("the matrix has no link with both a bandwidth and a latency figure; measure it with "
+                               "meshperf matrix --test latency,bandwidth");
+    const auto worst = std::max_element(c.begin(), c.end(), [](const cand& a, const cand& b) { return a.step_s < b.step_s; });
+    std::vector<double> steps;
+    for (const auto& x : c) steps.push_back(x.step_s);
+    std::nth_element(steps.begin(), steps.begin() + steps.size() / 2, steps.end());
+    const double median_step = steps[steps.size() / 2];
+    const auto name = [&](std::size_t h) { return h < m.hosts.size() ? m.hosts[h] : std::to_string(h); };
+    link_source s;
+    s.link = worst->l;
+    const auto& v = *worst->v;
+    s.info = {{"source", "matrix"},
+              {"bounding_link", {{"from", name(v.link.from)}, {"to", name(v.link.to)}, {"bad", v.bad}, {"reason", v.reason}}},
+              {"alpha_us", *v.link.lat_us},
+              {"beta_gbit_per_s", *v.link.gbit_per_s},
+              {"ring_step_message_bytes", msg},
+              {"ring_step_s", worst->step_s},
+              {"median_ring_step_s", median_step},
+              {"links_used", c.size()},
+              {"links_skipped", skipped}};
+    s.text = fmt::format("link: from the matrix, the slowest of {} links bounds a ring{}:\n"
+                         "  {} -> {}: α {:.3g} µs (one-way p50), β {} Gbit/s; a ring step of {} takes {} there, {} on the "
+                         "median link ({:.2f}×){}\n",
+                         c.size(), skipped ? fmt::format(" ({} without both figures left out)", skipped) : "", name(v.link.from),
+                         name(v.link.to), *v.link.lat_us, fmt_gbit(*v.link.gbit_per_s),
+                         core::format_size(static_cast<std::uint64_t>(msg)), fmt_time(worst->step_s), fmt_time(median_step),
+                         worst->step_s / median_step, v.bad ? "\n  (a bad link: " + v.reason + ")" : "");
+    return s;
+}
+
+std::vector<core::prediction> predict(const link_source& s, std::uint64_t bytes, const core::topology& t) {
+    return std::visit([&](const auto& l) { return core::predict_all(bytes, t, l); }, s.link);
+}
+core::dp_step_plan plan_step(const link_source& s, const core::dp_step_spec& spec, const core::topology& t) {
+    return std::visit([&](const auto& l) { return core::plan_dp_step(spec, t, l); }, s.link);
+}
+
+std::string csv(const std::vector<core::prediction>& ps) {
+    std::string out = "collective,algorithm,bytes,nodes,gpus_per_node,ranks,time_s,latency_s,bandwidth_s,algbw_gbit_per_s,"
+                      "busbw_gbit_per_s,bottleneck\n";
+    for (const auto& p : ps)
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", core::to_string(p.coll), core::to_string(p.algo), p.bytes, p.nodes,
+                           p.gpus_per_node, p.ranks, p.time_s, p.latency_s, p.bandwidth_s, p.algbw_gbit_per_s, p.busbw_gbit_per_s,
+                           p.bottleneck());
+    return out;
+}
+
+std::string table(const std::vector<core::prediction>& ps) {
+    std::vector<std::vector<std::string>> rows{
+        {"collective", "algorithm", "time", "algbw Gbit/s", "busbw Gbit/s", "latency part", "bandwidth part", "bottleneck"}};
+    for (const auto& p : ps)
+        rows.push_back({std::string(core::to_string(p.coll)), std::string(core::to_string(p.algo)), fmt_time(p.time_s),
+                        fmt_gbit(p.algbw_gbit_per_s), fmt_gbit(p.busbw_gbit_per_s), fmt_time(p.latency_s), fmt_time(p.bandwidth_s),
+                        std::string(p.bottleneck())});
+    return format_table(rows);
+}
+
+}  // namespace
+
+command_runner add_plan_command(CLI::App& app, const common_options&) {
+    auto o = std::make_shared<plan_cli>();
+    auto* cmd = app.add_subcommand("plan", "predict collective times (all-reduce, all-gather, ...) and the gradient "
+                                           "communication of a data-parallel step from a measured link "
+                                           "(docs/capacity-planning.md)");
+    auto* from = cmd->add_option("--from", o->from, "RESULT.json: fit the model of this sweep (meshperf sweep --format json)");
+    auto* matrix = cmd->add_option("--matrix", o->matrix, "MATRIX.json: the slowest link of this matrix (meshperf matrix --format json)");
+    auto* alpha = cmd->add_option("--alpha-us", o->alpha_us, "link latency α, µs (with --beta-gbit)");
+    auto* beta = cmd->add_option("--beta-gbit", o->beta_gbit, "link bandwidth β, Gbit/s (with --alpha-us)");
+    auto* nodes = cmd->add_option("--nodes", o->nodes, "p, nodes joined by the link (default with --matrix: its hosts)");
+    cmd->add_option("--gpus-per-node", o->gpus_per_node, "G, ranks per node")->capture_default_str();
+    cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying the link (default: one per GPU)");
+    auto* ia = cmd->add_option("--intra-alpha-us", o->intra_alpha_us, "intra-node link (NVLink) α, µs (default: intra-node is free)");
+    auto* ib = cmd->add_option("--intra-beta-gbit", o->intra_beta_gbit, "intra-node link β, Gbit/s");
+    auto* bytes = cmd->add_option("--bytes", o->bytes, "S, bytes per collective as nccl-tests' size (25M, 1G: IEC)");
+    auto* params = cmd->add_option("--params", o->params, "N, parameters of a data-parallel model (70e9, 7B, 350M)");
+    cmd->add_option("--dtype", o->dtype, "gradient type: bf16, fp16 or fp32")->capture_default_str();
+    cmd->add_option("--bucket", o->bucket, "gradient bucket size (IEC; DDP default 25M)")->capture_default_str();
+    auto* compute = cmd->add_option("--step-compute-ms", o->compute_ms, "forward + backward time of one step, ms: scaling efficiency");
+    cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+    cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout");
+    return [=]() -> int {
+        const auto usage = [](const std::string& m) { return client_error(exit_usage, m); };
+        const int sources = (from->count() > 0) + (matrix->count() > 0) + (alpha->count() > 0 || beta->count() > 0);
+        if (sources != 1) throw usage("plan needs exactly one link: --from RESULT.json, --matrix MATRIX.json, or --alpha-us and --beta-gbit");
+        if ((alpha->count() > 0) != (beta->count() > 0)) throw usage("--alpha-us and --beta-gbit go together");
+        if ((bytes->count() > 0) == (params->count() > 0)) throw usage("plan needs exactly one of --bytes S or --params N");
+        if (compute->count() && !params->count()) throw usage("--step-compute-ms needs --params (it plans a data-parallel step)");
+        if ((ia->count() > 0) != (ib->count() > 0)) throw usage("--intra-alpha-us and --intra-beta-gbit go together");
+        if (compute->count() && !(o->compute_ms > 0 && std::isfinite(o->compute_ms))) throw usage("--step-compute-ms must be positive");
+
+        std::optional<report_matrix> mat;
+        if (matrix->count()) {
+            auto f = load_result_file(o->matrix);
+            if (f.is_run()) throw usage(o->matrix + " is a run result; use --from for it");
+            mat = f.matrix();
+        }
+        core::topology topo;
+        topo.nodes = nodes->count() ? o->nodes : (mat ? static_cast<unsigned>(mat->hosts.size()) : 0);
+        if (!topo.nodes) throw usage("plan needs --nodes P");
+        topo.gpus_per_node = o->gpus_per_node;
+        topo.nics_per_node = o->nics_per_node;
+        if (ia->count()) topo.intra = core::link_model::from_us_gbit(o->intra_alpha_us, o->intra_beta_gbit);
+
+        core::dp_step_spec step;
+        std::uint64_t size = 0;
+        try {
+            core::validate(topo);
+            if (bytes->count()) size = static_cast<std::uint64_t>(std::llround(parse_scaled(o->bytes, true, "--bytes")));
+            else {
+                step.params = static_cast<std::uint64_t>(std::llround(parse_scaled(o->params, false, "--params")));
+                step.type = core::parse_dtype(o->dtype);
+                step.bucket_bytes = static_cast<std::uint64_t>(std::llround(parse_scaled(o->bucket, true, "--bucket")));
+                if (compute->count()) step.compute_s = o->compute_ms * 1e-3;
+                const auto grad = step.params * core::dtype_bytes(step.type);
+                size = std::min(step.bucket_bytes, grad);  // the collectives table shows one bucket
+            }
+        } catch (const core::spec_error& e) {
+            throw usage(e.what());
+        }
+
+        link_source src;
+        if (from->count()) {
+            auto f = load_result_file(o->from);
+            if (!f.is_run()) throw usage(o->from + " is a matrix; use --matrix for it");
+            auto m = fit_run_model(f.run());
+            if (!m.fit) throw usage(fmt::format("cannot plan from {}: no model: {}", o->from, m.why_not));
+            src.link = *m.fit;
+            src.info = {{"source", "result"}, {"file", o->from}, {"run_id", f.run().id}, {"model", core::to_json(*m.fit)}};
+            src.text = fmt::format("link: model of run {} ({}){}", f.run().id, o->from, render_model_text(m));
+        } else if (mat) {
+            try {
+                src = from_matrix(*mat, size, topo);
+            } catch (const core::spec_error& e) {
+                throw usage(fmt::format("{}: {}", o->matrix, e.what()));
+            }
+            src.info["file"] = o->matrix;
+        } else {
+            if (!(o->alpha_us >= 0 && std::isfinite(o->alpha_us)) || !(o->beta_gbit > 0 && std::isfinite(o->beta_gbit)))
+                throw usage("--alpha-us must be >= 0 and --beta-gbit > 0");
+            const auto l = core::link_model::from_us_gbit(o->alpha_us, o->beta_gbit);
+            src.link = l;
+            src.info = core::to_json(l);
+            src.info["source"] = "given";
+            src.text = fmt::format("link: α {:.4g} µs, β {} Gbit/s ({:.4g} GB/s) as given\n", o->alpha_us, fmt_gbit(o->beta_gbit),
+                                   o->beta_gbit / 8);
+        }
+
+        std::vector<core::prediction> preds;
+        std::optional<core::dp_step_plan> best, ring, tree;
+        try {
+            preds = predict(src, size, topo);
+            if (step.params) {
+                best = plan_step(src, step, topo);
+                step.algo = core::algorithm::ring;
+                ring = plan_step(src, step, topo);
+                step.algo = core::algorithm::tree;
+                tree = plan_step(src, step, topo);
+                step.algo.reset();
+            }
+        } catch (const core::spec_error& e) {
+            throw usage(e.what());
+        }
+
+        std::string text;
+        if (o->format == "csv") text = csv(preds);
+        else if (o->format == "json") {
+            json doc{{"schema", "meshperf.plan/1"}, {"link", src.info}, {"topology", core::to_json(topo)}, {"bytes", size}};
+            doc["predictions"] = json::array();
+            for (const auto& p : preds) doc["predictions"].push_back(core::to_json(p));
+            if (best) {
+                doc["dp_step"] = core::to_json(*best);
+                doc["dp_step"]["params"] = step.params;
+                doc["dp_step"]["dtype"] = core::to_string(step.type);
+                doc["dp_step_by_algorithm"] = {{"ring", core::to_json(*ring)}, {"tree", core::to_json(*tree)}};
+            } else {
+                doc["dp_step"] = nullptr;
+            }
+            text = doc.dump(2) + "\n";
+        } else {
+            text = src.text;
+            text += fmt::format("topology: {} node{} × {} GPU{} = {} ranks, {} NIC{} per node; intra-node link {}\n", topo.nodes,
+                                topo.nodes == 1 ? "" : "s", topo.gpus_per_node, topo.gpus_per_node == 1 ? "" : "s", topo.ranks(),
+                                topo.rails(), topo.rails() == 1 ? "" : "s",
+                                topo.intra ? fmt::format("α {:.3g} µs, β {} Gbit/s", topo.intra->alpha_s * 1e6,
+                                                         fmt_gbit(topo.intra->beta_bytes_per_s * 8e-9))
+                                           : topo.gpus_per_node > 1 ? "not given: free (intra_modelled false)" : "unused");
+            text += fmt::format("\ncollectives of {} ({} B){}:\n", core::format_size(size), size, step.params ? ", one gradient bucket" : "");
+            text += table(preds);
+            if (best) {
+                text += fmt::format("\ndata-parallel step: {:.4g} parameters × {} = {} of gradients, {} bucket{} of {} (last {})\n",
+                                    static_cast<double>(step.params), core::to_string(step.type), core::format_size(best->gradient_bytes),
+                                    best->buckets, best->buckets == 1 ? "" : "s", core::format_size(best->bucket_bytes),
+                                    core::format_size(best->last_bucket_bytes));
+                std::vector<std::vector<std::string>> rows{{"all-reduce", "comm per step", "bandwidth bound", "step (no overlap)",
+                                                            "efficiency (no overlap)", "efficiency (full overlap)"}};
+                auto pct = [](const std::optional<double>& e) { return e ? fmt::format("{:.1f}%", *e * 100) : std::string("-"); };
+                auto row = [&](const std::string& name, const core::dp_step_plan& d) {
+                    rows.push_back({name, fmt_time(d.comm_s), fmt_time(d.bandwidth_bound_s),
+                                    d.step_no_overlap_s ? fmt_time(*d.step_no_overlap_s) : "-", pct(d.efficiency_no_overlap),
+                                    pct(d.efficiency_full_overlap)});
+                };
+                row("best per bucket", *best);
+                row("ring", *ring);
+                row("tree", *tree);
+                text += format_table(rows);
+                if (!best->compute_s) text += "(give --step-compute-ms for the scaling efficiency)\n";
+            }
+        }
+        write_output(o->output, text);
+        return exit_ok;
+    };
+}
+
+}  // namespace meshperf::client

@@ -1,0 +1,77 @@
+#include "client/run_model.hpp"
+
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace meshperf::client {
+
+run_model fit_run_model(const core::run_result& run) {
+    run_model m;
+    if (core::model_samples(run).empty()) {
+        m.why_not = "no latency or bandwidth points to fit";
+        return m;
+    }
+    try {
+        m.fit = core::fit_model(run);
+    } catch (const std::exception& e) {
+        m.why_not = e.what();
+    }
+    return m;
+}
+
+namespace {
+
+std::string line_text(const core::line_fit& l) {
+    std::string s = fmt::format("α {:.3g} µs{}", l.alpha_us(), l.alpha_source == "latency" ? "" : " (stream intercept: no latency points)");
+    if (std::isfinite(l.beta_bytes_per_s))
+        s += fmt::format(", β {:.4g} Gbit/s ({:.4g} GB/s), n½ {}", l.beta_gbit_per_s(), l.beta_gbyte_per_s(),
+                         core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
+    else
+        s += ", β unbounded (time does not grow with size here)";
+    return s;
+}
+
+}  // namespace
+
+std::string render_model_text(const run_model& m) {
+    if (!m.fit) return fmt::format("\nmodel t(n) = α + n/β: none: {}\n", m.why_not);
+    const auto& f = *m.fit;
+    const auto& l = f.line;
+    std::string out = fmt::format("\nmodel t(n) = α + n/β, {} points, {}..{}\n  {}\n", l.points, core::format_size(l.min_size_bytes),
+                                  core::format_size(l.max_size_bytes), line_text(l));
+    out += fmt::format("  R² {:.4f}, worst relative residual {:.1f}% ({} {})\n", l.r_squared, l.worst_rel_residual * 100,
+                       l.worst_is_stream ? "bandwidth" : "latency", core::format_size(l.worst_size_bytes));
+    if (f.piecewise) {
+        const auto& p = *f.piecewise;
+        out += fmt::format("  one line fits badly (> {:.0f}%): piecewise, break between {} and {}\n", f.piecewise_threshold * 100,
+                           core::format_size(p.break_after_bytes), core::format_size(p.break_before_bytes));
+        out += fmt::format("    up to {}: {}\n", core::format_size(p.break_after_bytes), line_text(p.below));
+        out += fmt::format("    from {}: {}\n", core::format_size(p.break_before_bytes), line_text(p.above));
+        out += fmt::format("    R² {:.4f}, worst relative residual {:.1f}% at {}\n", p.r_squared, p.worst_rel_residual * 100,
+                           core::format_size(p.worst_size_bytes));
+    }
+    return out;
+}
+
+nlohmann::json with_model(nlohmann::json doc, const core::run_result& run) {
+    const auto m = fit_run_model(run);
+    if (m.fit) {
+        doc["model"] = core::to_json(*m.fit);
+        doc.erase("model_error");
+    } else {
+        doc["model"] = nullptr;
+        doc["model_error"] = m.why_not;
+    }
+    return doc;
+}
+
+double predicted_time_s(const core::model_fit& m, double size_bytes, bool stream) {
+    const auto& l = m.line_for(size_bytes);
+    const double alpha = stream && l.stream_alpha_s ? *l.stream_alpha_s : l.alpha_s;
+    return alpha + size_bytes / l.beta_bytes_per_s;
+}
+
+}  // namespace meshperf::client
