@@ -4,16 +4,22 @@
 #   heldout.sh MESHPERFD MESHPERF
 #
 # Same two namespaces and tbf-shaped veth pair as accuracy.sh (A→B at FWD_RATE). meshperf
-# sweeps latency and bandwidth from A to B over SIZES (1K..4M: 13 powers of two), then
+# sweeps bandwidth from A to B over SIZES (1K..4M: 13 powers of two), then
 # `meshperf model RESULT.json --every-other` fits t(n) = α + n/β on every other size (1K, 4K,
 # ..., 4M) and predicts the per-message time of the sizes in between (2K, 8K, ..., 2M): the
-# one-way latency of latency points and size / rate of bandwidth points. Every held-out error
+# transfer time size / rate. Every held-out error
 # is printed; the test fails if one exceeds TOLERANCE (10%).
+#
+# Why bandwidth points only by default: through tbf a ping-pong does not see the shaped rate.
+# While one side's reply crosses the other qdisc, the idle bucket refills, so below the
+# 256 KiB bucket the one-way time is n / (2 × rate), above it ~n / rate (measured: 16 KiB
+# 131.6 µs one-way vs 262 µs at 500 Mbit/s). No single β describes both, and with
+# TESTS=latency,bandwidth the held-out errors reach 20-85%. That is the shaper, not the model.
 #
 # Why through `meshperf model` and not a refit here: the check is of the fit meshperf ships
 # (weighted least squares, stream intercept, piecewise break), not of a second copy of it.
 #
-# Environment overrides: FWD_RATE_MBIT (500), SIZES (1K..4M), TESTS (latency,bandwidth),
+# Environment overrides: FWD_RATE_MBIT (500), SIZES (1K..4M), TESTS (bandwidth),
 # MAX_TIME (1, seconds per point), TOLERANCE (0.10), MTU (9000).
 
 set -u
@@ -24,7 +30,7 @@ MESHPERF=${2:-}
 FWD_RATE_MBIT=${FWD_RATE_MBIT:-500}
 REV_RATE_MBIT=${REV_RATE_MBIT:-$FWD_RATE_MBIT}
 SIZES=${SIZES:-1K..4M}
-TESTS=${TESTS:-latency,bandwidth}
+TESTS=${TESTS:-bandwidth}
 MAX_TIME=${MAX_TIME:-1}
 TOLERANCE=${TOLERANCE:-0.10}
 MTU=${MTU:-9000}
