@@ -221,7 +221,7 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
                 if (elapsed > ctx.limits.max_run_s) throw session_error("the point ran past the run time limit");
                 continue;
             }
-            if (elapsed >= cap || (spec.adaptive() && flows_precise_enough(pr.tracked(), spec.precision))) break;
+            if (may_stop_at_cap(pr.tracked(), elapsed, cap) || (spec.adaptive() && flows_precise_enough(pr.tracked(), spec.precision))) break;
         }
     } catch (...) {
         side.stop();

@@ -21,6 +21,14 @@ bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precisi
     });
 }
 
+bool may_stop_at_cap(const std::vector<tracked_flow>& flows, double elapsed_s, double cap_s) {
+    if (elapsed_s < cap_s) return false;
+    const bool all_moved = std::all_of(flows.begin(), flows.end(), [](const tracked_flow& f) {
+        return f.tracker->intervals() >= 2 && f.tracker->mean_interval_rate() > 0;
+    });
+    return all_moved || elapsed_s >= cap_s + cap_grace_s;
+}
+
 core::point_result assemble_point(const point_inputs& in) {
     core::point_result p;
     p.test = in.test;

@@ -97,7 +97,7 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
                 continue;
             }
             const double elapsed = seconds(clock::now() - t0);
-            if (elapsed >= cap || (spec.adaptive() && flows_precise_enough(flows, spec.precision))) break;
+            if (may_stop_at_cap(flows, elapsed, cap) || (spec.adaptive() && flows_precise_enough(flows, spec.precision))) break;
         }
         side.stop_active();
         ch.send(core::frame_type::point_stop, {{"messages", side.active_messages()}}, clock::now() + handshake_timeout);
@@ -144,7 +144,7 @@ void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& sp
         const auto t0 = clock::now();
         const bool reports = side.counting_runners() > 0;
         const auto limit = clock::now() + std::chrono::seconds(static_cast<long>(spec.warmup_s + spec.max_point_s +
-                                                                                 spec.duration_s.value_or(0) + 60));
+                                                                                 spec.duration_s.value_or(0) + cap_grace_s + 60));
         json stop;
         while (stop.is_null()) {
             if (clock::now() > limit) throw session_error("the initiator never ended the point");

@@ -97,6 +97,7 @@ done
 # RDMA sweeps between them. Each result is printed as one tagged JSON line the host checks.
 if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   step "meshperfd + meshperf sweep --transport rdma"
+  baseline=$(rdma resource show | tr '\n' ' ')
   umask 077
   echo "rdma-vm-token" >/tmp/token
   mkdir -p /tmp/mp1 /tmp/mp2
@@ -112,7 +113,7 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   ms="$(echo $sizes | tr ' ' ,)"
   for op in write read send; do
     meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op $op \
-      --test latency,bandwidth,bidir --sizes "$ms" --qps 2 --verify --max-time 0.5 --warmup 0.05 \
+      --test latency,bandwidth,bidir --sizes "$ms" --qps 2 --tx-depth 32 --verify --max-time 1 --warmup 0.1 \
       --format json -q -o /tmp/sweep.json 2>/tmp/sweep.err
     st=$?
     echo "MESHPERF-EXIT op=$op $st $(cat /tmp/sweep.err)"
@@ -130,9 +131,11 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   done
   meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op write \
     --test latency --sizes 8 -q >/dev/null 2>&1 || fail "a sweep after the error cases failed"
-  echo "MESHPERF-RESOURCES-BEFORE-EXIT | $(rdma resource show | tr '\n' ' ')"
   kill $d1 $d2
   wait $d1 $d2 2>/dev/null
+  after=$(rdma resource show | tr '\n' ' ')
+  echo "MESHPERF-RESOURCES baseline [$baseline] after the daemons [$after]"
+  [ "$after" = "$baseline" ] || fail "RDMA resources left after the daemons exited: $after (baseline $baseline)"
 fi
 
 step "resources at the end"
