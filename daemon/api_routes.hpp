@@ -15,6 +15,7 @@ struct api_reply {
     nlohmann::json body;
     std::string content_type = "application/json";
     std::string text;  ///< used instead of body when non-empty (e.g. /metrics, /healthz)
+    int retry_after_s = 0;  ///< > 0: sent as a Retry-After header (429, 503)
 };
 
 /// JSON error body {"error": message}.

@@ -50,6 +50,8 @@ response make_response(const request& req, const api_reply& r) {
     res.set(http::field::content_type, r.content_type);
     res.keep_alive(req.keep_alive());
     res.body() = r.text.empty() ? r.body.dump(2) + "\n" : r.text;
+    if (r.retry_after_s > 0) res.set(http::field::retry_after, std::to_string(r.retry_after_s));
+    if (r.status == 401) res.set(http::field::www_authenticate, std::string(www_authenticate_challenge));
     res.prepare_payload();
     return res;
 }
@@ -92,9 +94,12 @@ auth_outcome authorize(server_state& s, const request& req, const beast::tcp_str
 }
 
 api_reply auth_reply(auth_outcome o, std::chrono::milliseconds retry_after) {
-    if (o == auth_outcome::throttled)
-        return api_error(429, fmt::format("too many failed authentications from this address: retry in {} s",
+    if (o == auth_outcome::throttled) {
+        auto r = api_error(429, fmt::format("too many failed authentications from this address: retry in {} s",
                                           (retry_after.count() + 999) / 1000));
+        r.retry_after_s = static_cast<int>((retry_after.count() + 999) / 1000);
+        return r;
+    }
     return api_error(401, "missing or wrong bearer token: send 'Authorization: Bearer <cluster token>'");
 }
 

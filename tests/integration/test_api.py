@@ -196,3 +196,30 @@ class AuthTests(unittest.TestCase):
         finally:
             a.cleanup()
             b.cleanup()
+
+
+class ThrottleTests(unittest.TestCase):
+    def test_repeated_bad_tokens_are_slowed_down(self):
+        import os
+        import tempfile
+        import urllib.request
+        d = tempfile.mkdtemp(prefix="meshperf-throttle-")
+        token = os.path.join(d, "token")
+        with open(token, "w") as f:
+            f.write("good-token\n")
+        os.chmod(token, 0o600)
+        a = Daemon(extra_args=["--token-file", token])
+        try:
+            statuses = [a.http("GET", "/v1/info", headers={"Authorization": "Bearer bad"})[0] for _ in range(5)]
+            self.assertEqual(statuses[0], 401)
+            self.assertEqual(statuses[-1], 429)
+            req = urllib.request.Request(f"http://{a.address}/v1/info", headers={"Authorization": "Bearer bad"})
+            try:
+                urllib.request.urlopen(req, timeout=10)
+                self.fail("a throttled request succeeded")
+            except urllib.error.HTTPError as e:
+                self.assertEqual(e.code, 429)
+                self.assertGreaterEqual(int(e.headers["Retry-After"]), 1)
+            self.assertEqual(a.http("GET", "/healthz", raw=True)[0], 200)
+        finally:
+            a.cleanup()
