@@ -73,6 +73,16 @@ class SweepTests(unittest.TestCase):
         doc = self.sweep_json("--test", "bandwidth", "--sizes", "64K", "--duration", "0.5")
         self.assertGreater(doc["points"][0]["duration_s"], 0.4)
 
+    def test_tuning_options(self):
+        # --cpu pins both sides' stream threads, --busy-poll spins for latency, --window sets buffers.
+        doc = self.sweep_json("--test", "latency,bandwidth", "--sizes", "64,64K", "--cpu", "0", "--window", "1M")
+        self.assertEqual(doc["spec"]["cpus"], [0])
+        self.assertEqual(doc["spec"]["window_bytes"], 1 << 20)
+        self.assertEqual(len(doc["points"]), 4)
+        # Busy-polling spins: not combined with pinning both ends to one CPU.
+        doc = self.sweep_json("--test", "latency", "--sizes", "64", "--busy-poll")
+        self.assertTrue(doc["spec"]["busy_poll"])
+
     def test_csv_has_a_row_per_point(self):
         rc, out, err = run_cli("sweep", "--initiator", self.a.address, self.b.address, "--format", "csv",
                                "--test", "latency,bandwidth", "--sizes", SIZES, *QUICK)
