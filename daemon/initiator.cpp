@@ -216,6 +216,9 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
             if (pr.reverse_streams) pr.reverse.add(seconds(clock::now() - t0), side.received_bytes());
             const double elapsed = seconds(clock::now() - t0);
             if (cancel.load()) break;
+            // Every local stream has ended with an error (link cut, peer frozen): stop now
+            // rather than running out the point's time.
+            if (side.finished() && !side.error().empty()) break;
             if (pr.fixed_length()) {
                 if (side.finished()) break;
                 if (elapsed > ctx.limits.max_run_s) throw session_error("the point ran past the run time limit");
@@ -234,7 +237,8 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
         stopped = true;
     }
     side.join();
-    const auto done_deadline = clock::now() + point_done_timeout;
+    // A peer whose streams already failed here is unlikely to answer: do not wait long.
+    const auto done_deadline = clock::now() + (side.error().empty() ? point_done_timeout : failed_point_done_timeout);
     while (pr.peer_done.is_null()) {
         auto m = ch.receive(done_deadline);
         if (m.type == core::frame_type::point_done) pr.peer_done = m.body;

@@ -23,6 +23,8 @@ inline constexpr std::chrono::milliseconds progress_tick{25};
 inline constexpr std::chrono::seconds handshake_timeout{10};
 inline constexpr std::chrono::seconds streams_timeout{10};
 inline constexpr std::chrono::seconds point_done_timeout{30};
+/// The same wait when this side's data streams have already failed.
+inline constexpr std::chrono::seconds failed_point_done_timeout{3};
 inline constexpr std::chrono::seconds idle_session_timeout{120};
 /// How long an initiator keeps asking a busy peer before the run fails.
 inline constexpr std::chrono::seconds busy_peer_patience{120};
