@@ -30,9 +30,6 @@
 # latency rule itself is covered by the unit tests of core/outliers.
 set -u
 
-SKIP=77
-MESHPERFD=${1:-}
-MESHPERF=${2:-}
 HEALTHY_MBIT=${HEALTHY_MBIT:-400}
 SLOW_MBIT=${SLOW_MBIT:-100}
 MAX_TIME=${MAX_TIME:-0.3}
@@ -42,91 +39,48 @@ HOSTS=6
 SLOW=4          # the host with the slow link (1-based)
 STOPPED=3       # the host whose daemon is stopped for the UNKNOWN check
 VICTIM=5        # the host killed during the second matrix
-PORT=7470
 SUBNET=10.231.0
-BUCKET_BYTES=262144
 
-say() { printf 'netns-cluster: %s\n' "$*"; }
-skip() { say "SKIP: $*"; exit "$SKIP"; }
-fail() { say "FAIL: $*"; exit 1; }
-
-[[ -n "$MESHPERFD" && -n "$MESHPERF" ]] || { echo "usage: $0 MESHPERFD MESHPERF" >&2; exit 2; }
-[[ -x "$MESHPERFD" ]] || fail "meshperfd not executable: $MESHPERFD"
-[[ -x "$MESHPERF" ]] || fail "meshperf not executable: $MESHPERF"
-[[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces, veth, bridge, tc); run as root"
-command -v ip >/dev/null || skip "ip (iproute2) not installed"
-command -v tc >/dev/null || skip "tc (iproute2) not installed"
-command -v python3 >/dev/null || skip "python3 not installed (parses the JSON results)"
-command -v timeout >/dev/null || skip "timeout (coreutils) not installed"
+NETNS_TAG=netns-cluster
+NETNS_PREFIX=mpcl
+. "$(dirname "$0")/lib.sh"
+netns_begin "${1:-}" "${2:-}" tc python3
 
 P="mpcl$$"
 NS_BR="${P}br"
-WORK=""
 declare -a PIDS
 
 ns() { echo "${P}h$1"; }
 addr() { echo "$SUBNET.$1"; }
 
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM HUP
-    for pid in "${PIDS[@]}"; do [[ -n "$pid" ]] && kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${PIDS[@]}"; do
-        [[ -n "$pid" ]] || continue
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-    done
-    for i in $(seq "$HOSTS"); do ip netns del "$(ns "$i")" 2>/dev/null; done
-    ip netns del "$NS_BR" 2>/dev/null
-    [[ -n "$WORK" && $rc -ne 0 && -d "$WORK" ]] && for f in "$WORK"/meshperfd-*.log; do
+netns_on_failure() {  # the daemons' last errors, before their logs go
+    for f in "$WORK"/meshperfd-*.log; do
         grep -iE 'error|fatal|abort' "$f" | tail -5 | sed "s|^|netns-cluster: $(basename "$f"): |"
     done
-    [[ -n "$WORK" ]] && rm -rf "$WORK"
-    exit "$rc"
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
 
-# Namespaces left by an earlier run that was SIGKILLed (a ctest timeout) are removed when the
-# script that made them is gone; ours are named mpcl<pid>br and mpcl<pid>h<n>.
-for n in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^mpcl[0-9]+(br|h[0-9]+)$'); do
-    owner=${n#mpcl}; owner=${owner%%[bh]*}
-    kill -0 "$owner" 2>/dev/null || { say "removing stale namespace $n"; ip netns pids "$n" 2>/dev/null | xargs -r kill -KILL; ip netns del "$n"; }
-done
-
-WORK=$(mktemp -d /tmp/meshperf-netns-cluster.XXXXXX) || fail "mktemp"
-ip netns add "$NS_BR" 2>"$WORK/err" || skip "cannot create a network namespace ($(cat "$WORK/err")); needs CAP_SYS_ADMIN"
-ip -n "$NS_BR" link set lo up || fail "lo up in $NS_BR"
+netns_add "$NS_BR"
 ip -n "$NS_BR" link add br0 type bridge 2>"$WORK/err" || skip "cannot create a bridge ($(cat "$WORK/err"))"
 ip -n "$NS_BR" link set br0 mtu "$MTU" || fail "bridge mtu"
 ip -n "$NS_BR" addr add "$SUBNET.254/24" dev br0 || fail "bridge address"
 
-shape() {  # NS DEV RATE_MBIT
-    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}mbit" burst "$BUCKET_BYTES" latency 50ms 2>"$WORK/err" \
-        || skip "tbf qdisc not available ($(cat "$WORK/err"))"
-}
-
 for i in $(seq "$HOSTS"); do
     n=$(ns "$i") a="${P}h${i}a" b="${P}h${i}b"
-    ip netns add "$n" || fail "ip netns add $n"
+    netns_add "$n"
     ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    NETNS_LINKS+=("$a")
     ip link set "$a" netns "$n" && ip link set "$b" netns "$NS_BR" || fail "moving veth ends of host $i"
     ip -n "$n" link set "$a" name eth0 || fail "rename in $n"
-    ip -n "$n" link set lo up && ip -n "$n" link set eth0 mtu "$MTU" up && ip -n "$n" addr add "$(addr "$i")/24" dev eth0 \
+    ip -n "$n" link set eth0 mtu "$MTU" up && ip -n "$n" addr add "$(addr "$i")/24" dev eth0 \
         || fail "eth0 of host $i"
     ip -n "$NS_BR" link set "$b" mtu "$MTU" master br0 up || fail "bridge port of host $i"
     rate=$HEALTHY_MBIT
     [[ $i -eq $SLOW ]] && rate=$SLOW_MBIT
-    shape "$n" eth0 "$rate"         # host -> bridge
-    shape "$NS_BR" "$b" "$rate"     # bridge -> host
+    netns_tbf "$n" eth0 "$rate"         # host -> bridge
+    netns_tbf "$NS_BR" "$b" "$rate"     # bridge -> host
 done
 ip -n "$NS_BR" link set br0 up || fail "bridge up"
 
-TOKEN="$WORK/token"
-(umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN" && echo >>"$TOKEN") || fail "token file"
 cat >"$WORK/meshperfd.toml" <<EOF
 [limits]
 allowed_peer_cidrs = ["$SUBNET.0/24"]
@@ -135,21 +89,12 @@ HOSTFILE="$WORK/hosts.txt"
 { echo "# the test cluster"; for i in $(seq "$HOSTS"); do echo "$(addr "$i"):$PORT"; done; } >"$HOSTFILE"
 
 start_daemon() {  # I
-    local i=$1
-    mkdir -p "$WORK/state-$i"
-    ip netns exec "$(ns "$i")" "$MESHPERFD" --listen "$(addr "$i"):$PORT" --state-dir "$WORK/state-$i" \
-        --token-file "$TOKEN" --config "$WORK/meshperfd.toml" >>"$WORK/meshperfd-$i.log" 2>&1 &
-    PIDS[$i]=$!   # `ip netns exec` execs the command, so $! is meshperfd itself
+    netns_start_daemon "$(ns "$1")" "$(addr "$1")" "$1" --config "$WORK/meshperfd.toml"
+    PIDS[$1]=$NETNS_PID
 }
 cli() { ip netns exec "$NS_BR" timeout 300 "$MESHPERF" --token-file "$TOKEN" "$@"; }
 wait_ready() {  # I
-    for _ in $(seq 100); do
-        kill -0 "${PIDS[$1]}" 2>/dev/null || { cat "$WORK/meshperfd-$1.log"; fail "meshperfd of host $1 exited"; }
-        cli info "$(addr "$1"):$PORT" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    cat "$WORK/meshperfd-$1.log"
-    fail "meshperfd of host $1 not answering after 10 s"
+    netns_wait_ready "$(ns "$1")" "$(addr "$1")" "${PIDS[$1]}" "$1"
 }
 for i in $(seq "$HOSTS"); do start_daemon "$i"; done
 for i in $(seq "$HOSTS"); do wait_ready "$i"; done

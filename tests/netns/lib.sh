@@ -1,0 +1,127 @@
+# Shared set-up of the network-namespace tests. Sourced, never run.
+#
+# A test sets NETNS_TAG (its name in messages) and NETNS_PREFIX (a short namespace-name
+# prefix: names are PREFIX<pid><suffix>, interface names stay within 15 characters), then:
+#
+#   netns_begin MESHPERFD MESHPERF [TOOL...]   arguments, root, required tools; removes stale
+#                                              namespaces of a killed earlier run; WORK dir,
+#                                              TOKEN file (0600); cleanup trap for every exit
+#   netns_add NAME                             a namespace (lo up), deleted at exit
+#   netns_track_pid PID                        a process stopped (TERM, then KILL) at exit
+#   netns_pair MTU                             namespaces NS_A, NS_B joined by veth IF_A/IF_B,
+#                                              addresses ADDR_A, ADDR_B (192.0.2.0/24)
+#   netns_tbf NS DEV RATE_MBIT                 tbf shaper, 256 KiB bucket (skip if unavailable)
+#   netns_start_daemon NS ADDR NAME [ARG...]   meshperfd on ADDR:PORT; pid in NETNS_PID
+#   netns_healthy NS ADDR                      the daemon answers an authenticated info request
+#   netns_wait_ready NS ADDR PID NAME          waits up to 10 s for it, else fails with its log
+#
+# A test may define netns_on_failure, called by the cleanup when the script exits non-zero.
+# All traffic stays inside the namespaces the test creates.
+
+SKIP=77
+PORT=${PORT:-7470}
+BUCKET_BYTES=262144   # tbf burst: 256 KiB (see accuracy.sh for why)
+WORK=""
+TOKEN=""
+NETNS_PID=""
+declare -a NETNS_NAMESPACES=() NETNS_PIDS=() NETNS_LINKS=()
+
+say() { printf '%s: %s\n' "$NETNS_TAG" "$*"; }
+skip() { say "SKIP: $*"; exit "$SKIP"; }
+fail() { say "FAIL: $*"; exit 1; }
+
+netns_cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM HUP
+    [[ $rc -ne 0 ]] && declare -F netns_on_failure >/dev/null && netns_on_failure
+    for pid in "${NETNS_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    for pid in "${NETNS_PIDS[@]}"; do
+        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    for ns in "${NETNS_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
+    for link in "${NETNS_LINKS[@]}"; do ip link del "$link" 2>/dev/null; done   # never moved into a namespace
+    [[ -n "$WORK" ]] && rm -rf "$WORK"
+    exit "$rc"
+}
+
+netns_begin() {
+    MESHPERFD=${1:-}
+    MESHPERF=${2:-}
+    shift 2 || true
+    [[ -n "$MESHPERFD" && -n "$MESHPERF" ]] || { echo "usage: $0 MESHPERFD MESHPERF" >&2; exit 2; }
+    [[ -x "$MESHPERFD" ]] || fail "meshperfd not executable: $MESHPERFD"
+    [[ -x "$MESHPERF" ]] || fail "meshperf not executable: $MESHPERF"
+    [[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces, veth, tc); run as root"
+    local tool
+    for tool in ip timeout "$@"; do
+        command -v "$tool" >/dev/null || skip "$tool not installed"
+    done
+    trap netns_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    trap 'exit 129' HUP
+    # Namespaces left by an earlier run that was SIGKILLed (a ctest timeout) are removed
+    # when the script that made them is gone.
+    local ns owner
+    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^${NETNS_PREFIX}[0-9]+[a-z]"); do
+        owner=${ns#"$NETNS_PREFIX"}; owner=${owner%%[!0-9]*}
+        kill -0 "$owner" 2>/dev/null || { say "removing stale namespace $ns"; ip netns pids "$ns" 2>/dev/null | xargs -r kill -KILL; ip netns del "$ns"; }
+    done
+    WORK=$(mktemp -d "/tmp/meshperf-${NETNS_TAG}.XXXXXX") || fail "mktemp"
+    TOKEN="$WORK/token"
+    (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN" && echo >>"$TOKEN") || fail "token file"
+    chmod 600 "$TOKEN"
+}
+
+netns_add() {
+    ip netns add "$1" 2>"$WORK/err" || skip "cannot create a network namespace ($(cat "$WORK/err")); needs CAP_SYS_ADMIN"
+    NETNS_NAMESPACES+=("$1")
+    ip -n "$1" link set lo up || fail "lo up in $1"
+}
+
+netns_track_pid() { NETNS_PIDS+=("$1"); }
+
+netns_pair() {  # MTU
+    NS_A="${NETNS_PREFIX}$$a" NS_B="${NETNS_PREFIX}$$b"
+    IF_A="${NETNS_PREFIX}$$a" IF_B="${NETNS_PREFIX}$$b"
+    ADDR_A=192.0.2.1 ADDR_B=192.0.2.2
+    netns_add "$NS_A"
+    netns_add "$NS_B"
+    ip link add "$IF_A" type veth peer name "$IF_B" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    NETNS_LINKS+=("$IF_A")
+    ip link set "$IF_A" netns "$NS_A" && ip link set "$IF_B" netns "$NS_B" || fail "moving the veth ends"
+    ip -n "$NS_A" addr add "$ADDR_A/24" dev "$IF_A" && ip -n "$NS_A" link set "$IF_A" mtu "$1" up || fail "$IF_A"
+    ip -n "$NS_B" addr add "$ADDR_B/24" dev "$IF_B" && ip -n "$NS_B" link set "$IF_B" mtu "$1" up || fail "$IF_B"
+}
+
+netns_tbf() {  # NS DEV RATE_MBIT
+    # Offloads stay as veth has them: tbf sees GSO packets bigger than its bucket and segments them.
+    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}mbit" burst "$BUCKET_BYTES" latency 50ms 2>"$WORK/err" \
+        || skip "tbf qdisc not available ($(cat "$WORK/err"))"
+}
+
+netns_start_daemon() {  # NS ADDR NAME [ARG...]
+    local ns=$1 addr=$2 name=$3
+    shift 3
+    mkdir -p "$WORK/state-$name"
+    ip netns exec "$ns" "$MESHPERFD" --listen "$addr:$PORT" --state-dir "$WORK/state-$name" --token-file "$TOKEN" "$@" \
+        >>"$WORK/meshperfd-$name.log" 2>&1 &
+    NETNS_PID=$!   # `ip netns exec` execs the command, so $! is meshperfd itself
+    netns_track_pid "$NETNS_PID"
+}
+
+netns_healthy() {  # NS ADDR
+    ip netns exec "$1" timeout 5 "$MESHPERF" --token-file "$TOKEN" info "$2:$PORT" >/dev/null 2>&1
+}
+
+netns_wait_ready() {  # NS ADDR PID NAME
+    for _ in $(seq 100); do
+        kill -0 "$3" 2>/dev/null || { cat "$WORK/meshperfd-$4.log"; fail "meshperfd in $1 exited"; }
+        netns_healthy "$1" "$2" && return 0
+        sleep 0.1
+    done
+    cat "$WORK/meshperfd-$4.log"
+    fail "meshperfd in $1 not answering on $2:$PORT after 10 s"
+}
