@@ -11,6 +11,7 @@
 #include "transport/http_client.hpp"
 #include "transport/tcp/point_side.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <random>
 #include <thread>
@@ -76,7 +77,7 @@ frame_channel open_session(daemon_context& ctx, const transport::endpoint_addres
         if (clock::now() > give_up)
             throw session_error(fmt::format("gave up after {} s: {}", busy_peer_patience.count(), why));
         if (!sleep_unless_cancelled(std::chrono::milliseconds(150 + rng() % 500), cancel))
-            throw std::runtime_error("cancelled");
+            throw run_cancelled();
     };
     while (true) {
         std::string holder;
@@ -131,20 +132,15 @@ struct point_run {
     core::test_kind test;
     std::uint64_t size;
     std::vector<tcp::stream_role> roles;
-    std::size_t forward_streams = 0, reverse_streams = 0;  // receivers at the peer / here
+    std::size_t forward_streams, reverse_streams;  // receivers at the peer / here
     core::flow_tracker forward, reverse;
     json peer_done;
 
     point_run(const core::run_spec& s, core::test_kind t, std::uint64_t sz)
         : spec(s), test(t), size(sz), roles(tcp::initiator_roles(t, s.streams, s.reverse)),
-          forward(0, s.warmup_s), reverse(0, s.warmup_s) {
-        for (auto r : roles) {
-            if (r == tcp::stream_role::send) ++forward_streams;
-            if (r == tcp::stream_role::receive) ++reverse_streams;
-        }
-        forward = core::flow_tracker(forward_streams, s.warmup_s);
-        reverse = core::flow_tracker(reverse_streams, s.warmup_s);
-    }
+          forward_streams(static_cast<std::size_t>(std::count(roles.begin(), roles.end(), tcp::stream_role::send))),
+          reverse_streams(static_cast<std::size_t>(std::count(roles.begin(), roles.end(), tcp::stream_role::receive))),
+          forward(forward_streams, s.warmup_s), reverse(reverse_streams, s.warmup_s) {}
 
     bool fixed_length() const { return test == core::test_kind::latency || spec.iterations.has_value(); }
 
@@ -204,7 +200,6 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
     const auto t0 = clock::now();
     side.start();
     const double cap = spec.warmup_s + spec.duration_s.value_or(spec.max_point_s);
-    bool stopped = false;
     try {
         while (true) {
             const auto tick = clock::now() + progress_tick;
@@ -234,7 +229,6 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
     side.stop();
     if (!pr.fixed_length() || cancel.load()) {
         ch.send(core::frame_type::point_stop, json::object(), clock::now() + handshake_timeout);
-        stopped = true;
     }
     side.join();
     // A peer whose streams already failed here is unlikely to answer: do not wait long.
@@ -243,8 +237,7 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
         auto m = ch.receive(done_deadline);
         if (m.type == core::frame_type::point_done) pr.peer_done = m.body;
     }
-    if (cancel.load()) throw std::runtime_error("cancelled");
-    (void)stopped;
+    if (cancel.load()) throw run_cancelled();
     if (side.verify_failed() || pr.peer_done.value("verify_failed", false))
         throw session_error("data verification failed: received bytes did not match the pattern (data corrupted)");
     if (const auto e = side.error(); !e.empty()) throw session_error(fmt::format("data stream failed here: {}", e));
@@ -253,6 +246,27 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
 }
 
 }  // namespace
+
+void measure_all_points(core::run_result& run, std::string_view path, const event_sink& emit,
+                        const std::atomic<bool>& cancel, const point_measurer& measure) {
+    const auto& spec = run.spec;
+    const std::size_t total = spec.tests.size() * spec.sizes.size();
+    std::size_t index = 0;
+    for (auto test : spec.tests)
+        for (auto size : spec.sizes) {
+            ++index;
+            if (cancel.load()) throw run_cancelled();
+            try {
+                run.points.push_back(measure(test, size, index));
+                emit({{"event", "point"}, {"index", index}, {"total", total}, {"point", core::to_json(run.points.back())}});
+            } catch (const run_cancelled&) {
+                throw;
+            } catch (const std::exception& e) {
+                throw session_error(fmt::format("point {}/{} ({}{} {}) against peer {} failed: {}", index, total, path,
+                                                core::to_string(test), core::format_size(size), spec.peer, e.what()));
+            }
+        }
+}
 
 void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {
     const auto& spec = run.spec;
@@ -275,22 +289,9 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
         return;
     }
 
-    const std::size_t total = spec.tests.size() * spec.sizes.size();
-    std::size_t index = 0;
-    for (auto test : spec.tests)
-        for (auto size : spec.sizes) {
-            ++index;
-            if (cancel.load()) throw std::runtime_error("cancelled");
-            try {
-                auto p = measure_point(ctx, ch, peer, spec, test, size, index, cancel);
-                run.points.push_back(p);
-                emit({{"event", "point"}, {"index", index}, {"total", total}, {"point", core::to_json(p)}});
-            } catch (const std::exception& e) {
-                if (std::string_view(e.what()) == "cancelled") throw;
-                throw session_error(fmt::format("point {}/{} ({} {}) against peer {} failed: {}", index, total,
-                                                core::to_string(test), core::format_size(size), spec.peer, e.what()));
-            }
-        }
+    measure_all_points(run, "", emit, cancel, [&](core::test_kind test, std::uint64_t size, std::size_t index) {
+        return measure_point(ctx, ch, peer, spec, test, size, index, cancel);
+    });
     try {
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);
     } catch (const session_error&) {

@@ -107,7 +107,7 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
             if (m.type == core::frame_type::point_done) peer_done = m.body;
         }
         side.finish_passive(peer_done.value("active_messages", std::vector<std::uint64_t>{}));
-        if (cancel.load()) throw std::runtime_error("cancelled");
+        if (cancel.load()) throw run_cancelled();
         if (side.verify_failed() || peer_done.value("verify_failed", false))
             throw session_error("data verification failed: received bytes did not match the pattern (data corrupted)");
         if (const auto e = side.error(); !e.empty()) throw session_error(fmt::format("RDMA failed here: {}", e));
@@ -191,23 +191,10 @@ void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_resul
     ep->connect(rdma::endpoint_info_from_json(remote.body.at("endpoint")));
     run.warnings.push_back(fmt::format("RDMA on {}, path MTU {} bytes", ep->where(), ep->path_mtu()));
 
-    const std::size_t total = spec.tests.size() * spec.sizes.size();
-    std::size_t index = 0;
-    for (auto test : spec.tests)
-        for (auto size : spec.sizes) {
-            ++index;
-            if (cancel.load()) throw std::runtime_error("cancelled");
-            try {
-                auto p = measure_point(ctx, ch, *ep, spec, test, size, index, cancel);
-                run.points.push_back(p);
-                emit({{"event", "point"}, {"index", index}, {"total", total}, {"point", core::to_json(p)}});
-            } catch (const std::exception& e) {
-                if (std::string_view(e.what()) == "cancelled") throw;
-                throw session_error(fmt::format("point {}/{} (rdma {} {} {}) against peer {} failed: {}", index, total,
-                                                core::to_string(spec.op), core::to_string(test), core::format_size(size),
-                                                spec.peer, e.what()));
-            }
-        }
+    measure_all_points(run, fmt::format("rdma {} ", core::to_string(spec.op)), emit, cancel,
+                       [&](core::test_kind test, std::uint64_t size, std::size_t index) {
+                           return measure_point(ctx, ch, *ep, spec, test, size, index, cancel);
+                       });
 }
 
 void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec) {

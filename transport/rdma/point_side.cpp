@@ -1,33 +1,13 @@
 #include "transport/rdma/point_side.hpp"
 
 #include "core/error.hpp"
+#include "transport/stream_thread.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/resource.h>
 
 namespace meshperf::transport::rdma {
-namespace {
-
-double thread_cpu_seconds() {
-    rusage ru{};
-    ::getrusage(RUSAGE_THREAD, &ru);
-    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-void pin_to(int cpu) {
-    if (cpu < 0) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
-}
-
-}  // namespace
 
 std::vector<qp_role> initiator_qp_roles(core::test_kind test, std::uint32_t streams, bool reverse) {
     switch (test) {
@@ -102,8 +82,8 @@ point_side::point_side(endpoint& ep, const core::run_spec& spec, core::test_kind
 point_side::~point_side() { abort(); }
 
 void point_side::run(runner& r, int cpu) {
-    pin_to(cpu);
-    const double cpu0 = thread_cpu_seconds();
+    transport::pin_current_thread(cpu);
+    const double cpu0 = transport::thread_cpu_seconds();
     try {
         if (r.lat_active) {
             std::vector<std::uint64_t> scratch(512);
@@ -131,7 +111,7 @@ void point_side::run(runner& r, int cpu) {
     } catch (const std::exception& e) {
         r.error = e.what();
     }
-    r.cpu_s = thread_cpu_seconds() - cpu0;
+    r.cpu_s = transport::thread_cpu_seconds() - cpu0;
     const auto end = steady_now_ns();
     auto prev = last_end_ns_.load();
     while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}

@@ -1,31 +1,14 @@
 #include "transport/tcp/point_side.hpp"
 
+#include "transport/stream_thread.hpp"
 #include "transport/tcp/pattern.hpp"
 
 #include <algorithm>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 namespace meshperf::transport::tcp {
 namespace {
-
-double thread_cpu_seconds() {
-    rusage ru{};
-    ::getrusage(RUSAGE_THREAD, &ru);
-    return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-void pin_to(int cpu) {
-    if (cpu < 0) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);  // best effort: a missing CPU leaves it unpinned
-}
 
 std::size_t receive_chunk(std::uint64_t size) {
     return static_cast<std::size_t>(std::clamp<std::uint64_t>(size, 128 * 1024, 4 * 1024 * 1024));
@@ -112,8 +95,8 @@ void point_side::start() {
 }
 
 void point_side::run_stream(stream& s, int cpu) {
-    pin_to(cpu);
-    const double cpu0 = thread_cpu_seconds();
+    transport::pin_current_thread(cpu);
+    const double cpu0 = transport::thread_cpu_seconds();
     const bool fixed = spec_.iterations.has_value();
     switch (s.role) {
         case stream_role::send: {
@@ -142,7 +125,7 @@ void point_side::run_stream(stream& s, int cpu) {
             break;
         }
     }
-    s.cpu_s = thread_cpu_seconds() - cpu0;
+    s.cpu_s = transport::thread_cpu_seconds() - cpu0;
     const auto end = now_ns();
     auto prev = last_end_ns_.load();
     while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}
