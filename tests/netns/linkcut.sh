@@ -6,13 +6,13 @@
 #
 # Two network namespaces joined by a veth pair, a meshperfd in each. meshperf asks A for a
 # bandwidth sweep to B (--duration 5); ~1.5 s in, `ip link set <veth A> down`. The sweep must
-# fail (exit 1) within LIMIT_S (40 s) with an error naming the peer; /healthz of both daemons answers
+# fail (exit 1) within LIMIT_S (70 s) with an error naming the peer; /healthz of both daemons answers
 # afterwards. Needs root and `ip netns`; exits 77 (skip) otherwise. Cleanup on every exit path.
 set -u
 
 # After a cut the point ends once its streams hit their 10 s data timeout, and the peer's
-# report is awaited 3 s: measured 23.5 s after the cut (docs/reliability.md).
-LIMIT_S=${LIMIT_S:-40}
+# report is awaited 3 s: measured 23.4–40.3 s after the cut (docs/reliability.md); bound 70 s.
+LIMIT_S=${LIMIT_S:-70}
 CUT_AFTER_S=${CUT_AFTER_S:-1.5}
 
 NETNS_TAG=netns-linkcut
