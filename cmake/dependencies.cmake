@@ -1,6 +1,8 @@
 # Finds the Debian 12 packages scripts/setup installs, and decides the optional parts.
 find_package(Threads REQUIRED)
 find_package(Boost 1.81 REQUIRED)
+# OpenSSL (libssl-dev): TLS for the control plane (transport/tls, the daemon's listener).
+find_package(OpenSSL 3 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
