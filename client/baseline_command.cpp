@@ -74,7 +74,7 @@ command_runner add_baseline_command(CLI::App& app, const common_options& common)
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
-        const daemon_client initiator(o->initiator, client_token(common.token_file));
+        const daemon_client initiator(o->initiator, client_credentials(common.token_file, common.tls));
         if (show->parsed()) {
             const auto doc = initiator.get(query(peer, o->test.transport));
             write_output("", o->format == "json" ? doc.dump(2) + "\n" : render_baselines(doc));

@@ -18,7 +18,7 @@ command_runner add_info_command(CLI::App& app, const common_options& common) {
     cmd->add_option("host", *host, "daemon HOST[:PORT]")->capture_default_str();
     cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     return [host, format, &common] {
-        const auto info = daemon_client(*host, client_token(common.token_file)).get("/v1/info");
+        const auto info = daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/info");
         write_output("", *format == "json" ? info.dump(2) + "\n" : render_info(info));
         return exit_ok;
     };
@@ -37,7 +37,7 @@ command_runner add_runs_command(CLI::App& app, const common_options& common) {
     return [=, &common] {
         std::string target = fmt::format("/v1/runs?limit={}", *limit);
         if (!peer->empty()) target += "&peer=" + *peer;
-        const auto list = daemon_client(*host, client_token(common.token_file)).get(target);
+        const auto list = daemon_client(*host, client_credentials(common.token_file, common.tls)).get(target);
         write_output("", *format == "json" ? list.dump(2) + "\n" : render_run_list(list));
         return exit_ok;
     };
@@ -54,7 +54,7 @@ command_runner add_show_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--format", *format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
     cmd->add_option("-o,--output", *output, "write to FILE instead of stdout");
     return [=, &common] {
-        const auto doc = daemon_client(*host, client_token(common.token_file)).get("/v1/runs/" + *id);
+        const auto doc = daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/runs/" + *id);
         const auto run = core::run_result_from_json(doc);
         if (*format == "json") write_output(*output, with_model(doc, run).dump(2) + "\n");
         else if (*format == "csv") write_output(*output, render_csv(run));
@@ -70,7 +70,7 @@ command_runner add_cancel_command(CLI::App& app, const common_options& common) {
     cmd->add_option("host", *host, "daemon HOST[:PORT]")->required();
     cmd->add_option("run_id", *id, "run id")->required();
     return [=, &common] {
-        daemon_client(*host, client_token(common.token_file)).del("/v1/runs/" + *id);
+        daemon_client(*host, client_credentials(common.token_file, common.tls)).del("/v1/runs/" + *id);
         write_output("", fmt::format("cancelling {}\n", *id));
         return exit_ok;
     };

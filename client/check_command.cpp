@@ -150,8 +150,8 @@ std::vector<core::check_figure> load_baseline(const check_options& o, const std:
 }
 
 core::check_result run_check(const check_options& o, bool min_given, bool lat_given, const core::check_target& target,
-                             const std::string& token) {
-    const daemon_client initiator(o.initiator, token);
+                             const credentials& creds) {
+    const daemon_client initiator(o.initiator, creds);
     core::check_limits limits;
     if (min_given) limits.min_gbit = o.min_gbit;
     if (lat_given) limits.max_lat_us = o.max_lat_us;
@@ -232,7 +232,7 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
         });
         core::check_result result;
         try {
-            result = run_check(*o, cmd->count("--min-gbit") > 0, cmd->count("--max-lat-us") > 0, target, client_token(common.token_file));
+            result = run_check(*o, cmd->count("--min-gbit") > 0, cmd->count("--max-lat-us") > 0, target, client_credentials(common.token_file, common.tls));
         } catch (const core::spec_error& e) {
             result = core::unknown_result(target, fmt::format("bad options: {}", e.what()));
         } catch (const std::exception& e) {

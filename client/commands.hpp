@@ -1,6 +1,8 @@
 #pragma once
 /// Subcommands of the meshperf CLI. Each registers itself on the app and returns a function
 /// that runs it once parsing succeeded (returning the process exit code).
+#include "transport/tls.hpp"
+
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
@@ -9,7 +11,8 @@ namespace meshperf::client {
 
 /// Options every subcommand shares.
 struct common_options {
-    std::string token_file;  ///< --token-file; else $MESHPERF_TOKEN
+    std::string token_file;   ///< --token-file; else $MESHPERF_TOKEN
+    transport::tls_files tls; ///< --tls-ca / --tls-cert / --tls-key: talk TLS to the daemons
 };
 
 using command_runner = std::function<int()>;

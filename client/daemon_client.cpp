@@ -27,7 +27,7 @@ std::string error_of(const transport::http_response& r) {
 
 }  // namespace
 
-daemon_client::daemon_client(const std::string& address, std::string token) : token_(std::move(token)) {
+daemon_client::daemon_client(const std::string& address, credentials creds) : creds_(std::move(creds)) {
     try {
         addr_ = transport::parse_endpoint(address);
     } catch (const core::spec_error& e) {
@@ -41,10 +41,12 @@ json daemon_client::call(const std::string& method, const std::string& target, c
     req.target = target;
     req.body = body;
     if (!body.empty()) req.headers["Content-Type"] = "application/json";
-    if (!token_.empty()) req.headers["Authorization"] = "Bearer " + token_;
+    if (!creds_.token.empty()) req.headers["Authorization"] = "Bearer " + creds_.token;
     transport::http_response r;
     try {
-        r = transport::http_call(addr_, req, call_timeout);
+        r = transport::http_call(addr_, req, call_timeout, creds_.tls.get());
+    } catch (const transport::tls_error& e) {
+        throw client_error(exit_unreachable, e.what());
     } catch (const std::system_error& e) {
         throw client_error(exit_unreachable, fmt::format("cannot reach meshperfd at {}: {} (is it running? check the address and port)",
                                                          addr_.to_string(), e.code().message()));
@@ -69,7 +71,7 @@ json daemon_client::run_streaming(const json& spec, const std::function<void(con
     req.body = spec.dump();
     req.headers["Content-Type"] = "application/json";
     req.headers["Accept"] = "application/x-ndjson";
-    if (!token_.empty()) req.headers["Authorization"] = "Bearer " + token_;
+    if (!creds_.token.empty()) req.headers["Authorization"] = "Bearer " + creds_.token;
     std::string pending;
     json result;
     bool answered = false;
@@ -89,7 +91,9 @@ json daemon_client::run_streaming(const json& spec, const std::function<void(con
                 on_event(ev);
             }
             return true;
-        });
+        }, creds_.tls.get());
+    } catch (const transport::tls_error& e) {
+        throw client_error(exit_unreachable, e.what());
     } catch (const std::system_error& e) {
         if (!result.is_null()) return result;
         if (!answered)
@@ -122,6 +126,18 @@ std::string client_token(const std::string& token_file) {
     }
     const char* env = std::getenv("MESHPERF_TOKEN");
     return env ? env : "";
+}
+
+credentials client_credentials(const std::string& token_file, const transport::tls_files& tls) {
+    credentials c{client_token(token_file), nullptr};
+    if (tls.enabled()) {
+        try {
+            c.tls = std::make_shared<transport::tls_context>(transport::tls_context::role::client, tls);
+        } catch (const core::spec_error& e) {
+            throw client_error(exit_usage, e.what());
+        }
+    }
+    return c;
 }
 
 }  // namespace meshperf::client

@@ -2,8 +2,10 @@
 /// The CLI's view of a daemon's HTTP API: plain calls that return JSON or throw
 /// client_error with a one-line message saying what failed and what to do.
 #include "transport/socket.hpp"
+#include "transport/tls.hpp"
 
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -28,10 +30,17 @@ private:
     int code_;
 };
 
+/// How the CLI authenticates to daemons: the bearer token and, when the daemons serve TLS,
+/// the client TLS context (CA to verify them, and a client certificate if they ask).
+struct credentials {
+    std::string token;                                ///< empty: none
+    std::shared_ptr<const transport::tls_context> tls;  ///< null: plain HTTP
+};
+
 class daemon_client {
 public:
-    /// address: HOST[:PORT] of a meshperfd; token: bearer token (empty: none).
-    daemon_client(const std::string& address, std::string token);
+    /// address: HOST[:PORT] of a meshperfd.
+    daemon_client(const std::string& address, credentials creds);
 
     nlohmann::json get(const std::string& target) const;
     nlohmann::json del(const std::string& target) const;
@@ -45,10 +54,14 @@ public:
 private:
     nlohmann::json call(const std::string& method, const std::string& target, const std::string& body) const;
     transport::endpoint_address addr_;
-    std::string token_;
+    credentials creds_;
 };
 
 /// Reads the token for the CLI: --token-file if given, else $MESHPERF_TOKEN, else empty.
 std::string client_token(const std::string& token_file);
+
+/// The token (as client_token) and, when any TLS file is given, a client TLS context loaded
+/// from them. Throws client_error (usage) for unreadable or wrong files.
+credentials client_credentials(const std::string& token_file, const transport::tls_files& tls);
 
 }  // namespace meshperf::client

@@ -17,6 +17,12 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("meshperf ") + MESHPERF_VERSION);
     common_options common;
     app.add_option("--token-file", common.token_file, "file with the cluster bearer token (else $MESHPERF_TOKEN)");
+    app.add_option("--tls-ca", common.tls.ca_file,
+                   "talk TLS to the daemons, whose certificates must chain to this PEM CA bundle")
+        ->envname("MESHPERF_TLS_CA");
+    app.add_option("--tls-cert", common.tls.cert_file, "PEM client certificate, for daemons that require one (mutual TLS)")
+        ->envname("MESHPERF_TLS_CERT");
+    app.add_option("--tls-key", common.tls.key_file, "PEM private key of --tls-cert")->envname("MESHPERF_TLS_KEY");
     std::map<CLI::App*, command_runner> runners;
     auto add = [&](command_runner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
     add(add_sweep_command(app, common));

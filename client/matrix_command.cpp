@@ -49,8 +49,8 @@ struct link_state {
 
 class matrix_runner {
 public:
-    matrix_runner(const matrix_options& o, std::vector<std::string> names, std::string token)
-        : o_(o), names_(std::move(names)), token_(std::move(token)) {
+    matrix_runner(const matrix_options& o, std::vector<std::string> names, credentials creds)
+        : o_(o), names_(std::move(names)), creds_(std::move(creds)) {
         for (const auto& n : names_) addrs_.push_back(transport::parse_endpoint(n).to_string());
         down_.assign(names_.size(), false);
         index_.assign(names_.size() * names_.size(), SIZE_MAX);
@@ -63,7 +63,7 @@ public:
         for (std::size_t h = 0; h < names_.size(); ++h)
             threads.emplace_back([this, h] {
                 try {
-                    daemon_client(names_[h], token_).get("/v1/info");
+                    daemon_client(names_[h], creds_).get("/v1/info");
                 } catch (const client_error& e) {
                     mark_down(h, e.what());
                 }
@@ -162,7 +162,7 @@ private:
         } else {
             std::vector<core::run_result> runs;
             try {
-                const daemon_client initiator(names_[from], token_);
+                const daemon_client initiator(names_[from], creds_);
                 for (const auto& spec : short_test_specs(addrs_[to], o_.test)) {
                     auto out = run_to_completion(initiator, spec);
                     if (!out.run.id.empty()) l.run_ids.push_back(out.run.id);
@@ -200,7 +200,7 @@ private:
     const matrix_options& o_;
     std::vector<std::string> names_;  // as given
     std::vector<std::string> addrs_;  // normalised host:port, as the initiating daemon reaches them
-    std::string token_;
+    credentials creds_;
     bool tty_ = false;
     std::mutex m_, progress_m_;
     std::vector<bool> down_;
@@ -347,7 +347,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
             throw client_error(exit_usage, e.what());
         }
         const auto started = std::chrono::steady_clock::now();
-        matrix_runner m(*o, hosts, client_token(common.token_file));
+        matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls));
         m.probe_hosts();
         m.run_schedule();
         auto analysis = m.analyze();

@@ -142,7 +142,7 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
-        daemon_client daemon(o->initiator, client_token(common.token_file));
+        daemon_client daemon(o->initiator, client_credentials(common.token_file, common.tls));
         const bool tty = ::isatty(STDERR_FILENO) && !o->quiet;
         const auto result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) {
             if (!tty) return;

@@ -5,6 +5,9 @@
 #include "core/run_spec.hpp"
 #include "daemon/auth.hpp"
 #include "daemon/stream_registry.hpp"
+#include "transport/tls.hpp"
+
+#include <memory>
 
 #include <string>
 
@@ -24,6 +27,11 @@ struct daemon_context {
     bool metrics_require_token = true;    ///< GET /metrics needs the token (config [auth])
     metrics_registry* metrics = nullptr;  ///< fed when runs finish; served on /metrics (owned by main)
     baseline_store* baselines = nullptr;  ///< /v1/baselines (owned by main)
+    /// TLS for the control plane (--tls-cert/--tls-key/--tls-ca); both null when off. The
+    /// server context encrypts the API and incoming sessions, the client context the
+    /// sessions this daemon opens (presenting the same certificate: mutual TLS).
+    std::shared_ptr<const transport::tls_context> tls_server;
+    std::shared_ptr<const transport::tls_context> tls_client;
 };
 
 }  // namespace meshperf::daemon

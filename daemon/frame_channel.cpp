@@ -5,13 +5,19 @@
 
 namespace meshperf::daemon {
 
+frame_channel::frame_channel(std::unique_ptr<transport::byte_stream> stream, std::string leftover, std::string peer_name)
+    : stream_(std::move(stream)), buf_(std::move(leftover)), peer_(std::move(peer_name)) {}
+
 frame_channel::frame_channel(transport::socket_fd fd, std::string leftover, std::string peer_name)
-    : fd_(std::move(fd)), buf_(std::move(leftover)), peer_(std::move(peer_name)) {}
+    : frame_channel(transport::make_plain_stream(std::move(fd)), std::move(leftover), std::move(peer_name)) {}
 
 void frame_channel::send(core::frame_type type, const nlohmann::json& body, clock::time_point deadline) {
     const auto frame = core::encode_frame(type, body.dump());
     try {
-        transport::send_all(fd_.get(), frame.data(), frame.size(), deadline);
+        stream_->send_all(frame.data(), frame.size(), deadline);
+    } catch (const transport::tls_error& e) {
+        throw session_error(fmt::format("lost the session with {} while sending {}: {}", peer_,
+                                        core::frame_type_name(static_cast<std::uint16_t>(type)), e.what()));
     } catch (const std::system_error& e) {
         throw session_error(fmt::format("lost the session with {} while sending {}: {}", peer_,
                                         core::frame_type_name(static_cast<std::uint16_t>(type)), e.code().message()));
@@ -42,7 +48,9 @@ std::optional<session_message> frame_channel::try_receive(clock::time_point dead
         char tmp[65536];
         std::size_t n = 0;
         try {
-            n = transport::recv_some(fd_.get(), tmp, sizeof tmp, deadline);
+            n = stream_->recv_some(tmp, sizeof tmp, deadline);
+        } catch (const transport::tls_error& e) {
+            throw session_error(fmt::format("lost the session with {}: {}", peer_, e.what()));
         } catch (const std::system_error& e) {
             if (e.code().value() == ETIMEDOUT) return std::nullopt;
             throw session_error(fmt::format("lost the session with {}: {}", peer_, e.code().message()));

@@ -2,7 +2,7 @@
 /// Blocking peer-session frames over a socket, with deadlines. Used by the initiator and the
 /// responder on their session threads (never on the HTTP I/O thread).
 #include "core/frame.hpp"
-#include "transport/socket.hpp"
+#include "transport/byte_stream.hpp"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,8 +27,10 @@ struct session_message {
 class frame_channel {
 public:
     using clock = transport::clock;
-    /// Takes the connected socket and any bytes already read past the upgrade. `peer_name`
-    /// names the other side in error messages.
+    /// Takes the connected stream (plain or TLS) and any bytes already read past the
+    /// upgrade. `peer_name` names the other side in error messages.
+    frame_channel(std::unique_ptr<transport::byte_stream> stream, std::string leftover, std::string peer_name);
+    /// The same over a plain socket.
     frame_channel(transport::socket_fd fd, std::string leftover, std::string peer_name);
 
     /// Sends one message. Throws session_error when the peer is gone or too slow.
@@ -39,13 +41,16 @@ public:
     /// Like receive, but returns nullopt when nothing arrives before the deadline.
     std::optional<session_message> try_receive(clock::time_point deadline);
 
-    int fd() const { return fd_.get(); }
+    /// The socket underneath (for addresses only: never read or write it).
+    int fd() const { return stream_->fd(); }
+    /// True when the session travels over TLS.
+    bool encrypted() const { return stream_->encrypted(); }
     const std::string& peer_name() const { return peer_; }
 
 private:
     std::optional<session_message> decode_buffered();
 
-    transport::socket_fd fd_;
+    std::unique_ptr<transport::byte_stream> stream_;
     std::string buf_;
     std::string peer_;
 };

@@ -8,11 +8,15 @@
 #include "daemon/peer_policy.hpp"
 #include "daemon/responder.hpp"
 #include "daemon/session_protocol.hpp"
+#include "daemon/tls_session_stream.hpp"
+#include "transport/tls.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <openssl/ssl.h>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -42,7 +46,19 @@ struct server_state {
     result_store& store;
     http_limits limits;
     auth_throttle throttle{ctx.auth_throttle};
+    std::unique_ptr<asio::ssl::context> tls;  ///< set when the control plane is TLS
+    std::size_t open_connections = 0;         ///< I/O thread only
 };
+
+/// What a connection is, for the routes it may use.
+enum class channel_kind {
+    plain,            ///< plain HTTP on a daemon without TLS: everything
+    tls,              ///< TLS: everything but data streams (plain TCP by design)
+    plain_beside_tls  ///< plain HTTP on a daemon with TLS: data streams, /healthz, open /metrics
+};
+
+/// Turns the connection into the byte stream a session thread reads (plain socket or TLS).
+using session_handover = std::function<std::unique_ptr<transport::byte_stream>()>;
 
 response make_response(const request& req, const api_reply& r) {
     response res{static_cast<http::status>(r.status), req.version()};
@@ -76,11 +92,11 @@ bool header_contains(const request& req, http::field f, std::string_view token) 
 enum class auth_outcome { ok, denied, throttled };
 
 /// Checks the bearer token; repeated failures from one address are slowed down (429).
-auth_outcome authorize(server_state& s, const request& req, const beast::tcp_stream& stream,
+auth_outcome authorize(server_state& s, const request& req, const beast::tcp_stream& tcp,
                        std::chrono::milliseconds& retry_after) {
     if (s.ctx.token.empty()) return auth_outcome::ok;
     beast::error_code ec;
-    const auto remote = stream.socket().remote_endpoint(ec);
+    const auto remote = tcp.socket().remote_endpoint(ec);
     const auto client = parse_ip_address(ec ? std::string("0.0.0.0") : remote.address().to_string());
     const auto who = client.value_or(ip_address{});
     if ((retry_after = s.throttle.retry_after(who)).count() > 0) return auth_outcome::throttled;
@@ -105,7 +121,8 @@ api_reply auth_reply(auth_outcome o, std::chrono::milliseconds retry_after) {
 
 /// Streams a run's events as NDJSON in chunked encoding until its result, or until the
 /// client goes away (the run goes on; nothing is lost).
-asio::awaitable<void> stream_events(beast::tcp_stream& stream, const request& req, std::shared_ptr<run_record> run) {
+template <class Stream>
+asio::awaitable<void> stream_events(Stream& stream, const request& req, std::shared_ptr<run_record> run) {
     http::response<http::empty_body> head{http::status::ok, req.version()};
     head.set(http::field::server, "meshperfd/" MESHPERF_VERSION);
     head.set(http::field::content_type, "application/x-ndjson");
@@ -113,7 +130,7 @@ asio::awaitable<void> stream_events(beast::tcp_stream& stream, const request& re
     head.chunked(true);
     head.keep_alive(false);
     http::response_serializer<http::empty_body> sr{head};
-    stream.expires_never();
+    beast::get_lowest_layer(stream).expires_never();
     auto [ec, n] = co_await http::async_write_header(stream, sr, use_tuple);
     if (ec) co_return;
     asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -136,10 +153,12 @@ asio::awaitable<void> stream_events(beast::tcp_stream& stream, const request& re
     co_await asio::async_write(stream, http::make_chunk_last(), use_tuple);
 }
 
-/// Answers 101 and hands the socket to a session or stream thread. Returns false when the
-/// upgrade was refused (a response has been written).
-asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream, beast::flat_buffer& buffer, request& req,
-                                     std::string_view target) {
+/// Answers 101 and hands the connection to a session thread (plain or TLS) or the stream
+/// registry (plain only), or writes the refusal.
+template <class Stream>
+asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_kind kind, const session_handover& hand_over,
+                                     beast::flat_buffer& buffer, request& req, std::string_view target) {
+    auto& tcp = beast::get_lowest_layer(stream);
     const auto path = target.substr(0, target.find('?'));
     const auto query = target.find('?') == std::string_view::npos ? std::string() : std::string(target.substr(target.find('?') + 1));
     const auto version = req.version();
@@ -149,7 +168,7 @@ asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream,
     };
     {
         beast::error_code rec;
-        const auto remote = stream.socket().remote_endpoint(rec);
+        const auto remote = tcp.socket().remote_endpoint(rec);
         if (const auto why = incoming_peer_refusal(s.ctx, rec ? std::string("?") : remote.address().to_string())) {
             log_warn("refused {} upgrade: {}", path, *why);
             co_await refuse(403, *why);
@@ -157,9 +176,19 @@ asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream,
         }
     }
     std::chrono::milliseconds wait{0};
-    if (const auto a = authorize(s, req, stream, wait); a != auth_outcome::ok) {
+    if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) {
         const auto r = auth_reply(a, wait);
-        co_await refuse(r.status, r.body["error"].get<std::string>());
+        co_await refuse(r.status, r.body["error"].template get<std::string>());
+        co_return;
+    }
+    const bool is_session = path == "/v1/session";
+    if (is_session && kind == channel_kind::plain_beside_tls) {
+        co_await refuse(403, "this meshperfd requires TLS for peer sessions: give the initiating daemon --tls-cert, "
+                             "--tls-key and --tls-ca too");
+        co_return;
+    }
+    if (!is_session && kind == channel_kind::tls) {
+        co_await refuse(400, "data streams are plain TCP: open /v1/stream without TLS");
         co_return;
     }
     const auto proto_text = std::string(req[protocol_header]);
@@ -171,7 +200,6 @@ asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream,
                                          MESHPERF_VERSION, session_protocol_version(), proto_text.empty() ? "none" : proto_text));
         co_return;
     }
-    const bool is_session = path == "/v1/session";
     const auto token = query_param(query, "token");
     std::size_t index = 0;
     const auto index_text = query_param(query, "index");
@@ -180,7 +208,9 @@ asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream,
     if (is_session) {
         if (upgrade_to != session_upgrade) { co_await refuse(400, fmt::format("upgrade to {} expected", session_upgrade)); co_return; }
         std::string holder;
-        const auto peer_ip = stream.socket().remote_endpoint().address().to_string();
+        beast::error_code pec;
+        const auto peer_ep = tcp.socket().remote_endpoint(pec);
+        const auto peer_ip = pec ? std::string("?") : peer_ep.address().to_string();
         if (!s.ctx.gate.try_acquire("session from " + peer_ip, holder)) {
             co_await refuse(503, fmt::format("measuring ({})", holder));
             co_return;
@@ -200,32 +230,37 @@ asio::awaitable<void> handle_upgrade(server_state& s, beast::tcp_stream& stream,
         co_return;
     }
     std::string leftover(static_cast<const char*>(buffer.data().data()), buffer.size());
-    beast::error_code rel_ec;
-    transport::socket_fd fd(stream.release_socket().release(rel_ec));
-    if (rel_ec || !fd) {
+    std::unique_ptr<transport::byte_stream> handed;
+    try {
+        handed = hand_over();
+    } catch (const std::exception& e) {
+        log_warn("handing over {}: {}", path, e.what());
+    }
+    if (!handed) {
         if (is_session) s.ctx.gate.release();
         co_return;
     }
-    transport::set_blocking(fd.get(), true);
     if (is_session) {
-        const auto name = "session from " + transport::peer_ip(fd.get());
-        std::thread([&ctx = s.ctx, fd = std::move(fd), leftover = std::move(leftover), name]() mutable {
-            serve_session(ctx, frame_channel(std::move(fd), std::move(leftover), name));
+        const auto name = "session from " + transport::peer_ip(handed->fd());
+        std::thread([&ctx = s.ctx, handed = std::move(handed), leftover = std::move(leftover), name]() mutable {
+            serve_session(ctx, frame_channel(std::move(handed), std::move(leftover), name));
         }).detach();
     } else {
-        s.ctx.streams.deliver(token, index, std::move(fd));
+        s.ctx.streams.deliver(token, index, handed->release_socket());
     }
 }
 
-asio::awaitable<void> handle_connection(server_state& s, tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
+/// Serves HTTP requests on one connection (plain or TLS) until it closes or upgrades.
+template <class Stream>
+asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
+    auto& tcp = beast::get_lowest_layer(stream);
     beast::flat_buffer buffer;
     api_state api{s.ctx, s.runs, s.store};
     while (true) {
         http::request_parser<http::string_body> parser;
         parser.body_limit(s.limits.max_body_bytes);
         parser.header_limit(static_cast<std::uint32_t>(s.limits.max_header_bytes));
-        stream.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));
+        tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));
         auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
         if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
             ec == asio::error::connection_reset || ec == asio::error::operation_aborted)
@@ -235,7 +270,7 @@ asio::awaitable<void> handle_connection(server_state& s, tcp::socket socket) {
             const auto msg = status == 413 ? fmt::format("request body too large (limit {} bytes)", s.limits.max_body_bytes)
                                            : fmt::format("malformed HTTP request: {}", ec.message());
             auto res = plain_error(11, status, msg);
-            stream.expires_after(std::chrono::seconds(5));
+            tcp.expires_after(std::chrono::seconds(5));
             co_await http::async_write(stream, res, use_tuple);
             co_return;
         }
@@ -248,18 +283,22 @@ asio::awaitable<void> handle_connection(server_state& s, tcp::socket socket) {
 
         if (header_contains(req, http::field::connection, "upgrade") && req.method() == http::verb::get &&
             (path == "/v1/session" || path == "/v1/stream")) {
-            co_await handle_upgrade(s, stream, buffer, req, target);
+            co_await handle_upgrade(s, stream, kind, hand_over, buffer, req, target);
             co_return;
         }
 
         api_reply reply;
+        const bool open_metrics = path == "/metrics" && !s.ctx.metrics_require_token;
         std::shared_ptr<run_record> record;
         std::chrono::milliseconds wait{0};
         if (path == "/healthz") {
             reply = req.method() == http::verb::get ? handle_healthz(api) : api_error(405, "use GET /healthz");
-        } else if (path == "/metrics" && !s.ctx.metrics_require_token) {
+        } else if (open_metrics) {
             reply = req.method() == http::verb::get ? handle_metrics(api) : api_error(405, "use GET /metrics");
-        } else if (const auto a = authorize(s, req, stream, wait); a != auth_outcome::ok) {
+        } else if (kind == channel_kind::plain_beside_tls) {
+            reply = api_error(403, "this meshperfd serves its API over TLS only: connect with TLS (meshperf --tls-ca CA.pem, "
+                                   "and --tls-cert/--tls-key if it asks for a client certificate)");
+        } else if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) {
             reply = auth_reply(a, wait);
         } else if (path == "/v1/info") {
             reply = req.method() == http::verb::get ? handle_info(api) : api_error(405, "use GET /v1/info");
@@ -296,6 +335,76 @@ asio::awaitable<void> handle_connection(server_state& s, tcp::socket socket) {
     }
 }
 
+/// Plain HTTP: the socket itself is handed over on upgrade.
+asio::awaitable<void> serve_plain(server_state& s, beast::tcp_stream stream, channel_kind kind) {
+    session_handover hand_over = [&stream]() -> std::unique_ptr<transport::byte_stream> {
+        beast::error_code ec;
+        transport::socket_fd fd(stream.release_socket().release(ec));
+        if (ec || !fd) return nullptr;
+        transport::set_blocking(fd.get(), true);
+        return transport::make_plain_stream(std::move(fd));
+    };
+    co_await handle_connection(s, stream, kind, std::move(hand_over));
+}
+
+/// TLS: handshake, then HTTP; a session keeps the TLS stream (shared with its thread).
+asio::awaitable<void> serve_tls(server_state& s, beast::tcp_stream tcp_stream) {
+    auto stream = std::make_shared<tls_tcp_stream>(std::move(tcp_stream), *s.tls);
+    beast::get_lowest_layer(*stream).expires_after(std::chrono::seconds(10));
+    auto [ec] = co_await stream->async_handshake(asio::ssl::stream_base::server, use_tuple);
+    if (ec) {
+        beast::error_code rec;
+        const auto remote = beast::get_lowest_layer(*stream).socket().remote_endpoint(rec);
+        log_warn("TLS handshake with {} failed: {}", rec ? std::string("?") : remote.address().to_string(), ec.message());
+        co_return;
+    }
+    session_handover hand_over = [stream]() { return make_tls_session_stream(stream); };
+    co_await handle_connection(s, *stream, channel_kind::tls, std::move(hand_over));
+}
+
+/// One accepted connection: with TLS configured, its first byte tells a TLS handshake from
+/// plain HTTP (data streams, health checks).
+asio::awaitable<void> serve_connection(server_state& s, tcp::socket socket) {
+    struct open_count {
+        std::size_t& n;
+        explicit open_count(std::size_t& c) : n(c) { ++n; }
+        ~open_count() { --n; }
+    } counted{s.open_connections};
+    if (s.open_connections > s.limits.max_connections) {
+        // Over the limit: a short answer, then close, so the daemon never runs out of
+        // descriptors or memory however many clients connect.
+        static const std::string body = R"({"error":"too many connections to this meshperfd: retry later"})" "\n";
+        static const std::string busy = fmt::format(
+            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\n"
+            "Connection: close\r\nContent-Length: {}\r\n\r\n{}", body.size(), body);
+        if (!s.tls) {
+            beast::error_code ec;
+            socket.non_blocking(true, ec);
+            socket.send(asio::buffer(busy), 0, ec);
+        }
+        co_return;
+    }
+    if (!s.tls) {
+        co_await serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain);
+        co_return;
+    }
+    asio::steady_timer first_byte_timer(socket.get_executor(), std::chrono::seconds(s.limits.idle_timeout_s));
+    first_byte_timer.async_wait([&socket](const beast::error_code& ec) {
+        if (!ec) socket.cancel();
+    });
+    auto [wec] = co_await socket.async_wait(tcp::socket::wait_read, use_tuple);
+    first_byte_timer.cancel();
+    if (wec) co_return;
+    unsigned char first = 0;
+    beast::error_code pec;
+    const auto n = socket.receive(asio::buffer(&first, 1), tcp::socket::message_peek, pec);
+    if (pec || n == 0) co_return;
+    if (first == transport::tls_handshake_record)
+        co_await serve_tls(s, beast::tcp_stream(std::move(socket)));
+    else
+        co_await serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain_beside_tls);
+}
+
 asio::awaitable<void> accept_loop(server_state& s, tcp::acceptor acceptor) {
     while (true) {
         auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
@@ -308,7 +417,7 @@ asio::awaitable<void> accept_loop(server_state& s, tcp::acceptor acceptor) {
             continue;
         }
         socket.set_option(tcp::no_delay(true), ec);
-        asio::co_spawn(acceptor.get_executor(), handle_connection(s, std::move(socket)), asio::detached);
+        asio::co_spawn(acceptor.get_executor(), serve_connection(s, std::move(socket)), asio::detached);
     }
 }
 
@@ -328,6 +437,11 @@ void start_http_server(asio::io_context& io, const std::string& listen, daemon_c
     if (ec) throw std::system_error(ec.value(), std::generic_category(), fmt::format("bind {}", listen));
     acceptor.listen(asio::socket_base::max_listen_connections);
     auto* state = new server_state{ctx, runs, store, limits};  // lives as long as the process
+    if (ctx.tls_server) {
+        // Asio's context takes a reference of its own on the SSL_CTX.
+        SSL_CTX_up_ref(ctx.tls_server->native());
+        state->tls = std::make_unique<asio::ssl::context>(ctx.tls_server->native());
+    }
     asio::co_spawn(io, accept_loop(*state, std::move(acceptor)), asio::detached);
 }
 

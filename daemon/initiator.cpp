@@ -88,14 +88,17 @@ frame_channel open_session(daemon_context& ctx, const transport::endpoint_addres
         transport::http_response refused;
         transport::upgraded_connection up;
         try {
-            up = transport::http_upgrade(peer, upgrade_request(ctx, "/v1/session"), session_upgrade, handshake_timeout, refused);
+            up = transport::http_upgrade(peer, upgrade_request(ctx, "/v1/session"), session_upgrade, handshake_timeout, refused,
+                                         ctx.tls_client.get());
+        } catch (const transport::tls_error& e) {
+            throw session_error(fmt::format("cannot open a session with peer {}: {}", peer.to_string(), e.what()));
         } catch (const std::system_error& e) {
             throw session_error(fmt::format("cannot reach peer {}: {} (is meshperfd running there, and the port right?)",
                                             peer.to_string(), e.code().message()));
         } catch (const transport::http_protocol_error& e) {
             throw session_error(fmt::format("peer {} is not a meshperfd: it {}", peer.to_string(), e.what()));
         }
-        if (up.fd) return frame_channel(std::move(up.fd), std::move(up.leftover), "peer " + peer.to_string());
+        if (up.stream) return frame_channel(std::move(up.stream), std::move(up.leftover), "peer " + peer.to_string());
         const auto why = refusal_message(refused);
         gate.release();
         if (refused.status == 503 && !why.empty()) {
@@ -116,10 +119,10 @@ std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const 
         transport::http_response refused;
         auto up = transport::http_upgrade(peer, upgrade_request(ctx, fmt::format("/v1/stream?token={}&index={}", token, i)),
                                           data_upgrade, handshake_timeout, refused);
-        if (!up.fd)
+        if (!up.stream)
             throw session_error(fmt::format("peer refused data stream {}: {} {}", i, refused.status, refusal_message(refused)));
         if (!up.leftover.empty()) throw session_error("peer sent data before the stream started");
-        fds.push_back(std::move(up.fd));
+        fds.push_back(up.stream->release_socket());  // data streams are plain TCP, never TLS
     }
     return fds;
 }

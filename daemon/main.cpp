@@ -13,6 +13,7 @@
 #include "daemon/auth.hpp"
 #include "daemon/sd_notify.hpp"
 #include "transport/socket.hpp"
+#include "transport/tls.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -43,6 +44,13 @@ int main(int argc, char** argv) {
     app.add_option("--listen", listen, "ADDR:PORT for the API, peer sessions and data streams (one port)")->capture_default_str();
     app.add_option("--state-dir", state_dir, "directory for the result store (SQLite)")->capture_default_str();
     app.add_option("--token-file", token_file, "file holding the cluster bearer token (mode 0600); without it, loopback only");
+    transport::tls_files tls;
+    app.add_option("--tls-cert", tls.cert_file,
+                   "PEM certificate chain: serve the API and peer sessions over TLS (data streams stay plain TCP), and "
+                   "present it to peers");
+    app.add_option("--tls-key", tls.key_file, "PEM private key of --tls-cert (not readable by others)");
+    app.add_option("--tls-ca", tls.ca_file,
+                   "PEM CA bundle: peers' and clients' certificates must chain to it (mutual TLS; clients need a certificate)");
     app.add_option("--log-level", log_level, "debug, info, warn or error")->capture_default_str();
     app.add_option("--config", config_file,
                    "TOML configuration: limits, allowed peers, /metrics authentication, scheduled probes "
@@ -65,6 +73,10 @@ int main(int argc, char** argv) {
         ctx.auth_throttle = config.auth_throttle;
         ctx.metrics_require_token = config.metrics_require_token;
         if (!token_file.empty()) ctx.token = daemon::load_token_file(token_file);
+        if (tls.enabled()) {
+            ctx.tls_server = std::make_shared<transport::tls_context>(transport::tls_context::role::server, tls);
+            ctx.tls_client = std::make_shared<transport::tls_context>(transport::tls_context::role::client, tls);
+        }
         if (ctx.token.empty() && !is_loopback(ep.host)) {
             daemon::log_warn("no --token-file: refusing to serve {} without authentication; listening on 127.0.0.1:{} only", ep.host, ep.port);
             ep.host = "127.0.0.1";
@@ -101,8 +113,11 @@ int main(int argc, char** argv) {
             keepalive();
         }
         daemon::sd::ready(fmt::format("serving on {}", ep.to_string()));
-        daemon::log_info("meshperfd {} listening on {} (state {}, {}{}{})", MESHPERF_VERSION, ep.to_string(), store.path(),
+        daemon::log_info("meshperfd {} listening on {} (state {}, {}, {}{}{})", MESHPERF_VERSION, ep.to_string(), store.path(),
                          ctx.token.empty() ? "no authentication" : "token authentication",
+                         !ctx.tls_server ? "plain HTTP"
+                                         : (ctx.tls_server->requires_peer_certificate() ? "TLS with client certificates"
+                                                                                         : "TLS"),
                          config_file.empty() ? "" : ", config ", config_file);
         io.run();
     } catch (const core::spec_error& e) {

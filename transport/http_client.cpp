@@ -1,5 +1,7 @@
 #include "transport/http_client.hpp"
 
+#include "transport/tls.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -29,15 +31,15 @@ std::string printable(std::string_view s) {
     return out;
 }
 
-/// Buffered reader over a socket with a per-wait timeout.
+/// Buffered reader over a stream with a per-wait timeout.
 class reader {
 public:
-    reader(int fd, std::chrono::milliseconds timeout) : fd_(fd), timeout_(timeout) {}
+    reader(byte_stream& s, std::chrono::milliseconds timeout) : s_(s), timeout_(timeout) {}
 
     /// Reads more bytes into buf_; false at end of stream.
     bool fill() {
         char tmp[16384];
-        const auto n = recv_some(fd_, tmp, sizeof tmp, clock::now() + timeout_);
+        const auto n = s_.recv_some(tmp, sizeof tmp, clock::now() + timeout_);
         if (n == 0) return false;
         buf_.append(tmp, n);
         return true;
@@ -127,12 +129,19 @@ public:
     std::string take_leftover() { return std::exchange(buf_, {}); }
 
 private:
-    int fd_;
+    byte_stream& s_;
     std::chrono::milliseconds timeout_;
     std::string buf_;
 };
 
-void send_request(int fd, const endpoint_address& to, const http_request& req, bool upgrade_close,
+/// Connects, and runs the TLS handshake when `tls` is given.
+std::unique_ptr<byte_stream> open_stream(const endpoint_address& to, const tls_context* tls, std::chrono::milliseconds timeout) {
+    auto fd = connect_tcp(to, timeout);
+    if (!tls) return make_plain_stream(std::move(fd));
+    return tls_connect(std::move(fd), *tls, to.host, clock::now() + timeout);
+}
+
+void send_request(byte_stream& s, const endpoint_address& to, const http_request& req, bool upgrade_close,
                   std::chrono::milliseconds timeout) {
     std::string out = fmt::format("{} {} HTTP/1.1\r\nHost: {}\r\n", req.method, req.target, to.to_string());
     for (const auto& [k, v] : req.headers) out += fmt::format("{}: {}\r\n", k, v);
@@ -141,25 +150,27 @@ void send_request(int fd, const endpoint_address& to, const http_request& req, b
     if (upgrade_close) out += "Connection: close\r\n";
     out += "\r\n";
     out += req.body;
-    send_all(fd, out.data(), out.size(), clock::now() + timeout);
+    s.send_all(out.data(), out.size(), clock::now() + timeout);
 }
 
 }  // namespace
 
-http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout) {
-    auto fd = connect_tcp(to, timeout);
-    send_request(fd.get(), to, req, true, timeout);
-    reader rd(fd.get(), timeout);
+http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout,
+                        const tls_context* tls) {
+    auto s = open_stream(to, tls, timeout);
+    send_request(*s, to, req, true, timeout);
+    reader rd(*s, timeout);
     auto r = rd.read_head();
     rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (64u << 20); });
     return r;
 }
 
 http_response http_stream(const endpoint_address& to, const http_request& req, std::chrono::milliseconds connect_timeout,
-                          std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data) {
-    auto fd = connect_tcp(to, connect_timeout);
-    send_request(fd.get(), to, req, true, connect_timeout);
-    reader rd(fd.get(), idle_timeout);
+                          std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data,
+                          const tls_context* tls) {
+    auto s = open_stream(to, tls, connect_timeout);
+    send_request(*s, to, req, true, connect_timeout);
+    reader rd(*s, idle_timeout);
     auto r = rd.read_head();
     if (r.status / 100 != 2) {
         rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (1u << 20); });
@@ -170,13 +181,13 @@ http_response http_stream(const endpoint_address& to, const http_request& req, s
 }
 
 upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
-                                 std::chrono::milliseconds timeout, http_response& refused) {
-    auto fd = connect_tcp(to, timeout);
+                                 std::chrono::milliseconds timeout, http_response& refused, const tls_context* tls) {
+    auto s = open_stream(to, tls, timeout);
     http_request up = req;
     up.headers["Connection"] = "Upgrade";
     up.headers["Upgrade"] = protocol;
-    send_request(fd.get(), to, up, false, timeout);
-    reader rd(fd.get(), timeout);
+    send_request(*s, to, up, false, timeout);
+    reader rd(*s, timeout);
     auto r = rd.read_head();
     if (r.status != 101) {
         rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (1u << 20); });
@@ -185,7 +196,7 @@ upgraded_connection http_upgrade(const endpoint_address& to, const http_request&
     }
     if (lower(r.headers["upgrade"]) != lower(protocol))
         throw http_protocol_error(fmt::format("upgraded to \"{}\" instead of \"{}\"", r.headers["upgrade"], protocol));
-    return {std::move(fd), rd.take_leftover()};
+    return {std::move(s), rd.take_leftover()};
 }
 
 }  // namespace meshperf::transport

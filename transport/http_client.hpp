@@ -2,7 +2,7 @@
 /// A small blocking HTTP/1.1 client with deadlines, shared by the CLI (API calls, NDJSON
 /// streams) and the daemon (upgrading a connection to a peer session or data stream).
 /// One request per connection.
-#include "transport/socket.hpp"
+#include "transport/byte_stream.hpp"
 
 #include <chrono>
 #include <functional>
@@ -10,6 +10,8 @@
 #include <string>
 
 namespace meshperf::transport {
+
+class tls_context;
 
 /// Response head and (for non-streaming calls) body. Header names are lower-case.
 struct http_response {
@@ -34,27 +36,33 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Sends a request and reads the whole response. `timeout` bounds connect, send and each
-/// wait for data. Throws std::system_error (connect, I/O, timeout) or http_protocol_error.
-http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout);
+/// Sends a request and reads the whole response. `timeout` bounds connect, the TLS
+/// handshake, send and each wait for data. `tls` (a client context) encrypts the
+/// connection; nullptr sends plain HTTP. Throws std::system_error (connect, TLS, I/O,
+/// timeout) or http_protocol_error.
+http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout,
+                        const tls_context* tls = nullptr);
 
 /// Sends a request and hands the body to `on_data` piece by piece as it arrives (chunked
 /// encoding removed), until the body ends. `idle_timeout` bounds each wait for data.
 /// Returns the response head (body empty). on_data returning false stops reading.
 http_response http_stream(const endpoint_address& to, const http_request& req, std::chrono::milliseconds connect_timeout,
-                          std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data);
+                          std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data,
+                          const tls_context* tls = nullptr);
 
-/// Result of an upgrade: the connected socket, now speaking the upgraded protocol, and any
-/// bytes that arrived after the 101 response head.
+/// Result of an upgrade: the connection, now speaking the upgraded protocol (null when the
+/// upgrade was refused), and any bytes that arrived after the 101 response head.
 struct upgraded_connection {
-    socket_fd fd;
+    std::unique_ptr<byte_stream> stream;
     std::string leftover;
 };
 
 /// Sends an upgrade request (GET target, "Connection: Upgrade", "Upgrade: protocol") and
 /// expects "101 Switching Protocols". Any other status returns the response in `refused`
-/// and an empty fd. Throws std::system_error or http_protocol_error.
+/// and a null stream. `tls` as for http_call. Throws std::system_error or
+/// http_protocol_error.
 upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
-                                 std::chrono::milliseconds timeout, http_response& refused);
+                                 std::chrono::milliseconds timeout, http_response& refused,
+                                 const tls_context* tls = nullptr);
 
 }  // namespace meshperf::transport

@@ -156,6 +156,7 @@ std::size_t recv_some(int fd, void* data, std::size_t len, clock::time_point dea
 }
 
 bool wait_readable(int fd, clock::time_point deadline) { return wait_for(fd, POLLIN, deadline); }
+bool wait_writable(int fd, clock::time_point deadline) { return wait_for(fd, POLLOUT, deadline); }
 
 void set_blocking(int fd, bool blocking) {
     const int flags = ::fcntl(fd, F_GETFL, 0);

@@ -62,6 +62,8 @@ std::size_t recv_some(int fd, void* data, std::size_t len, clock::time_point dea
 
 /// Waits until fd is readable or the deadline passes. Returns false on timeout.
 bool wait_readable(int fd, clock::time_point deadline);
+/// Waits until fd is writable or the deadline passes. Returns false on timeout.
+bool wait_writable(int fd, clock::time_point deadline);
 
 /// Clears O_NONBLOCK (a descriptor released from Asio is non-blocking).
 void set_blocking(int fd, bool blocking);
