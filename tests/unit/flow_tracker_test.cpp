@@ -197,4 +197,14 @@ TEST_CASE("fixed_count_figures: a stream with an empty window reports 0, the flo
     CHECK(f.seconds == Approx(1.0));
 }
 
+TEST_CASE("fixed_count_figures: a peer's extreme figures neither overflow nor pass (found by fuzzing)") {
+    // tests/fuzz/corpus/frame_decoder/point_done_extreme_ns: end - begin overflowed int64.
+    const std::vector<std::int64_t> begin{1, INT64_MAX}, end{INT64_MIN, INT64_MAX};
+    const auto f = fixed_count_figures("x", 100, counts{1, 2}, begin, end);
+    CHECK(f.stream_gbit_per_s[0] == 0.0);  // inverted window
+    CHECK(f.stream_gbit_per_s[1] == 0.0);  // empty window
+    CHECK_THROWS_WITH_AS(fixed_count_figures("x", 100, counts{UINT64_MAX, 2}, begin, end), doctest::Contains("overflow"),
+                         insane_figure);
+}
+
 }  // TEST_SUITE
