@@ -12,6 +12,19 @@ if(MESHPERF_SANITIZE)
   target_link_options(meshperf_sanitize INTERFACE -fsanitize=${_san})
 endif()
 
+# MESHPERF_FUZZ: libFuzzer's coverage instrumentation on every meshperf target, so the fuzz
+# targets (tests/fuzz) are guided by the library code they reach too. Binaries that are not
+# fuzz targets still link and run: the sanitizer runtimes define the coverage callbacks.
+if(MESHPERF_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "MESHPERF_FUZZ=ON needs clang: cmake -DCMAKE_CXX_COMPILER=clang++-14 (or run tests/fuzz/run-fuzzers)")
+  endif()
+  if(NOT MESHPERF_SANITIZE)
+    message(FATAL_ERROR "MESHPERF_FUZZ=ON needs MESHPERF_SANITIZE=address;undefined (fuzzing without sanitizers finds little)")
+  endif()
+  target_compile_options(meshperf_sanitize INTERFACE -fsanitize=fuzzer-no-link)
+endif()
+
 add_library(meshperf_defaults INTERFACE)
 target_link_libraries(meshperf_defaults INTERFACE meshperf_warnings meshperf_sanitize)
 target_include_directories(meshperf_defaults INTERFACE ${PROJECT_SOURCE_DIR})
