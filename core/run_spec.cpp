@@ -40,6 +40,54 @@ void check_memory(std::string_view field, const std::string& m) {
     throw spec_error(fmt::format("{} '{}' is not a memory domain: use host or cuda:N (N a GPU index)", field, m));
 }
 
+/// a × b, saturating at UINT64_MAX.
+std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) ? ~0ull : r;
+}
+
+}  // namespace
+
+std::uint32_t streams_per_direction(const run_spec& s, test_kind t) { return t == test_kind::latency ? 1 : s.streams; }
+
+std::uint64_t fixed_point_bytes(const run_spec& s, test_kind t, std::uint64_t size) {
+    if (!s.iterations) return 0;
+    return mul_sat(mul_sat(*s.iterations, size), streams_per_direction(s, t));
+}
+
+namespace {
+
+/// The largest point of the spec against limits.max_bytes_per_point: a fixed-length point
+/// beyond it is refused; an adaptive or duration point must at least fit one message per
+/// stream (it stops at the limit while it runs).
+void check_bytes_per_point(const run_spec& s, const run_limits& lim) {
+    const auto cap = lim.max_bytes_per_point;
+    const auto size = s.sizes.back();
+    test_kind widest = s.tests.front();
+    for (auto t : s.tests)
+        if (streams_per_direction(s, t) > streams_per_direction(s, widest)) widest = t;
+    const auto n = streams_per_direction(s, widest);
+    const auto how = fmt::format("(limits.max_bytes_per_point of this daemon is {}; an operator may raise it in [limits] "
+                                 "max_bytes_per_point)", format_size(cap));
+    if (s.iterations) {
+        const auto bytes = fixed_point_bytes(s, widest, size);
+        if (bytes <= cap) return;
+        const auto per_message_round = mul_sat(size, n);
+        const auto fit = per_message_round ? cap / per_message_round : 0;
+        throw spec_error(fmt::format(
+            "the {} {} point would move {} per direction ({} iterations x {} x {} stream{}), more than {} allowed per point {}: "
+            "{}, or give --duration or the adaptive default, which stop at the limit",
+            format_size(size), to_string(widest), format_size(bytes), *s.iterations, format_size(size), n, n == 1 ? "" : "s",
+            format_size(cap), how,
+            fit ? fmt::format("use at most {} iterations, fewer streams or smaller sizes", fit) : "use fewer streams or smaller sizes"));
+    }
+    const auto one_each = mul_sat(size, n);
+    if (one_each > cap)
+        throw spec_error(fmt::format("one {} message on each of {} stream{} is already {} per direction, more than {} allowed per "
+                                     "point {}: use smaller sizes or fewer streams",
+                                     format_size(size), n, n == 1 ? "" : "s", format_size(one_each), format_size(cap), how));
+}
+
 }  // namespace
 
 std::string_view to_string(test_kind k) {
@@ -108,11 +156,20 @@ void validate(const run_spec& s, const run_limits& lim) {
     if (!std::is_sorted(s.sizes.begin(), s.sizes.end()) ||
         std::adjacent_find(s.sizes.begin(), s.sizes.end()) != s.sizes.end())
         throw spec_error("sizes must be ascending and unique");
-    if (s.streams == 0 || s.streams > lim.max_streams)
-        throw spec_error(fmt::format("streams {} is out of range: use 1..{}", s.streams, lim.max_streams));
+    if (s.transport == transport_kind::rdma) {
+        if (s.streams == 0 || s.streams > lim.max_qps)
+            throw spec_error(fmt::format("streams {} is out of range for RDMA: use 1..{} queue pairs per direction (limits.max_qps "
+                                         "of this daemon is {}; an operator may raise it in [limits] max_qps)",
+                                         s.streams, lim.max_qps, lim.max_qps));
+    } else if (s.streams == 0 || s.streams > lim.max_streams) {
+        throw spec_error(fmt::format("streams {} is out of range: use 1..{} (limits.max_streams of this daemon is {}; an "
+                                     "operator may raise it in [limits] max_streams)",
+                                     s.streams, lim.max_streams, lim.max_streams));
+    }
     if (s.iterations && s.duration_s) throw spec_error("iterations and duration both fix a point's length: give one of them");
     if (s.iterations && (*s.iterations == 0 || *s.iterations > lim.max_iterations))
         throw spec_error(fmt::format("iterations {} is out of range: use 1..{}", *s.iterations, lim.max_iterations));
+    check_bytes_per_point(s, lim);
     auto check_seconds = [&](const char* what, double v, double lo, double hi) {
         if (!std::isfinite(v) || v < lo || v > hi)
             throw spec_error(fmt::format("{} {} s is out of range: use {}..{} s", what, v, lo, hi));

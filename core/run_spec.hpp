@@ -36,13 +36,24 @@ std::vector<test_kind> parse_test_list(std::string_view);
 /// Parses a CPU list "0,2-3" into CPU numbers. Throws spec_error.
 std::vector<int> parse_cpu_list(std::string_view);
 
-/// Limits that bound every run (an operator can lower them in the daemon's config).
+/// Limits that bound every run (an operator can lower them in the daemon's config, table
+/// [limits]). Each daemon checks a run against its own limits, as initiator (at submission)
+/// and as peer (at the session's hello), so a peer cannot be made to do more than its own
+/// configuration allows.
 struct run_limits {
-    std::uint32_t max_streams = 64;
+    std::uint32_t max_streams = 64;  ///< TCP streams per direction
+    std::uint32_t max_qps = 64;      ///< RDMA queue pairs per direction
     std::uint64_t max_iterations = 100'000'000;
     double max_duration_s = 60.0;    ///< per point, fixed or capped
     double max_run_s = 3600.0;       ///< whole run
+    /// Bytes one point may move in each direction (all streams together). A fixed-length
+    /// run beyond it is refused; adaptive and duration points stop when they reach it.
+    std::uint64_t max_bytes_per_point = std::uint64_t{16} << 40;  // 16 TiB
+    // Daemon-wide bounds, not per run; carried here so every part of the daemon sees them.
+    std::uint32_t max_queued_runs = 64;     ///< runs waiting behind the current one; more: 503
+    std::uint32_t max_connections = 1024;   ///< open HTTP connections (sessions and streams included)
 };
+
 
 /// A validated run specification. Durations in seconds, sizes in bytes.
 struct run_spec {
@@ -79,6 +90,15 @@ struct run_spec {
     /// True when neither iterations nor duration_s fixes the length.
     bool adaptive() const { return !iterations && !duration_s; }
 };
+
+/// Bytes a fixed-length point (spec.iterations set) moves per direction after its warm-up:
+/// iterations × size × streams (one stream for latency). Saturates at UINT64_MAX; 0 when
+/// the spec has no fixed iteration count.
+std::uint64_t fixed_point_bytes(const run_spec&, test_kind, std::uint64_t size);
+
+/// Streams (TCP) or queue pairs (RDMA) one direction of a test uses: 1 for latency, else
+/// spec.streams.
+std::uint32_t streams_per_direction(const run_spec&, test_kind);
 
 /// Checks every field; throws spec_error naming the first problem and what to do.
 void validate(const run_spec&, const run_limits& = {});

@@ -61,9 +61,13 @@ api_reply handle_info(api_state& s) {
              {"transports", transports},
              {"limits",
               {{"max_streams", s.ctx.limits.max_streams},
+               {"max_qps", s.ctx.limits.max_qps},
                {"max_iterations", s.ctx.limits.max_iterations},
                {"max_duration_s", s.ctx.limits.max_duration_s},
-               {"max_run_s", s.ctx.limits.max_run_s}}},
+               {"max_run_s", s.ctx.limits.max_run_s},
+               {"max_bytes_per_point", s.ctx.limits.max_bytes_per_point},
+               {"max_queued_runs", s.ctx.limits.max_queued_runs},
+               {"max_connections", s.ctx.limits.max_connections}}},
              {"queue", {{"queued", s.runs.queued()}, {"measuring", s.ctx.gate.holder()}}},
              {"auth", !s.ctx.token.empty()},
              {"rdma_devices", rdma.value("devices", json::array())},
@@ -80,7 +84,17 @@ api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<r
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }
-    record = s.runs.submit(spec);
+    record = s.runs.submit(spec, s.ctx.limits.max_queued_runs);
+    if (!record) {
+        // Full queue: the client should come back when a run or two have gone through.
+        api_reply r = api_error(503, fmt::format("the run queue is full: {} runs are already waiting on this daemon "
+                                                 "(limits.max_queued_runs = {}); retry in {} s",
+                                                 s.ctx.limits.max_queued_runs, s.ctx.limits.max_queued_runs,
+                                                 queue_full_retry_after_s));
+        r.body["retry_after_s"] = queue_full_retry_after_s;
+        r.retry_after_s = queue_full_retry_after_s;
+        return r;
+    }
     api_reply r{202, record->document()};
     return r;
 }

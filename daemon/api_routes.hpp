@@ -30,8 +30,12 @@ struct api_state {
 
 api_reply handle_info(api_state&);
 api_reply handle_healthz(api_state&);
+/// Seconds a client is told to wait (Retry-After) when the run queue is full.
+inline constexpr int queue_full_retry_after_s = 10;
+
 /// Parses and validates a run spec body; on success queues it and returns 202 with the run.
-/// `record` receives the queued run (for streaming).
+/// `record` receives the queued run (for streaming). 400 for a bad spec; 503 with
+/// Retry-After when limits.max_queued_runs runs are already waiting (record stays null).
 api_reply handle_submit(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
 api_reply handle_get_run(api_state&, const std::string& id);
 api_reply handle_list_runs(api_state&, const std::string& query);

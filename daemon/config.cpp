@@ -5,6 +5,7 @@
 #include "transport/socket.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cpptoml.h>
@@ -27,7 +28,8 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& known_keys()
     static const std::map<std::string, std::vector<std::string>, std::less<>> keys{
         {"daemon", {"listen", "state_dir", "token_file"}},
         {"auth", {"metrics_require_token", "failed_auth_free_attempts", "failed_auth_first_delay", "failed_auth_max_delay"}},
-        {"limits", {"max_streams", "max_iterations", "max_point_duration", "max_run_duration", "allowed_peer_cidrs"}},
+        {"limits", {"max_streams", "max_qps", "max_iterations", "max_point_duration", "max_run_duration", "max_bytes_per_point",
+                    "max_queued_runs", "max_connections", "allowed_peer_cidrs"}},
         {"schedule", {"peers", "transports", "tests", "memory", "sizes", "interval", "jitter", "point_duration"}},
     };
     return keys;
@@ -48,6 +50,29 @@ std::string type_name(const base_ptr& v) {
     if (v->as<std::int64_t>()) return "an integer";
     if (v->as<double>()) return "a number";
     return "a date or time";
+}
+
+/// "64G", "1.5T", "512 MiB", "4096": a byte amount with an optional IEC unit (B, K, M, G, T,
+/// P; KiB.. also). Nullopt when it is not one or overflows.
+std::optional<std::uint64_t> parse_byte_amount(std::string_view text) {
+    std::string t(text);
+    while (!t.empty() && t.back() == ' ') t.pop_back();
+    while (!t.empty() && t.front() == ' ') t.erase(0, 1);
+    double value = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+    if (ec != std::errc() || p == t.data() || !std::isfinite(value) || value < 0) return std::nullopt;
+    std::string unit(p, static_cast<const char*>(t.data() + t.size()));
+    while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
+    for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (unit.size() == 3 && unit.substr(1) == "ib") unit.pop_back();  // "kib" -> "ki"
+    if (unit.size() == 2 && unit[1] == 'i') unit.pop_back();          // "ki" -> "k" ("GB" stays refused: IEC only)
+    static const std::string units = "kmgtp";
+    double scale = 1;
+    if (unit.size() == 1 && units.find(unit[0]) != std::string::npos) scale = std::ldexp(1.0, 10 * (1 + static_cast<int>(units.find(unit[0]))));
+    else if (!unit.empty() && unit != "b") return std::nullopt;
+    const double bytes = std::round(value * scale);
+    if (bytes >= 18446744073709551615.0) return std::nullopt;
+    return static_cast<std::uint64_t>(bytes);
 }
 
 /// Reads the keys of one table, with messages that name the file, the table and the key.
@@ -86,6 +111,26 @@ public:
         if (!i) fail(key, fmt::format("must be an integer, not {}", type_name(v)));
         if (i->get() < min || i->get() > max) fail(key, fmt::format("must be {} to {}, not {}", min, max, i->get()));
         return i->get();
+    }
+
+    /// A byte count: an integer, or a string with an IEC suffix ("64G", "1T", "512M").
+    std::optional<std::uint64_t> size(std::string_view key, std::uint64_t min, std::uint64_t max) const {
+        const auto v = get(key);
+        if (!v) return std::nullopt;
+        std::uint64_t bytes = 0;
+        if (auto text = v->as<std::string>()) {
+            const auto b = parse_byte_amount(text->get());
+            if (!b) fail(key, fmt::format("\"{}\" is not a size: write a number and an IEC unit, e.g. \"512M\", \"64G\", \"1T\"", text->get()));
+            bytes = *b;
+        } else if (auto i = v->as<std::int64_t>()) {
+            if (i->get() < 0) fail(key, fmt::format("must be a size of at least {}, not {}", core::format_size(min), i->get()));
+            bytes = static_cast<std::uint64_t>(i->get());
+        } else {
+            fail(key, fmt::format("must be a size such as \"64G\" or a number of bytes, not {}", type_name(v)));
+        }
+        if (bytes < min || bytes > max)
+            fail(key, fmt::format("must be {} to {}, not {}", core::format_size(min), core::format_size(max), core::format_size(bytes)));
+        return bytes;
     }
 
     /// A duration: "2s", "250ms", "15m", "1h", or a number of seconds.
@@ -302,6 +347,10 @@ daemon_config parse_config(std::string_view text, const std::string& origin) {
 
     const table_reader l(origin, "limits", sub_table(*root, "limits"));
     if (auto v = l.integer("max_streams", 1, 1024)) c.limits.max_streams = static_cast<std::uint32_t>(*v);
+    if (auto v = l.integer("max_qps", 1, 1024)) c.limits.max_qps = static_cast<std::uint32_t>(*v);
+    if (auto v = l.size("max_bytes_per_point", 4096, std::uint64_t{1} << 60)) c.limits.max_bytes_per_point = *v;
+    if (auto v = l.integer("max_queued_runs", 1, 100'000)) c.limits.max_queued_runs = static_cast<std::uint32_t>(*v);
+    if (auto v = l.integer("max_connections", 16, 1'000'000)) c.limits.max_connections = static_cast<std::uint32_t>(*v);
     if (auto v = l.integer("max_iterations", 1, std::int64_t{1} << 40)) c.limits.max_iterations = static_cast<std::uint64_t>(*v);
     if (auto v = l.duration("max_point_duration", 0.01, 86400)) c.limits.max_duration_s = *v;
     if (auto v = l.duration("max_run_duration", 0.01, 7 * 86400)) c.limits.max_run_s = *v;

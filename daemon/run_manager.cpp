@@ -71,7 +71,11 @@ run_manager::~run_manager() {
     executor_.join();
 }
 
-std::shared_ptr<run_record> run_manager::submit(const core::run_spec& spec) {
+std::shared_ptr<run_record> run_manager::submit(const core::run_spec& spec, std::size_t max_queued) {
+    // Submissions one at a time: the executor only ever shortens the queue, so a count
+    // checked here still holds when the run is appended below.
+    std::lock_guard submitting(submit_m_);
+    if (max_queued > 0 && queued() >= max_queued) return nullptr;
     auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
     r->result_.initiator = ctx_.host;
     try {

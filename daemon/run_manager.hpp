@@ -52,8 +52,9 @@ public:
     /// Stops the executor after cancelling the current and queued runs.
     ~run_manager();
 
-    /// Queues a validated run; returns it (state queued, position known).
-    std::shared_ptr<run_record> submit(const core::run_spec& spec);
+    /// Queues a validated run; returns it (state queued, position known). With
+    /// `max_queued` > 0, returns null instead when that many runs are already waiting.
+    std::shared_ptr<run_record> submit(const core::run_spec& spec, std::size_t max_queued = 0);
     /// A live run (queued, running, or finished in this process), or null.
     std::shared_ptr<run_record> find(const std::string& id) const;
     /// Cancels a queued or running run. False when unknown or already finished.
@@ -75,6 +76,7 @@ private:
     daemon_context& ctx_;
     result_store& store_;
     mutable std::mutex m_;
+    std::mutex submit_m_;  // serialises submit(), so the queue limit holds
     std::condition_variable cv_;
     std::deque<std::shared_ptr<run_record>> queue_;
     std::map<std::string, std::shared_ptr<run_record>> live_;

@@ -188,3 +188,44 @@ TEST_CASE("config: durations") {
     CHECK_THROWS_AS(daemon::parse_duration_s("-1s", "x"), core::spec_error);
     CHECK_THROWS_AS(daemon::parse_duration_s("s", "x"), core::spec_error);
 }
+
+TEST_CASE("config: limits max_qps, max_bytes_per_point, max_queued_runs, max_connections") {
+    const auto d = parse_config("", "empty.toml");
+    CHECK(d.limits.max_qps == 64);
+    CHECK(d.limits.max_bytes_per_point == (16ull << 40));
+    CHECK(d.limits.max_queued_runs == 64);
+    CHECK(d.limits.max_connections == 1024);
+    const auto c = parse_config("[limits]\nmax_qps = 4\nmax_bytes_per_point = \"64G\"\nmax_queued_runs = 3\nmax_connections = 200\n",
+                                "t.toml");
+    CHECK(c.limits.max_qps == 4);
+    CHECK(c.limits.max_bytes_per_point == (64ull << 30));
+    CHECK(c.limits.max_queued_runs == 3);
+    CHECK(c.limits.max_connections == 200);
+    CHECK(parse_config("[limits]\nmax_bytes_per_point = \"1.5T\"\n", "t").limits.max_bytes_per_point == (3ull << 39));
+    CHECK(parse_config("[limits]\nmax_bytes_per_point = \"512 MiB\"\n", "t").limits.max_bytes_per_point == (512ull << 20));
+    CHECK(parse_config("[limits]\nmax_bytes_per_point = 1048576\n", "t").limits.max_bytes_per_point == (1ull << 20));
+    CHECK(contains(error_of("[limits]\nmax_bytes_per_point = \"64GB\"\n"),
+                   "[limits] max_bytes_per_point: \"64GB\" is not a size: write a number and an IEC unit"));
+    CHECK(contains(error_of("[limits]\nmax_bytes_per_point = 100\n"), "[limits] max_bytes_per_point: must be 4 KiB to"));
+    CHECK(contains(error_of("[limits]\nmax_bytes_per_point = true\n"), "must be a size such as \"64G\""));
+    CHECK(contains(error_of("[limits]\nmax_qps = 0\n"), "[limits] max_qps: must be 1 to 1024, not 0"));
+    CHECK(contains(error_of("[limits]\nmax_queued_runs = 0\n"), "[limits] max_queued_runs: must be 1 to 100000, not 0"));
+    CHECK(contains(error_of("[limits]\nmax_connections = 4\n"), "[limits] max_connections: must be 16 to 1000000, not 4"));
+    // A probe beyond the byte limit is a configuration error at start.
+    CHECK(contains(error_of("[limits]\nmax_bytes_per_point = \"8M\"\n[schedule]\npeers = [\"a\"]\n"),
+                   "would be refused: one 16 MiB message"));
+}
+
+TEST_CASE("config: the shipped example holds the new limits' defaults") {
+    const auto path = std::filesystem::path(__FILE__).parent_path() / "../../systemd/meshperfd.toml.example";
+    std::ifstream in(path);
+    REQUIRE(in);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const auto example = parse_config(text.str(), path.string());
+    const core::run_limits defaults;
+    CHECK(example.limits.max_qps == defaults.max_qps);
+    CHECK(example.limits.max_bytes_per_point == defaults.max_bytes_per_point);
+    CHECK(example.limits.max_queued_runs == defaults.max_queued_runs);
+    CHECK(example.limits.max_connections == defaults.max_connections);
+}

@@ -489,3 +489,69 @@ TEST_CASE("to_json writes every field, null for unset optionals") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("validate: RDMA queue pairs are bounded by max_qps, TCP streams by max_streams") {
+    auto s = valid_spec();
+    run_limits lim;
+    lim.max_streams = 16;
+    lim.max_qps = 4;
+    s.streams = 8;
+    CHECK(problem(s, lim).empty());  // TCP: max_streams
+    s.transport = transport_kind::rdma;
+    const auto e = problem(s, lim);
+    CHECK(has(e, "streams 8 is out of range for RDMA: use 1..4 queue pairs per direction"));
+    CHECK(has(e, "limits.max_qps"));
+    s.streams = 4;
+    CHECK(problem(s, lim).empty());
+    s.transport = transport_kind::tcp;
+    s.streams = 17;
+    CHECK(has(problem(s, lim), "limits.max_streams of this daemon is 16"));
+}
+
+TEST_CASE("validate: a fixed-length point beyond max_bytes_per_point is refused, saying how many iterations fit") {
+    auto s = valid_spec();
+    s.sizes = {64, 65536};
+    s.tests = {test_kind::bandwidth};
+    s.streams = 2;
+    s.iterations = 100;  // 100 x 64 KiB x 2 streams = 12.5 MiB per direction
+    run_limits lim;
+    lim.max_bytes_per_point = 1ull << 20;  // 1 MiB
+    const auto e = problem(s, lim);
+    CHECK(has(e, "the 64 KiB bandwidth point would move 12.5 MiB per direction (100 iterations x 64 KiB x 2 streams)"));
+    CHECK(has(e, "more than 1 MiB allowed per point"));
+    CHECK(has(e, "limits.max_bytes_per_point"));
+    CHECK(has(e, "use at most 8 iterations"));
+    s.iterations = 8;
+    CHECK(problem(s, lim).empty());
+    // Latency moves one stream's messages each way.
+    s.tests = {test_kind::latency};
+    s.iterations = 16;
+    CHECK(problem(s, lim).empty());
+    s.iterations = 17;
+    CHECK(has(problem(s, lim), "latency point would move"));
+    CHECK(fixed_point_bytes(s, test_kind::latency, 65536) == 17 * 65536);
+    CHECK(fixed_point_bytes(s, test_kind::bandwidth, 65536) == 2 * 17 * 65536);
+    s.iterations = ~0ull / 2;
+    CHECK(fixed_point_bytes(s, test_kind::bandwidth, 65536) == ~0ull);  // saturates
+}
+
+TEST_CASE("validate: an adaptive point must fit one message per stream under max_bytes_per_point") {
+    auto s = valid_spec();
+    s.sizes = {1ull << 20};
+    s.streams = 4;
+    run_limits lim;
+    lim.max_bytes_per_point = 2ull << 20;
+    CHECK(has(problem(s, lim), "one 1 MiB message on each of 4 streams is already 4 MiB per direction"));
+    s.streams = 2;
+    CHECK(problem(s, lim).empty());
+    s.duration_s = 5.0;  // duration points stop at the limit too
+    CHECK(problem(s, lim).empty());
+}
+
+TEST_CASE("run_limits: defaults") {
+    const run_limits lim;
+    CHECK(lim.max_qps == 64);
+    CHECK(lim.max_bytes_per_point == (16ull << 40));
+    CHECK(lim.max_queued_runs == 64);
+    CHECK(lim.max_connections == 1024);
+}
