@@ -127,8 +127,13 @@ tls_context::tls_context(role r, const tls_files& files) : role_(r) {
                                                    "with the service's group)", files.key_file, st.st_mode & 07777));
             if (SSL_CTX_use_certificate_chain_file(ctx_, files.cert_file.c_str()) != 1)
                 throw core::spec_error(fmt::format("--tls-cert {}: not a PEM certificate ({})", files.cert_file, openssl_reason()));
-            if (SSL_CTX_use_PrivateKey_file(ctx_, files.key_file.c_str(), SSL_FILETYPE_PEM) != 1)
-                throw core::spec_error(fmt::format("--tls-key {}: not a PEM private key ({})", files.key_file, openssl_reason()));
+            if (SSL_CTX_use_PrivateKey_file(ctx_, files.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+                const auto reason = openssl_reason();
+                if (reason.find("mismatch") == std::string::npos)
+                    throw core::spec_error(fmt::format("--tls-key {}: not a PEM private key ({})", files.key_file, reason));
+                throw core::spec_error(fmt::format("--tls-key {} does not belong to the certificate in {}", files.key_file,
+                                                   files.cert_file));
+            }
             if (SSL_CTX_check_private_key(ctx_) != 1)
                 throw core::spec_error(fmt::format("--tls-key {} does not belong to the certificate in {}", files.key_file,
                                                    files.cert_file));
