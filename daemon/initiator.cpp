@@ -129,6 +129,20 @@ std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const 
 
 double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+/// The bytes one point may move per direction: the lower of this daemon's limit and the
+/// peer's (its hello_ok carries it; an older peer that does not say is held to ours).
+std::uint64_t agreed_byte_cap(const core::run_limits& own, const json& peer_hello) {
+    std::uint64_t cap = own.max_bytes_per_point;
+    const auto limits = peer_hello.value("limits", json::object());
+    if (limits.is_object() && limits.contains("max_bytes_per_point") && limits["max_bytes_per_point"].is_number_unsigned())
+        cap = std::min(cap, limits["max_bytes_per_point"].get<std::uint64_t>());
+    return cap;
+}
+
+/// How long the peer may stay silent at the end of an adaptive or duration point (see
+/// measure_point) before the point fails.
+constexpr std::chrono::seconds peer_silence_limit{5};
+
 /// Everything the initiator learns about one point while it runs.
 struct point_run {
     const core::run_spec& spec;
@@ -138,6 +152,8 @@ struct point_run {
     std::size_t forward_streams, reverse_streams;  // receivers at the peer / here
     core::flow_tracker forward, reverse;
     json peer_done;
+    std::uint64_t byte_cap = 0;       // agreed max_bytes_per_point, per direction
+    bool ended_by_itself = false;     // every local stream ended cleanly before we stopped them
 
     point_run(const core::run_spec& s, core::test_kind t, std::uint64_t sz)
         : spec(s), test(t), size(sz), roles(tcp::initiator_roles(t, s.streams, s.reverse)),
@@ -162,6 +178,12 @@ void handle_progress(point_run& pr, const json& body) {
     pr.forward.add(body["t_s"].get<double>(), bytes);
 }
 
+/// Whether an adaptive or duration point ended because a flow moved its share of the byte cap.
+bool stopped_at_byte_cap(const point_run& pr, const tcp::point_side& side) {
+    if (!pr.byte_cap || pr.spec.iterations) return false;
+    return side.byte_cap_reached() || pr.peer_done.value("byte_cap_reached", false);
+}
+
 core::point_result assemble(point_run& pr, tcp::point_side& side) {
     point_inputs in{pr.spec, pr.test, pr.size};
     in.local_cpu_s = side.cpu_seconds();
@@ -169,6 +191,7 @@ core::point_result assemble(point_run& pr, tcp::point_side& side) {
     in.peer_cpu_s = pr.peer_done.value("cpu_s", 0.0);
     in.peer_wall_s = pr.peer_done.value("wall_s", 0.0);
     in.sender_is_local = !pr.spec.reverse;
+    if (stopped_at_byte_cap(pr, side)) in.byte_cap_reached = pr.byte_cap;
     if (pr.test == core::test_kind::latency) {
         in.latency = &side.latency();
     } else if (pr.spec.iterations) {
@@ -189,8 +212,9 @@ core::point_result assemble(point_run& pr, tcp::point_side& side) {
 
 core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const transport::endpoint_address& peer,
                                  const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::size_t index,
-                                 const std::atomic<bool>& cancel) {
+                                 std::uint64_t byte_cap, const std::atomic<bool>& cancel) {
     point_run pr(spec, test, size);
+    pr.byte_cap = byte_cap;
     const auto token = random_token();
     ch.send(core::frame_type::point_begin, {{"index", index}, {"test", core::to_string(test)}, {"size", size}, {"token", token}},
             clock::now() + handshake_timeout);
@@ -198,15 +222,17 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
     if (ready.type != core::frame_type::point_ready)
         throw session_error(fmt::format("expected point_ready, got {}", core::frame_type_name(static_cast<std::uint16_t>(ready.type))));
 
-    tcp::point_side side(spec, test, size, open_streams(ctx, peer, token, pr.roles.size()), pr.roles);
+    tcp::point_side side(spec, test, size, open_streams(ctx, peer, token, pr.roles.size()), pr.roles, byte_cap);
     ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
     const auto t0 = clock::now();
+    auto last_heard = t0;  // the last frame from the peer
     side.start();
     const double cap = spec.warmup_s + spec.duration_s.value_or(spec.max_point_s);
     try {
         while (true) {
             const auto tick = clock::now() + progress_tick;
             while (auto m = ch.try_receive(tick)) {
+                last_heard = clock::now();
                 if (m->type == core::frame_type::progress) handle_progress(pr, m->body);
                 else if (m->type == core::frame_type::point_done) { pr.peer_done = m->body; break; }
                 else throw session_error(fmt::format("unexpected {} during a point", core::frame_type_name(static_cast<std::uint16_t>(m->type))));
@@ -214,31 +240,78 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
             if (pr.reverse_streams) pr.reverse.add(seconds(clock::now() - t0), side.received_bytes());
             const double elapsed = seconds(clock::now() - t0);
             if (cancel.load()) break;
-            // Every local stream has ended with an error (link cut, peer frozen): stop now
-            // rather than running out the point's time.
-            if (side.finished() && !side.error().empty()) break;
+            // Every local stream has ended: with an error (link cut, peer gone) the point is
+            // lost, so stop now rather than running out its time; cleanly, the flows have
+            // ended by themselves (the byte limit), and there is nothing more to measure.
+            if (side.finished()) {
+                pr.ended_by_itself = side.error().empty();
+                break;
+            }
             if (pr.fixed_length()) {
-                if (side.finished()) break;
                 if (elapsed > ctx.limits.max_run_s) throw session_error("the point ran past the run time limit");
                 continue;
             }
             if (may_stop_at_cap(pr.tracked(), elapsed, cap) || (spec.adaptive() && flows_precise_enough(pr.tracked(), spec.precision))) break;
         }
     } catch (...) {
-        side.stop();
+        side.abort();
         side.join();
         throw;
     }
     side.stop();
+    const auto stopped_at = clock::now();
     if (!pr.fixed_length() || cancel.load()) {
-        ch.send(core::frame_type::point_stop, json::object(), clock::now() + handshake_timeout);
+        try {
+            ch.send(core::frame_type::point_stop, json::object(), clock::now() + handshake_timeout);
+        } catch (const session_error&) {
+            side.abort();
+            side.join();
+            if (const auto e = side.error(); !e.empty()) throw session_error(fmt::format("data stream failed here: {}", e));
+            throw;
+        }
     }
     side.join();
+    // Flows that ended by themselves: their last bytes arrived after the last 25 ms
+    // snapshot; take one at the receivers' end of stream, so the window holds them all.
+    if (pr.ended_by_itself && pr.reverse_streams)
+        if (const auto end = side.last_receive_end_ns(); end > 0)
+            pr.reverse.add(static_cast<double>(end - std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count()) / 1e9,
+                           side.received_bytes());
     // A peer whose streams already failed here is unlikely to answer: do not wait long.
     const auto done_deadline = clock::now() + (side.error().empty() ? point_done_timeout : failed_point_done_timeout);
-    while (pr.peer_done.is_null()) {
-        auto m = ch.receive(done_deadline);
-        if (m.type == core::frame_type::point_done) pr.peer_done = m.body;
+    // In an adaptive or duration point a live peer is never quiet for long: it reports every
+    // 25 ms while it receives, and answers point_stop at once otherwise. Silence means the
+    // path or the peer is gone (a link cut after the last report): say so without waiting
+    // out the timeouts.
+    const bool peer_reports = pr.forward_streams > 0;
+    try {
+        while (pr.peer_done.is_null()) {
+            auto deadline = done_deadline;
+            bool silent = false;
+            if (!pr.fixed_length()) {
+                const auto quiet_until = (peer_reports ? last_heard : std::max(last_heard, stopped_at)) + peer_silence_limit;
+                if (quiet_until < deadline) {
+                    deadline = quiet_until;
+                    silent = true;
+                }
+            }
+            auto m = ch.try_receive(deadline);
+            if (!m) {
+                if (silent)
+                    throw session_error(fmt::format("{} did not answer in time: nothing from it for {} s at the end of the point "
+                                                    "(link down, or the peer host gone or frozen?)",
+                                                    ch.peer_name(), peer_silence_limit.count()));
+                throw session_error(fmt::format("{} did not answer in time", ch.peer_name()));
+            }
+            last_heard = clock::now();
+            if (m->type == core::frame_type::point_done) pr.peer_done = m->body;
+            else if (m->type == core::frame_type::progress) handle_progress(pr, m->body);
+        }
+    } catch (const session_error& e) {
+        // Our own streams' failure says more than the silence that followed it.
+        if (const auto local = side.error(); !local.empty())
+            throw session_error(fmt::format("data stream failed here: {}; the peer did not report either ({})", local, e.what()));
+        throw;
     }
     if (cancel.load()) throw run_cancelled();
     if (side.verify_failed() || pr.peer_done.value("verify_failed", false))
@@ -277,23 +350,27 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     const auto peer = transport::parse_endpoint(spec.peer);
     gate_hold gate(ctx.gate, "run " + run.id);
     auto ch = open_session(ctx, peer, gate, emit, cancel);
+    // A cut link or a vanished peer ends the session in seconds, whatever step it is in.
+    tcp::set_dead_path_timeout(ch.fd(), session_user_timeout_ms);
     ch.send(core::frame_type::hello,
             {{"protocol", session_protocol_version()}, {"version", MESHPERF_VERSION}, {"run_id", run.id},
-             {"spec", core::to_json(spec)}, {"initiator", core::to_json(ctx.host)}},
+             {"spec", core::to_json(spec)}, {"initiator", core::to_json(ctx.host)},
+             {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}}},
             clock::now() + handshake_timeout);
     const auto ok = ch.receive(clock::now() + handshake_timeout);
     if (ok.type != core::frame_type::hello_ok) throw session_error("peer answered the hello with an unexpected frame");
+    const auto byte_cap = agreed_byte_cap(ctx.limits, ok.body);
     run.peer = core::host_info_from_json(ok.body.value("host", json::object()));
     run.peer.address = spec.peer;
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
     if (spec.transport == core::transport_kind::rdma) {
-        execute_rdma_points(ctx, ch, run, emit, cancel);
+        execute_rdma_points(ctx, ch, run, emit, cancel, byte_cap);
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);
         return;
     }
 
     measure_all_points(run, "", emit, cancel, [&](core::test_kind test, std::uint64_t size, std::size_t index) {
-        return measure_point(ctx, ch, peer, spec, test, size, index, cancel);
+        return measure_point(ctx, ch, peer, spec, test, size, index, byte_cap, cancel);
     });
     try {
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);

@@ -12,6 +12,13 @@
 
 namespace meshperf::daemon {
 
+/// Milliseconds the peer session may leave sent data unacknowledged, or stay silent without
+/// answering keepalive probes, before the kernel ends it (TCP_USER_TIMEOUT and keepalive on
+/// both ends' session socket): a cut link or a vanished host ends the session in about this
+/// long, whatever step it is in, while a live peer's kernel answers even when its daemon is
+/// quiet. Longer than the data streams' bound, so a failing point reports its stream error.
+inline constexpr unsigned session_user_timeout_ms = 8000;
+
 /// Receives progress events ({"event": "point", ...}) as points complete.
 using event_sink = std::function<void(const nlohmann::json&)>;
 

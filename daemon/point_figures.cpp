@@ -1,5 +1,7 @@
 #include "daemon/point_figures.hpp"
 
+#include "core/sizes.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -63,9 +65,17 @@ core::point_result assemble_point(const point_inputs& in) {
         p.msg_per_s += f.msg_per_s;
         p.duration_s = std::max(p.duration_s, f.seconds);
     }
-    if (p.precision.adaptive && !p.precision.met)
-        p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) when the {} s cap was reached",
-                                         p.precision.achieved * 100, in.spec.precision * 100, in.spec.max_point_s));
+    if (in.byte_cap_reached)
+        p.warnings.push_back(fmt::format("stopped at the byte limit: {} per direction per point (max_bytes_per_point, the lower "
+                                         "of the two daemons' limits) was reached after {:.3g} s; the figures are the bytes and "
+                                         "time measured up to then",
+                                         core::format_size(in.byte_cap_reached), p.duration_s));
+    if (p.precision.adaptive && !p.precision.met) {
+        const auto why = in.byte_cap_reached ? std::string("when the byte limit was reached")
+                                             : fmt::format("when the {} s cap was reached", in.spec.max_point_s);
+        p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) {}",
+                                         p.precision.achieved * 100, in.spec.precision * 100, why));
+    }
     if (in.test == core::test_kind::bandwidth) {
         const double sender_cpu = in.sender_is_local ? p.cpu.local_percent : p.cpu.remote_percent;
         const double per_stream = sender_cpu / in.spec.streams;

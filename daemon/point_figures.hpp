@@ -27,6 +27,7 @@ struct point_inputs {
     double local_cpu_s = 0, local_wall_s = 0;
     double peer_cpu_s = 0, peer_wall_s = 0;
     bool sender_is_local = true;                     ///< whose CPU bounds a unidirectional point
+    std::uint64_t byte_cap_reached = 0;              ///< non-zero: the point stopped at this byte limit (per direction)
 };
 
 /// Builds the point and runs core::check_sane on it (throws core::insane_figure).

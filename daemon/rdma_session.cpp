@@ -61,8 +61,15 @@ void check_supported(const core::run_spec& spec) {
             throw core::spec_error("--iterations is not supported for RDMA bandwidth and bidir points: use --duration or the adaptive default");
 }
 
+std::uint64_t sum(const std::vector<std::uint64_t>& v) {
+    std::uint64_t s = 0;
+    for (auto x : v) s += x;
+    return s;
+}
+
 core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec,
-                                 core::test_kind test, std::uint64_t size, std::size_t index, const std::atomic<bool>& cancel) {
+                                 core::test_kind test, std::uint64_t size, std::size_t index, std::uint64_t byte_cap,
+                                 const std::atomic<bool>& cancel) {
     const auto roles = rdma::initiator_qp_roles(test, spec.streams, spec.reverse);
     rdma::point_side side(ep, spec, test, size, roles, static_cast<std::uint32_t>(index));
     ch.send(core::frame_type::point_begin, {{"index", index}, {"test", core::to_string(test)}, {"size", size}},
@@ -85,16 +92,26 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
         if (local_n) flows.push_back({counted_here_is_inbound ? "peer->initiator" : "initiator->peer", &local});
 
         const double cap = spec.warmup_s + spec.duration_s.value_or(spec.max_point_s);
+        std::uint64_t remote_bytes = 0;
+        bool byte_cap_reached = false;
         while (!cancel.load()) {
             const auto tick = clock::now() + progress_tick;
             while (auto m = ch.try_receive(tick)) {
                 if (m->type != core::frame_type::progress) throw session_error("unexpected frame during a point");
-                remote.add(m->body.at("t_s").get<double>(), m->body.at("bytes").get<std::vector<std::uint64_t>>());
+                const auto bytes = m->body.at("bytes").get<std::vector<std::uint64_t>>();
+                remote.add(m->body.at("t_s").get<double>(), bytes);
+                remote_bytes = sum(bytes);
             }
-            if (local_n) local.add(seconds(clock::now() - t0), side.counted_bytes());
+            const auto local_bytes = side.counted_bytes();
+            if (local_n) local.add(seconds(clock::now() - t0), local_bytes);
             if (test == core::test_kind::latency) {
                 if (side.active_finished()) break;
                 continue;
+            }
+            // The byte limit, checked every tick: a flow may pass it by one tick's worth.
+            if (byte_cap && (sum(local_bytes) >= byte_cap || remote_bytes >= byte_cap)) {
+                byte_cap_reached = true;
+                break;
             }
             const double elapsed = seconds(clock::now() - t0);
             if (may_stop_at_cap(flows, elapsed, cap) || (spec.adaptive() && flows_precise_enough(flows, spec.precision))) break;
@@ -121,6 +138,7 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
         in.peer_cpu_s = peer_done.value("cpu_s", 0.0);
         in.peer_wall_s = peer_done.value("wall_s", 0.0);
         in.sender_is_local = !spec.reverse;
+        if (byte_cap_reached) in.byte_cap_reached = byte_cap;
         return assemble_point(in);
     } catch (...) {
         side.abort();
@@ -128,7 +146,7 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
     }
 }
 
-void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec, const json& begin) {
+void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap) {
     const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
     const auto size = begin.at("size").get<std::uint64_t>();
     const auto index = begin.at("index").get<std::uint32_t>();
@@ -146,10 +164,17 @@ void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& sp
         const auto limit = clock::now() + std::chrono::seconds(static_cast<long>(spec.warmup_s + spec.max_point_s +
                                                                                  spec.duration_s.value_or(0) + cap_grace_s + 60));
         json stop;
+        bool active_stopped = false;
         while (stop.is_null()) {
             if (clock::now() > limit) throw session_error("the initiator never ended the point");
+            const auto counted = side.counted_bytes();
+            // Our own active queue pairs stop at the byte limit, whatever the initiator does.
+            if (byte_cap && !active_stopped && test != core::test_kind::latency && sum(counted) >= byte_cap) {
+                side.stop_active();
+                active_stopped = true;
+            }
             if (reports)
-                ch.send(core::frame_type::progress, {{"t_s", seconds(clock::now() - t0)}, {"bytes", side.counted_bytes()}},
+                ch.send(core::frame_type::progress, {{"t_s", seconds(clock::now() - t0)}, {"bytes", counted}},
                         clock::now() + handshake_timeout);
             if (auto m = ch.try_receive(clock::now() + progress_tick)) {
                 if (m->type != core::frame_type::point_stop) throw session_error("unexpected frame during a point");
@@ -181,7 +206,7 @@ json rdma_info() {
 }
 
 void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_result& run, const event_sink& emit,
-                         const std::atomic<bool>& cancel) {
+                         const std::atomic<bool>& cancel, std::uint64_t byte_cap) {
     const auto& spec = run.spec;
     check_supported(spec);
     auto ep = open_endpoint(spec, ch);
@@ -193,11 +218,11 @@ void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_resul
 
     measure_all_points(run, fmt::format("rdma {} ", core::to_string(spec.op)), emit, cancel,
                        [&](core::test_kind test, std::uint64_t size, std::size_t index) {
-                           return measure_point(ctx, ch, *ep, spec, test, size, index, cancel);
+                           return measure_point(ctx, ch, *ep, spec, test, size, index, byte_cap, cancel);
                        });
 }
 
-void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec) {
+void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap) {
     check_supported(spec);
     const auto first = ch.receive(clock::now() + handshake_timeout);
     if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
@@ -214,7 +239,7 @@ void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_s
     while (true) {
         const auto m = ch.receive(clock::now() + idle_session_timeout);
         if (m.type == core::frame_type::bye) return;
-        if (m.type == core::frame_type::point_begin) serve_point(ch, *ep, spec, m.body);
+        if (m.type == core::frame_type::point_begin) serve_point(ch, *ep, spec, m.body, byte_cap);
         else throw session_error("unexpected frame between RDMA points");
     }
 }

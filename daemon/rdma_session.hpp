@@ -16,12 +16,15 @@ namespace meshperf::daemon {
 nlohmann::json rdma_info();
 
 /// Initiator: after the hello, opens this side's endpoint, exchanges endpoint descriptions
-/// over the session and measures every point of run.spec. Throws like execute_run.
+/// over the session and measures every point of run.spec. `byte_cap`: the agreed
+/// max_bytes_per_point (per direction); an adaptive or duration point stops once a flow
+/// has moved it. Throws like execute_run.
 void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_result& run, const event_sink& emit,
-                         const std::atomic<bool>& cancel);
+                         const std::atomic<bool>& cancel, std::uint64_t byte_cap);
 
-/// Responder: after hello_ok, serves the endpoint exchange and every point until bye.
-/// Throws session_error (sent to the initiator by the caller).
-void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec);
+/// Responder: after hello_ok, serves the endpoint exchange and every point until bye. Its
+/// own active queue pairs stop once the bytes it counts reach `byte_cap`. Throws
+/// session_error (sent to the initiator by the caller).
+void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap);
 
 }  // namespace meshperf::daemon

@@ -1,7 +1,9 @@
 #include "daemon/responder.hpp"
 
 #include "core/error.hpp"
+#include "core/sizes.hpp"
 #include "daemon/gpu_support.hpp"
+#include "daemon/initiator.hpp"
 #include "daemon/log.hpp"
 #include "daemon/rdma_session.hpp"
 #include "daemon/session_protocol.hpp"
@@ -16,7 +18,23 @@ using transport::clock;
 using nlohmann::json;
 namespace tcp = transport::tcp;
 
-void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, const json& begin) {
+/// The bytes one point may move per direction: the lower of this daemon's limit and the
+/// initiator's (its hello carries it; an older initiator that does not say is held to ours).
+std::uint64_t agreed_byte_cap(const core::run_limits& own, const json& hello) {
+    std::uint64_t cap = own.max_bytes_per_point;
+    const auto limits = hello.value("limits", json::object());
+    if (limits.is_object() && limits.contains("max_bytes_per_point") && limits["max_bytes_per_point"].is_number_unsigned())
+        cap = std::min(cap, limits["max_bytes_per_point"].get<std::uint64_t>());
+    return cap;
+}
+
+std::uint64_t sum(const std::vector<std::uint64_t>& v) {
+    std::uint64_t s = 0;
+    for (auto x : v) s += x;
+    return s;
+}
+
+void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap) {
     const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
     const auto size = begin.at("size").get<std::uint64_t>();
     const auto token = begin.at("token").get<std::string>();
@@ -34,7 +52,12 @@ void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& s
     } catch (const std::runtime_error& e) {
         throw session_error(fmt::format("data streams did not arrive: {}", e.what()));
     }
-    tcp::point_side side(spec, test, size, std::move(fds), roles);
+    // Our senders stop at the agreed cap by themselves; what we receive is checked against
+    // our own limit (plus the fixed-count warm-up), so an initiator that ignores it is cut off.
+    tcp::point_side side(spec, test, size, std::move(fds), roles, byte_cap);
+    const std::uint64_t receive_limit =
+        ctx.limits.max_bytes_per_point +
+        (spec.iterations ? tcp::warm_messages(size) * size * core::streams_per_direction(spec, test) : 0);
     // Start only once the initiator holds every stream, so no data races its upgrade answer.
     const auto go = ch.receive(clock::now() + streams_timeout);
     if (go.type != core::frame_type::point_go)
@@ -42,25 +65,49 @@ void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& s
     const auto t0 = clock::now();
     side.start();
     const bool reports = side.receivers() > 0 && !spec.iterations;
+    bool told_to_stop = false;
     try {
         while (!side.finished()) {
+            const auto received = side.received_bytes();
+            if (side.receivers() > 0 && sum(received) > receive_limit) {
+                side.abort();
+                throw session_error(fmt::format("the initiator sent more than this daemon's limit of {} per point "
+                                                "(limits.max_bytes_per_point): point stopped",
+                                                core::format_size(ctx.limits.max_bytes_per_point)));
+            }
             if (reports) {
                 const double t = std::chrono::duration<double>(clock::now() - t0).count();
-                ch.send(core::frame_type::progress, {{"t_s", t}, {"bytes", side.received_bytes()}}, clock::now() + handshake_timeout);
+                ch.send(core::frame_type::progress, {{"t_s", t}, {"bytes", received}}, clock::now() + handshake_timeout);
             }
             if (auto m = ch.try_receive(clock::now() + progress_tick)) {
-                if (m->type == core::frame_type::point_stop) side.stop();
-                else throw session_error(fmt::format("unexpected {} during a point", core::frame_type_name(static_cast<std::uint16_t>(m->type))));
+                if (m->type == core::frame_type::point_stop) {
+                    side.stop();
+                    told_to_stop = true;
+                } else {
+                    throw session_error(fmt::format("unexpected {} during a point", core::frame_type_name(static_cast<std::uint16_t>(m->type))));
+                }
             }
         }
     } catch (...) {
-        side.stop();
+        side.abort();
         side.join();
         throw;
     }
     side.join();
+    // Streams that ended by themselves (the byte limit): report their last bytes at their end
+    // of stream, so the initiator's window holds them all.
+    const std::uint64_t n = side.receivers();
+    const bool capped_here = reports && byte_cap && n && side.error().empty() &&
+                             sum(side.received_bytes()) >= n * (std::max<std::uint64_t>(1, byte_cap / size / n) * size);
+    if (reports && (capped_here || !told_to_stop) && side.error().empty())
+        if (const auto end = side.last_receive_end_ns(); end > 0)
+            ch.send(core::frame_type::progress,
+                    {{"t_s", static_cast<double>(end - std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count()) / 1e9},
+                     {"bytes", side.received_bytes()}},
+                    clock::now() + handshake_timeout);
     ch.send(core::frame_type::point_done,
-            {{"cpu_s", side.cpu_seconds()},
+            {{"byte_cap_reached", side.byte_cap_reached() || capped_here},
+             {"cpu_s", side.cpu_seconds()},
              {"wall_s", side.wall_seconds()},
              {"error", side.error()},
              {"verify_failed", side.verify_failed()},
@@ -75,6 +122,8 @@ void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& s
 void serve_session(daemon_context& ctx, frame_channel ch) {
     const std::string who = ch.peer_name();
     try {
+        // A cut link or a vanished initiator ends the session (and frees the gate) in seconds.
+        tcp::set_dead_path_timeout(ch.fd(), session_user_timeout_ms);
         const auto hello = ch.receive(clock::now() + handshake_timeout);
         if (hello.type != core::frame_type::hello) throw session_error("the session did not start with a hello");
         core::run_spec spec;
@@ -88,11 +137,15 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         } catch (const std::exception& e) {
             throw session_error(e.what());
         }
-        ch.send(core::frame_type::hello_ok, {{"protocol", session_protocol_version()}, {"host", core::to_json(ctx.host)}},
+        const auto byte_cap = agreed_byte_cap(ctx.limits, hello.body);
+        ch.send(core::frame_type::hello_ok,
+                {{"protocol", session_protocol_version()},
+                 {"host", core::to_json(ctx.host)},
+                 {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}}},
                 clock::now() + handshake_timeout);
         log_info("session {}: run {} accepted", who, hello.body.value("run_id", "?"));
         if (spec.transport == core::transport_kind::rdma) {
-            serve_rdma_points(ctx, ch, spec);
+            serve_rdma_points(ctx, ch, spec, byte_cap);
             log_info("session {}: finished", who);
             ctx.gate.release();
             return;
@@ -100,7 +153,7 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         while (true) {
             const auto m = ch.receive(clock::now() + idle_session_timeout);
             if (m.type == core::frame_type::bye) break;
-            if (m.type == core::frame_type::point_begin) serve_point(ctx, ch, spec, m.body);
+            if (m.type == core::frame_type::point_begin) serve_point(ctx, ch, spec, m.body, byte_cap);
             else if (m.type == core::frame_type::point_stop) continue;  // a stop that crossed a natural end
             else throw session_error(fmt::format("unexpected {} between points", core::frame_type_name(static_cast<std::uint16_t>(m.type))));
         }

@@ -55,8 +55,14 @@ std::uint64_t warm_messages(std::uint64_t size_bytes) {
 }
 
 point_side::point_side(const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::vector<socket_fd> fds,
-                       std::vector<stream_role> roles)
+                       std::vector<stream_role> roles, std::uint64_t byte_cap)
     : spec_(spec), test_(test), size_(size) {
+    if (byte_cap && !spec.iterations) {
+        const auto senders = static_cast<std::uint64_t>(std::count(roles.begin(), roles.end(), stream_role::send));
+        const auto pingers = static_cast<std::uint64_t>(std::count(roles.begin(), roles.end(), stream_role::ping));
+        if (senders) cap_messages_ = std::max<std::uint64_t>(1, byte_cap / size / senders);
+        else if (pingers) cap_messages_ = std::max<std::uint64_t>(1, byte_cap / size);
+    }
     for (std::size_t i = 0; i < fds.size(); ++i) {
         auto s = std::make_unique<stream>();
         s->fd = std::move(fds[i]);
@@ -100,8 +106,9 @@ void point_side::run_stream(stream& s, int cpu) {
     const bool fixed = spec_.iterations.has_value();
     switch (s.role) {
         case stream_role::send: {
-            send_plan plan{static_cast<std::size_t>(size_), fixed ? warm_messages(size_) + *spec_.iterations : 0};
+            send_plan plan{static_cast<std::size_t>(size_), fixed ? warm_messages(size_) + *spec_.iterations : cap_messages_};
             s.code = send_loop(s.fd.get(), plan, s.pattern, stop_, s.sent);
+            if (cap_messages_ && s.code == loop_ok && s.sent.load() >= cap_messages_ * size_) cap_reached_.store(true);
             break;
         }
         case stream_role::receive: {
@@ -116,7 +123,17 @@ void point_side::run_stream(stream& s, int cpu) {
         case stream_role::ping: {
             try {
                 pinger p(s.fd.get(), static_cast<std::size_t>(size_), spec_.verify, spec_.busy_poll);
-                latency_ = core::run_latency([&p](std::size_t n, double* out) { return p.run(n, out); }, spec_, samples_, stop_);
+                const auto cap = cap_messages_;
+                latency_ = core::run_latency(
+                    [&p, cap, this](std::size_t n, double* out) {
+                        const int rc = p.run(n, out);
+                        if (cap && p.round_trips() >= cap) {  // byte limit: this batch is the last
+                            cap_reached_.store(true);
+                            stop_.store(true, std::memory_order_relaxed);
+                        }
+                        return rc;
+                    },
+                    spec_, samples_, stop_);
                 s.code = latency_.code;
             } catch (const std::bad_alloc&) {
                 s.code = ENOMEM;
@@ -133,6 +150,24 @@ void point_side::run_stream(stream& s, int cpu) {
 }
 
 void point_side::stop() { stop_.store(true, std::memory_order_relaxed); }
+
+void point_side::abort() {
+    stop();
+    for (auto& s : streams_) ::shutdown(s->fd.get(), SHUT_RDWR);
+}
+
+std::uint64_t point_side::sent_bytes() const {
+    std::uint64_t sum = 0;
+    for (const auto& s : streams_) sum += s->sent.load(std::memory_order_relaxed);
+    return sum;
+}
+
+std::int64_t point_side::last_receive_end_ns() const {
+    std::int64_t last = 0;
+    for (const auto& s : streams_)
+        if (s->role == stream_role::receive) last = std::max(last, s->counters.end_ns.load());
+    return last;
+}
 
 void point_side::join() {
     for (auto& t : threads_)

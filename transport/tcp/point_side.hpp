@@ -6,7 +6,6 @@
 #include "transport/socket.hpp"
 #include "core/latency_runner.hpp"
 #include "transport/tcp/stream_loops.hpp"
-#include "transport/tcp/stream_loops.hpp"
 
 #include <atomic>
 #include <memory>
@@ -32,9 +31,13 @@ std::uint64_t warm_messages(std::uint64_t size_bytes);
 class point_side {
 public:
     /// Takes ownership of the connected data sockets (one per role) and allocates every
-    /// buffer. Throws std::system_error when a socket option cannot be set.
+    /// buffer. `byte_cap` (0: none) bounds the bytes this side sends per direction in an
+    /// adaptive or duration point: each sending stream stops after its share (at least one
+    /// message), and a ping stream ends its point after the batch that reaches it. Fixed
+    /// counts are checked against the limit before the run starts (core::validate). Throws
+    /// std::system_error when a socket option cannot be set.
     point_side(const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::vector<socket_fd> fds,
-               std::vector<stream_role> roles);
+               std::vector<stream_role> roles, std::uint64_t byte_cap = 0);
     /// Stops and joins the threads.
     ~point_side();
     point_side(const point_side&) = delete;
@@ -48,6 +51,17 @@ public:
     /// Waits for every thread; they end at end of stream, on error, or after the data
     /// timeout when the peer falls silent.
     void join();
+    /// Shuts every socket down (both directions) so that blocked threads return now; the
+    /// point is over and fails. Any thread; call join() afterwards.
+    void abort();
+
+    /// True when a sending stream sent its whole byte-cap share, or the ping stream reached
+    /// the cap: the point ended at the byte limit rather than by time or precision.
+    bool byte_cap_reached() const { return cap_reached_.load(); }
+    /// Bytes this side's sending streams have sent so far, all together.
+    std::uint64_t sent_bytes() const;
+    /// Monotonic ns when the last receiving stream saw its end of stream (0: none did).
+    std::int64_t last_receive_end_ns() const;
 
     /// True once every stream thread has ended.
     bool finished() const { return finished_.load() == streams_.size(); }
@@ -86,6 +100,8 @@ private:
     std::int64_t start_ns_ = 0;
     std::atomic<std::int64_t> last_end_ns_{0};
     std::atomic<std::size_t> finished_{0};
+    std::atomic<bool> cap_reached_{false};
+    std::uint64_t cap_messages_ = 0;  // per sending stream (or round trips); 0: no cap
     bool joined_ = true;
 };
 

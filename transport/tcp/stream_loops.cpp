@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <system_error>
@@ -15,13 +17,24 @@ namespace {
 
 constexpr std::int64_t data_timeout_ns = std::int64_t{data_stream_timeout_s} * 1'000'000'000;
 
-// Sends exactly len bytes (blocking). Returns 0 or an errno value.
-int send_exact(int fd, const char* p, std::size_t len) noexcept {
+constexpr int send_stopped = -100;  // send_exact: stop was set while the path could take nothing
+
+// Sends exactly len bytes (blocking; SO_SNDTIMEO wakes it every send_wake_ms while the
+// socket buffer stays full). Returns 0, send_stopped when `stop` is set while blocked,
+// ETIMEDOUT after data_stream_timeout_s without progress, or an errno value.
+int send_exact(int fd, const char* p, std::size_t len, const std::atomic<bool>* stop = nullptr) noexcept {
+    std::int64_t stalled_since = 0;
     while (len > 0) {
         const auto n = ::send(fd, p, len, MSG_NOSIGNAL);
-        if (n > 0) { p += n; len -= static_cast<std::size_t>(n); continue; }
+        if (n > 0) { p += n; len -= static_cast<std::size_t>(n); stalled_since = 0; continue; }
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return ETIMEDOUT;  // SO_SNDTIMEO expired
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // SO_SNDTIMEO slice expired
+            if (stop && stop->load(std::memory_order_relaxed)) return send_stopped;
+            const auto now = now_ns();
+            if (stalled_since == 0) stalled_since = now - std::int64_t{send_wake_ms} * 1'000'000;
+            else if (now - stalled_since > data_timeout_ns) return ETIMEDOUT;
+            continue;
+        }
         return n < 0 ? errno : EPIPE;
     }
     return 0;
@@ -64,11 +77,24 @@ const char* describe_loop_error(int code) {
     }
 }
 
+void set_dead_path_timeout(int fd, unsigned user_timeout_ms) {
+    const int on = 1, idle_s = 1, interval_s = 1, probes = 5;
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms) != 0)
+        throw std::system_error(errno, std::generic_category(), "setsockopt(TCP_USER_TIMEOUT)");
+    if (::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof idle_s) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof interval_s) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes) != 0)
+        throw std::system_error(errno, std::generic_category(), "setsockopt(SO_KEEPALIVE/TCP_KEEPIDLE/TCP_KEEPINTVL/TCP_KEEPCNT)");
+}
+
 void prepare_data_socket(int fd, bool nodelay, std::uint64_t window_bytes) {
-    timeval tv{data_stream_timeout_s, 0};
-    if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+    const timeval rcv{data_stream_timeout_s, 0};
+    const timeval snd{0, send_wake_ms * 1000};
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv, sizeof rcv) != 0 ||
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof snd) != 0)
         throw std::system_error(errno, std::generic_category(), "setsockopt(SO_RCVTIMEO/SO_SNDTIMEO)");
+    set_dead_path_timeout(fd, data_stream_user_timeout_ms);
     set_blocking(fd, true);
     set_nodelay(fd, nodelay);
     if (window_bytes) set_buffer_sizes(fd, window_bytes);
@@ -84,13 +110,13 @@ int send_loop(int fd, const send_plan& plan, const std::vector<char>& pattern, c
     std::uint64_t offset = 0, count = 0;
     int rc = 0;
     while (!stop.load(std::memory_order_relaxed) && (plan.messages == 0 || count < plan.messages)) {
-        if ((rc = send_exact(fd, pattern_at(pattern, offset), plan.size)) != 0) break;
+        if ((rc = send_exact(fd, pattern_at(pattern, offset), plan.size, &stop)) != 0) break;
         offset += plan.size;
         ++count;
         sent.store(offset, std::memory_order_relaxed);
     }
     ::shutdown(fd, SHUT_WR);
-    return rc;
+    return rc == send_stopped ? loop_ok : rc;
 }
 
 int receive_loop(int fd, const receive_plan& plan, std::vector<char>& buffer, const std::vector<char>& pattern,

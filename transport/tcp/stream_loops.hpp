@@ -11,13 +11,28 @@
 
 namespace meshperf::transport::tcp {
 
-/// Seconds a data stream may stay silent before its loop gives up with ETIMEDOUT (set on
-/// the socket as SO_RCVTIMEO/SO_SNDTIMEO by prepare_data_socket).
+/// Seconds a data stream may stay silent (receiving) or make no progress (sending) before
+/// its loop gives up with ETIMEDOUT: a frozen peer whose kernel still acknowledges.
 inline constexpr int data_stream_timeout_s = 10;
+/// Milliseconds sent data may stay unacknowledged before the kernel aborts the connection
+/// (TCP_USER_TIMEOUT; also ends keepalive probing of an idle receiver): a cut link or a
+/// vanished host ends a point in about this long. A working path, however slow, acknowledges
+/// within a few round trips.
+inline constexpr unsigned data_stream_user_timeout_ms = 5000;
+/// A sender blocked on a full socket buffer wakes this often (SO_SNDTIMEO) to look at its
+/// stop flag, so stopping a point never waits for a slow or dead path to drain a message.
+inline constexpr int send_wake_ms = 200;
 
-/// Sets the data-stream timeouts, TCP_NODELAY (latency) and socket buffers (window, if
-/// non-zero) on a connected data socket. Throws std::system_error naming the option.
+/// Sets the data-stream timeouts (SO_RCVTIMEO, SO_SNDTIMEO, TCP_USER_TIMEOUT, keepalive),
+/// TCP_NODELAY (latency) and socket buffers (window, if non-zero) on a connected data
+/// socket. Throws std::system_error naming the option.
 void prepare_data_socket(int fd, bool nodelay, std::uint64_t window_bytes);
+
+/// Makes a dead path end a connection in about `user_timeout_ms` even while nothing is being
+/// sent: TCP_USER_TIMEOUT plus keepalive probes after 1 s of silence, every second. A live
+/// peer's kernel answers the probes, so a quiet connection is never cut. Throws
+/// std::system_error naming the option.
+void set_dead_path_timeout(int fd, unsigned user_timeout_ms);
 
 /// Loop outcome codes beyond errno values.
 inline constexpr int loop_ok = 0;
@@ -44,8 +59,10 @@ struct send_plan {
 };
 
 /// Sends size-byte messages until `stop` is set or plan.messages are sent, then shuts the
-/// write side down. `pattern` comes from make_pattern_buffer(size). Returns loop_ok or an
-/// errno value. `sent` counts bytes (relaxed; for the sender's own view).
+/// write side down. A message the path cannot take when `stop` is set is abandoned (the
+/// receiver counts bytes, not messages). `pattern` comes from make_pattern_buffer(size).
+/// Returns loop_ok or an errno value (ETIMEDOUT: no progress for data_stream_timeout_s, or
+/// the path is dead). `sent` counts bytes (relaxed; for the sender's own view).
 int send_loop(int fd, const send_plan& plan, const std::vector<char>& pattern, const std::atomic<bool>& stop,
               std::atomic<std::uint64_t>& sent) noexcept;
 
