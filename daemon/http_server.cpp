@@ -23,6 +23,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <charconv>
+#include <functional>
+#include <map>
+#include <tuple>
 #include <fmt/format.h>
 #include <thread>
 
@@ -40,6 +43,48 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 using request = http::request<http::string_body>;
 using response = http::response<http::string_body>;
 
+/// Connections waiting for their client to send something (a request, a TLS handshake),
+/// oldest first. At the connection limit the oldest is dropped to make room, so idle or
+/// slow clients (slowloris) can never lock the others out. I/O thread only.
+class idle_connections {
+public:
+    /// Registers a waiting connection; `drop` cancels its wait. Returns its id.
+    std::uint64_t add(std::function<void()> drop) {
+        waiting_.emplace(next_, std::move(drop));
+        return next_++;
+    }
+    /// The connection is no longer waiting (or was dropped: then nothing happens).
+    void remove(std::uint64_t id) { waiting_.erase(id); }
+    /// Drops the connection that has waited longest. False when none waits.
+    bool drop_oldest() {
+        if (waiting_.empty()) return false;
+        auto drop = std::move(waiting_.begin()->second);
+        waiting_.erase(waiting_.begin());
+        drop();
+        ++dropped_;
+        return true;
+    }
+    std::uint64_t dropped() const { return dropped_; }
+
+private:
+    std::map<std::uint64_t, std::function<void()>> waiting_;
+    std::uint64_t next_ = 0;
+    std::uint64_t dropped_ = 0;
+};
+
+/// Marks a connection as waiting for the duration of one read.
+class waiting_mark {
+public:
+    waiting_mark(idle_connections& idle, std::function<void()> drop) : idle_(idle), id_(idle.add(std::move(drop))) {}
+    ~waiting_mark() { idle_.remove(id_); }
+    waiting_mark(const waiting_mark&) = delete;
+    waiting_mark& operator=(const waiting_mark&) = delete;
+
+private:
+    idle_connections& idle_;
+    std::uint64_t id_;
+};
+
 struct server_state {
     daemon_context& ctx;
     run_manager& runs;
@@ -48,6 +93,7 @@ struct server_state {
     auth_throttle throttle{ctx.auth_throttle};
     std::unique_ptr<asio::ssl::context> tls;  ///< set when the control plane is TLS
     std::size_t open_connections = 0;         ///< I/O thread only
+    idle_connections idle;
 };
 
 /// What a connection is, for the routes it may use.
@@ -250,6 +296,25 @@ asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_ki
     }
 }
 
+/// Reads one request; the connection counts as idle (droppable) meanwhile.
+template <class Stream>
+asio::awaitable<std::tuple<beast::error_code, std::size_t>> read_request(server_state& s, Stream& stream,
+                                                                         beast::flat_buffer& buffer,
+                                                                         http::request_parser<http::string_body>& parser) {
+    auto& tcp = beast::get_lowest_layer(stream);
+    waiting_mark waiting(s.idle, [&tcp] { tcp.cancel(); });
+    co_return co_await http::async_read(stream, buffer, parser, use_tuple);
+}
+
+/// Waits for a new connection's first byte; the connection counts as idle meanwhile.
+asio::awaitable<std::tuple<beast::error_code>> wait_first_byte(server_state& s, tcp::socket& socket) {
+    waiting_mark waiting(s.idle, [&socket] {
+        beast::error_code ignored;
+        socket.cancel(ignored);
+    });
+    co_return co_await socket.async_wait(tcp::socket::wait_read, use_tuple);
+}
+
 /// Serves HTTP requests on one connection (plain or TLS) until it closes or upgrades.
 template <class Stream>
 asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
@@ -261,7 +326,7 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
         parser.body_limit(s.limits.max_body_bytes);
         parser.header_limit(static_cast<std::uint32_t>(s.limits.max_header_bytes));
         tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));
-        auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_tuple);
+        auto [ec, n] = co_await read_request(s, stream, buffer, parser);
         if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
             ec == asio::error::connection_reset || ec == asio::error::operation_aborted)
             co_return;
@@ -347,11 +412,18 @@ asio::awaitable<void> serve_plain(server_state& s, beast::tcp_stream stream, cha
     co_await handle_connection(s, stream, kind, std::move(hand_over));
 }
 
+/// The server side of a TLS handshake; the connection counts as idle meanwhile.
+asio::awaitable<std::tuple<beast::error_code>> handshake(server_state& s, tls_tcp_stream& stream) {
+    auto& tcp = beast::get_lowest_layer(stream);
+    waiting_mark waiting(s.idle, [&tcp] { tcp.cancel(); });
+    co_return co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
+}
+
 /// TLS: handshake, then HTTP; a session keeps the TLS stream (shared with its thread).
 asio::awaitable<void> serve_tls(server_state& s, beast::tcp_stream tcp_stream) {
     auto stream = std::make_shared<tls_tcp_stream>(std::move(tcp_stream), *s.tls);
     beast::get_lowest_layer(*stream).expires_after(std::chrono::seconds(10));
-    auto [ec] = co_await stream->async_handshake(asio::ssl::stream_base::server, use_tuple);
+    auto [ec] = co_await handshake(s, *stream);
     if (ec) {
         beast::error_code rec;
         const auto remote = beast::get_lowest_layer(*stream).socket().remote_endpoint(rec);
@@ -370,19 +442,26 @@ asio::awaitable<void> serve_connection(server_state& s, tcp::socket socket) {
         explicit open_count(std::size_t& c) : n(c) { ++n; }
         ~open_count() { --n; }
     } counted{s.open_connections};
-    if (s.open_connections > s.limits.max_connections) {
-        // Over the limit: a short answer, then close, so the daemon never runs out of
-        // descriptors or memory however many clients connect.
-        static const std::string body = R"({"error":"too many connections to this meshperfd: retry later"})" "\n";
-        static const std::string busy = fmt::format(
-            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\n"
-            "Connection: close\r\nContent-Length: {}\r\n\r\n{}", body.size(), body);
-        if (!s.tls) {
-            beast::error_code ec;
-            socket.non_blocking(true, ec);
-            socket.send(asio::buffer(busy), 0, ec);
+    if (s.open_connections > s.ctx.limits.max_connections) {
+        // At the limit: drop the connection that has waited longest for its client (it ends
+        // as soon as the I/O thread gets to it); when none is idle, a short answer and close,
+        // so the daemon never runs out of descriptors or memory however many clients connect.
+        if (s.idle.drop_oldest()) {
+            if (s.idle.dropped() % 1000 == 1)
+                log_warn("connection limit ({}) reached: dropping the longest-idle connections to make room ({} so far)",
+                         s.ctx.limits.max_connections, s.idle.dropped());
+        } else {
+            static const std::string body = R"({"error":"too many connections to this meshperfd: retry later"})" "\n";
+            static const std::string busy = fmt::format(
+                "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\n"
+                "Connection: close\r\nContent-Length: {}\r\n\r\n{}", body.size(), body);
+            if (!s.tls) {
+                beast::error_code ec;
+                socket.non_blocking(true, ec);
+                socket.send(asio::buffer(busy), 0, ec);
+            }
+            co_return;
         }
-        co_return;
     }
     if (!s.tls) {
         co_await serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain);
@@ -392,7 +471,7 @@ asio::awaitable<void> serve_connection(server_state& s, tcp::socket socket) {
     first_byte_timer.async_wait([&socket](const beast::error_code& ec) {
         if (!ec) socket.cancel();
     });
-    auto [wec] = co_await socket.async_wait(tcp::socket::wait_read, use_tuple);
+    auto [wec] = co_await wait_first_byte(s, socket);
     first_byte_timer.cancel();
     if (wec) co_return;
     unsigned char first = 0;

@@ -16,7 +16,6 @@ struct http_limits {
     std::size_t max_body_bytes = 64 * 1024;   ///< request bodies larger than this get 413
     std::size_t max_header_bytes = 16 * 1024;
     int idle_timeout_s = 30;                  ///< a connection that sends nothing is closed
-    std::size_t max_connections = 1024;       ///< connections open at once; more get 503 and are closed
 };
 
 /// Binds `listen` ("ADDR:PORT") and accepts connections on `io` until it stops. Throws

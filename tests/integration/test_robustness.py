@@ -149,6 +149,49 @@ class FloodTests(RobustnessBase):
         # File descriptors released: a fresh request and sweep still work is covered above.
 
 
+class ConnectionLimitTests(RobustnessBase):
+    def test_idle_connections_are_dropped_at_the_limit_oldest_first(self):
+        limit, opened = 50, 80
+        state = tempfile.mkdtemp(prefix="meshperf-it-")
+        config = os.path.join(state, "meshperfd.toml")
+        with open(config, "w") as f:
+            f.write(f"[limits]\nmax_connections = {limit}\n")
+        a, b = Daemon(state_dir=state, extra_args=["--config", config]), Daemon()
+        idle = []
+        try:
+            for _ in range(opened):
+                idle.append(socket.create_connection(("127.0.0.1", a.port), timeout=5))
+                time.sleep(0.005)  # accepted in order, so "oldest" is well defined
+            time.sleep(0.5)
+            # Over the limit, the daemon made room by dropping the longest-idle ones.
+            self.assert_daemon_ok(a)
+            rc, out, err = latency_sweep(a, b)
+            self.assertEqual(rc, 0, err)
+            closed = []
+            for i, s in enumerate(idle):
+                s.setblocking(False)
+                try:
+                    if s.recv(1) == b"":
+                        closed.append(i)
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    closed.append(i)
+            print(f"\nrobustness: max_connections={limit}: {opened} idle connections opened, {len(closed)} dropped "
+                  f"(first {closed[:3]}..., last {closed[-3:]}), /healthz and a sweep served")
+            self.assertGreaterEqual(len(closed), opened - limit)
+            # The dropped ones are the oldest: the newest connection is still held.
+            self.assertNotIn(opened - 1, closed)
+            self.assertEqual(closed[: opened - limit], list(range(opened - limit)))
+            self.assertIn("connection limit (50) reached", a.read_log())
+        finally:
+            for s in idle:
+                s.close()
+            a.cleanup()
+            b.cleanup()
+            shutil.rmtree(state, ignore_errors=True)
+
+
 class FuzzTests(RobustnessBase):
     def fuzz_case(self, rng, i):
         kind = i % 4
