@@ -39,7 +39,9 @@ json to_json(const check_figure& f) {
 check_figure check_figure_from_json(const json& j) {
     if (!j.is_object()) throw spec_error(fmt::format("a baseline figure must be an object, not {}", j.dump()));
     check_figure f;
-    const auto test = j.value("test", std::string());
+    // Not j.value("test", ...): it throws json::type_error when "test" is not a string, and
+    // callers (PUT /v1/baselines) expect spec_error only (found by the http_request fuzz target).
+    const auto test = j.contains("test") && j["test"].is_string() ? j["test"].get<std::string>() : std::string();
     const char* field = nullptr;
     if (test == "bandwidth") {
         f.kind = figure_kind::bandwidth;

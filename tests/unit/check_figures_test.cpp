@@ -46,4 +46,7 @@ TEST_CASE("check_figures: baseline documents filter by peer and transport") {
     CHECK_THROWS_AS(baseline_figures_from_json(json{{"x", 1}}, "a", "tcp"), spec_error);
     CHECK_THROWS_AS(check_figure_from_json(json{{"test", "latency"}, {"size_bytes", 8}, {"lat_us", -1}}), spec_error);
     CHECK_THROWS_AS(check_figure_from_json(json{{"test", "bandwidth"}, {"size_bytes", 0}, {"gbit_per_s", 1}}), spec_error);
+    // A "test" that is not a string is spec_error too, not json::type_error (found by fuzzing).
+    CHECK_THROWS_AS(check_figure_from_json(json{{"test", 1}}), spec_error);
+    CHECK_THROWS_AS(check_figure_from_json(json{{"test", json::array()}, {"size_bytes", 8}, {"lat_us", 1}}), spec_error);
 }
