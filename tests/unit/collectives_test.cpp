@@ -113,10 +113,13 @@ TEST_CASE("S -> infinity leaves the bandwidth term; ring busbw approaches the li
     CHECK(predict(collective::all_reduce, algorithm::tree, s, t, link5).time_s / sb == doctest::Approx(2.0));
     CHECK(predict(collective::all_gather, algorithm::ring, s, t, link5).time_s / sb == doctest::Approx(15.0 / 16));
     CHECK(predict(collective::broadcast, algorithm::ring, s, t, link5).time_s / sb == doctest::Approx(1.0));
-    for (auto [c, a] : {std::pair{collective::all_reduce, algorithm::ring}, std::pair{collective::all_gather, algorithm::ring},
-                        std::pair{collective::reduce_scatter, algorithm::ring},
-                        std::pair{collective::all_to_all, algorithm::pairwise},
-                        std::pair{collective::broadcast, algorithm::ring}}) {
+    for (const auto& ca : {std::pair{collective::all_reduce, algorithm::ring}, std::pair{collective::all_gather, algorithm::ring},
+                           std::pair{collective::reduce_scatter, algorithm::ring},
+                           std::pair{collective::all_to_all, algorithm::pairwise},
+                           std::pair{collective::broadcast, algorithm::ring}}) {
+        // Not a structured binding: clang < 16 cannot capture one in CAPTURE's lambda.
+        const auto c = ca.first;
+        const auto a = ca.second;
         CAPTURE(to_string(c));
         CHECK(predict(c, a, s, t, link5).busbw_gbit_per_s == doctest::Approx(80.0).epsilon(1e-6));
     }
