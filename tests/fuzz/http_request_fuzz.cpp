@@ -1,0 +1,165 @@
+/// Fuzz target: bytes on a meshperfd HTTP connection. Requests are read as the server reads
+/// them (beast http::read into one flat_buffer, a fresh request_parser per request,
+/// configured by configure_request_parser under the daemon's default limits, bytes arriving
+/// in chunks, keep-alive requests back to back), and every request that parses goes through
+/// the pure helpers the server applies to untrusted fields: the target's path and query,
+/// query_param, the bearer token check, the protocol header and stream index of an upgrade,
+/// the run spec body of POST /v1/runs, the query and figures of /v1/baselines, and the
+/// address helpers of daemon/auth.hpp on header values.
+#include "core/check_figures.hpp"
+#include "core/run_spec.hpp"
+#include "daemon/api_routes.hpp"
+#include "daemon/auth.hpp"
+#include "daemon/http_request_limits.hpp"
+#include "tests/fuzz/fuzz_checks.hpp"
+
+#include <algorithm>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace daemon = meshperf::daemon;
+using meshperf::fuzz::property_failed;
+using nlohmann::json;
+
+/// A SyncReadStream over the fuzz input that hands out at most `chunk` bytes per read, as a
+/// socket may.
+struct chunked_input {
+    std::string_view rest;
+    std::size_t chunk = 1;
+
+    template <class MutableBuffers>
+    std::size_t read_some(const MutableBuffers& buffers, beast::error_code& ec) {
+        if (rest.empty()) {
+            ec = asio::error::eof;
+            return 0;
+        }
+        ec = {};
+        const auto n = asio::buffer_copy(buffers, asio::buffer(rest.data(), std::min(chunk, rest.size())));
+        rest.remove_prefix(n);
+        return n;
+    }
+    template <class MutableBuffers>
+    std::size_t read_some(const MutableBuffers& buffers) {
+        beast::error_code ec;
+        const auto n = read_some(buffers, ec);
+        if (ec) throw beast::system_error(ec);
+        return n;
+    }
+};
+
+constexpr std::string_view cluster_token = "fuzz-token_0123456789abcdef";
+
+bool header_contains(const http::request<http::string_body>& req, http::field f, std::string_view token) {
+    std::string lower;
+    for (char c : req[f]) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lower.find(token) != std::string::npos;
+}
+
+/// The address helpers of daemon/auth.hpp on text from the request. The daemon feeds
+/// parse_ip_address the socket's address and parse_cidr its configuration file; header
+/// values are simply untrusted text at hand. Properties: a parsed address prints and
+/// parses back to itself, and a network contains its own address.
+void check_address_text(std::string_view text) {
+    if (const auto ip = daemon::parse_ip_address(text)) {
+        const auto again = daemon::parse_ip_address(ip->to_string());
+        if (!again || *again != *ip) property_failed("parse_ip_address(to_string(a)) != a");
+        (void)ip->unmapped();
+    }
+    try {
+        const auto net = daemon::parse_cidr(text);
+        if (!net.contains(net.network)) property_failed("a CIDR block does not contain its own network address");
+        if (daemon::parse_cidr(net.to_string()) != net) property_failed("parse_cidr(to_string(c)) != c");
+    } catch (const meshperf::core::spec_error&) {
+    }
+}
+
+void route(const http::request<http::string_body>& req) {
+    const std::string target(req.target());
+    const auto qpos = target.find('?');
+    const std::string path = target.substr(0, qpos);
+    const std::string query = qpos == std::string::npos ? "" : target.substr(qpos + 1);
+
+    // authorize(): only the Authorization header is request bytes.
+    const auto authorization = req[http::field::authorization];
+    const bool ok = daemon::bearer_matches(cluster_token, authorization);
+    const auto bearer = daemon::parse_bearer(authorization);
+    if (ok && (!bearer || *bearer != cluster_token)) property_failed("bearer_matches without the token");
+    if (bearer && bearer->size() > authorization.size()) property_failed("parse_bearer's view outgrows the header");
+    check_address_text(req[http::field::host]);
+    check_address_text(req["X-Forwarded-For"]);
+
+    if (header_contains(req, http::field::connection, "upgrade") && req.method() == http::verb::get &&
+        (path == "/v1/session" || path == "/v1/stream")) {
+        const auto proto_text = std::string(req["X-Meshperf-Protocol"]);
+        int proto = 0;
+        std::from_chars(proto_text.data(), proto_text.data() + proto_text.size(), proto);
+        const auto token = daemon::query_param(query, "token");
+        std::size_t index = 0;
+        const auto index_text = daemon::query_param(query, "index");
+        std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+        (void)std::string(req[http::field::upgrade]);
+        return;
+    }
+    if (path == "/v1/runs" && req.method() == http::verb::post) {
+        if (req[http::field::content_type].find("json") != std::string_view::npos || req[http::field::content_type].empty())
+            meshperf::fuzz::check_run_spec_body(req.body());
+    } else if (path == "/v1/runs") {  // handle_list_runs
+        std::size_t limit = 20;
+        if (const auto l = daemon::query_param(query, "limit"); !l.empty()) std::from_chars(l.data(), l.data() + l.size(), limit);
+        (void)daemon::query_param(query, "peer");
+    } else if (path == "/v1/baselines") {  // handle_baselines
+        if (const auto peer = daemon::query_param(query, "peer"); !peer.empty()) {
+            try {
+                (void)meshperf::transport::parse_endpoint(peer).to_string();
+            } catch (const meshperf::core::spec_error&) {
+            }
+        }
+        if (const auto transport = daemon::query_param(query, "transport"); !transport.empty()) {
+            try {
+                (void)meshperf::core::parse_transport_kind(transport);
+            } catch (const meshperf::core::spec_error&) {
+            }
+        }
+        const auto j = json::parse(req.body(), nullptr, false);
+        if (j.is_object() && j.contains("figures") && j["figures"].is_array()) {
+            try {
+                for (const auto& f : j["figures"]) (void)meshperf::core::check_figure_from_json(f);
+            } catch (const meshperf::core::spec_error&) {
+            }
+        }
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) return 0;
+    // The first byte chooses how the bytes arrive: recv() may return any split.
+    chunked_input in{std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1),
+                     data[0] & 0x80 ? std::size_t{65536} : std::size_t{1} + data[0]};
+    const daemon::http_limits limits;  // the daemon's defaults
+    beast::flat_buffer buffer;
+    for (int i = 0; i < 64; ++i) {  // keep-alive: requests back to back on one connection
+        http::request_parser<http::string_body> parser;
+        daemon::configure_request_parser(parser, limits);
+        beast::error_code ec;
+        http::read(in, buffer, parser, ec);
+        if (ec) return 0;  // the server answers 400, 413 or 431 and closes
+        const auto req = parser.release();
+        if (req.body().size() > limits.max_body_bytes) property_failed("a body over the limit was accepted");
+        route(req);
+        if (header_contains(req, http::field::connection, "upgrade") || !req.keep_alive()) return 0;
+    }
+    return 0;
+}
