@@ -78,8 +78,10 @@ TEST_CASE("check command: parse errors of check are UNKNOWN (3), of other comman
     CLI::App app;
     app.require_subcommand(1);
     client::common_options common;
-    client::add_check_command(app, common);
-    client::add_info_command(app, common);
+    // Keep the runners: they own the options CLI11 writes into while parsing (dropping them
+    // was a heap-use-after-free, found by the TSan build).
+    const auto run_check = client::add_check_command(app, common);
+    const auto run_info = client::add_info_command(app, common);
     auto parse = [&](std::vector<std::string> args) {
         std::reverse(args.begin(), args.end());
         try {
