@@ -1,6 +1,7 @@
 #include "core/result.hpp"
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -110,7 +111,7 @@ host_info host_info_from_json(const json& j) {
     h.version = j.value("version", "");
     h.kernel = j.value("kernel", "");
     h.cpu_model = j.value("cpu_model", "");
-    h.cpu_count = j.value("cpu_count", 0u);
+    h.cpu_count = j.contains("cpu_count") ? static_cast<unsigned>(json_unsigned(j["cpu_count"], "cpu_count", UINT32_MAX)) : 0u;
     return h;
 }
 

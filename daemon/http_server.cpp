@@ -3,6 +3,7 @@
 #include "daemon/api_routes.hpp"
 #include "daemon/auth.hpp"
 #include "daemon/frame_channel.hpp"
+#include "daemon/http_request_limits.hpp"
 #include "daemon/log.hpp"
 #include "daemon/monitoring_routes.hpp"
 #include "daemon/peer_policy.hpp"
@@ -323,8 +324,7 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
     api_state api{s.ctx, s.runs, s.store};
     while (true) {
         http::request_parser<http::string_body> parser;
-        parser.body_limit(s.limits.max_body_bytes);
-        parser.header_limit(static_cast<std::uint32_t>(s.limits.max_header_bytes));
+        configure_request_parser(parser, s.limits);
         tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));
         auto [ec, n] = co_await read_request(s, stream, buffer, parser);
         if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
@@ -436,7 +436,8 @@ asio::awaitable<void> serve_tls(server_state& s, beast::tcp_stream tcp_stream) {
 
 /// One accepted connection: with TLS configured, its first byte tells a TLS handshake from
 /// plain HTTP (data streams, health checks).
-asio::awaitable<void> serve_connection(server_state& s, tcp::socket socket) {
+asio::awaitable<void> serve_connection(std::shared_ptr<server_state> state, tcp::socket socket) {
+    server_state& s = *state;  // kept alive by `state` for as long as this connection lasts
     struct open_count {
         std::size_t& n;
         explicit open_count(std::size_t& c) : n(c) { ++n; }
@@ -484,7 +485,7 @@ asio::awaitable<void> serve_connection(server_state& s, tcp::socket socket) {
         co_await serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain_beside_tls);
 }
 
-asio::awaitable<void> accept_loop(server_state& s, tcp::acceptor acceptor) {
+asio::awaitable<void> accept_loop(std::shared_ptr<server_state> state, tcp::acceptor acceptor) {
     while (true) {
         auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
         if (ec == asio::error::operation_aborted) co_return;
@@ -496,7 +497,7 @@ asio::awaitable<void> accept_loop(server_state& s, tcp::acceptor acceptor) {
             continue;
         }
         socket.set_option(tcp::no_delay(true), ec);
-        asio::co_spawn(acceptor.get_executor(), serve_connection(s, std::move(socket)), asio::detached);
+        asio::co_spawn(acceptor.get_executor(), serve_connection(state, std::move(socket)), asio::detached);
     }
 }
 
@@ -515,13 +516,14 @@ void start_http_server(asio::io_context& io, const std::string& listen, daemon_c
     acceptor.bind(endpoint, ec);
     if (ec) throw std::system_error(ec.value(), std::generic_category(), fmt::format("bind {}", listen));
     acceptor.listen(asio::socket_base::max_listen_connections);
-    auto* state = new server_state{ctx, runs, store, limits};  // lives as long as the process
+    // Owned by the accept loop and every connection's coroutine: freed with the last of them.
+    auto state = std::make_shared<server_state>(ctx, runs, store, limits);
     if (ctx.tls_server) {
         // Asio's context takes a reference of its own on the SSL_CTX.
         SSL_CTX_up_ref(ctx.tls_server->native());
         state->tls = std::make_unique<asio::ssl::context>(ctx.tls_server->native());
     }
-    asio::co_spawn(io, accept_loop(*state, std::move(acceptor)), asio::detached);
+    asio::co_spawn(io, accept_loop(std::move(state), std::move(acceptor)), asio::detached);
 }
 
 }  // namespace meshperf::daemon

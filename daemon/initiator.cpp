@@ -1,5 +1,6 @@
 #include "daemon/initiator.hpp"
 
+#include "core/json_fields.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/sizes.hpp"
@@ -135,7 +136,7 @@ std::uint64_t agreed_byte_cap(const core::run_limits& own, const json& peer_hell
     std::uint64_t cap = own.max_bytes_per_point;
     const auto limits = peer_hello.value("limits", json::object());
     if (limits.is_object() && limits.contains("max_bytes_per_point") && limits["max_bytes_per_point"].is_number_unsigned())
-        cap = std::min(cap, limits["max_bytes_per_point"].get<std::uint64_t>());
+        cap = std::min(cap, core::json_unsigned(limits["max_bytes_per_point"], "max_bytes_per_point"));
     return cap;
 }
 
@@ -174,7 +175,7 @@ struct point_run {
 
 void handle_progress(point_run& pr, const json& body) {
     if (!body.contains("t_s") || !body.contains("bytes")) return;
-    const auto bytes = body["bytes"].get<std::vector<std::uint64_t>>();
+    const auto bytes = core::json_unsigned_list(body["bytes"], "bytes");
     pr.forward.add(body["t_s"].get<double>(), bytes);
 }
 
@@ -198,9 +199,9 @@ core::point_result assemble(point_run& pr, tcp::point_side& side) {
         if (pr.forward_streams) {
             const auto& d = pr.peer_done;
             in.fixed_flows.push_back(core::fixed_count_figures("initiator->peer", pr.size,
-                                                               d.at("measured_bytes").get<std::vector<std::uint64_t>>(),
-                                                               d.at("begin_ns").get<std::vector<std::int64_t>>(),
-                                                               d.at("end_ns").get<std::vector<std::int64_t>>()));
+                                                               core::json_unsigned_list(d.at("measured_bytes"), "measured_bytes"),
+                                                               core::json_signed_list(d.at("begin_ns"), "begin_ns"),
+                                                               core::json_signed_list(d.at("end_ns"), "end_ns")));
         }
         if (pr.reverse_streams)
             in.fixed_flows.push_back(core::fixed_count_figures("peer->initiator", pr.size, side.measured_bytes(), side.begin_ns(), side.end_ns()));

@@ -5,6 +5,7 @@
 // (point_stop / point_done).
 #include "daemon/rdma_session.hpp"
 
+#include "core/json_fields.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/sizes.hpp"
@@ -98,7 +99,7 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
             const auto tick = clock::now() + progress_tick;
             while (auto m = ch.try_receive(tick)) {
                 if (m->type != core::frame_type::progress) throw session_error("unexpected frame during a point");
-                const auto bytes = m->body.at("bytes").get<std::vector<std::uint64_t>>();
+                const auto bytes = core::json_unsigned_list(m->body.at("bytes"), "bytes");
                 remote.add(m->body.at("t_s").get<double>(), bytes);
                 remote_bytes = sum(bytes);
             }
@@ -148,8 +149,8 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
 
 void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap) {
     const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
-    const auto size = begin.at("size").get<std::uint64_t>();
-    const auto index = begin.at("index").get<std::uint32_t>();
+    const auto size = core::json_unsigned(begin.at("size"), "size");
+    const auto index = static_cast<std::uint32_t>(core::json_unsigned(begin.at("index"), "index", UINT32_MAX));
     if (std::find(spec.sizes.begin(), spec.sizes.end(), size) == spec.sizes.end())
         throw session_error("the initiator asked for a size outside the agreed run spec");
     rdma::point_side side(ep, spec, test, size, peer_roles(spec, test), index);

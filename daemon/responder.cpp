@@ -1,5 +1,6 @@
 #include "daemon/responder.hpp"
 
+#include "core/json_fields.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 #include "daemon/gpu_support.hpp"
@@ -24,7 +25,7 @@ std::uint64_t agreed_byte_cap(const core::run_limits& own, const json& hello) {
     std::uint64_t cap = own.max_bytes_per_point;
     const auto limits = hello.value("limits", json::object());
     if (limits.is_object() && limits.contains("max_bytes_per_point") && limits["max_bytes_per_point"].is_number_unsigned())
-        cap = std::min(cap, limits["max_bytes_per_point"].get<std::uint64_t>());
+        cap = std::min(cap, core::json_unsigned(limits["max_bytes_per_point"], "max_bytes_per_point"));
     return cap;
 }
 
@@ -36,7 +37,7 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) {
 
 void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap) {
     const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
-    const auto size = begin.at("size").get<std::uint64_t>();
+    const auto size = core::json_unsigned(begin.at("size"), "size");
     const auto token = begin.at("token").get<std::string>();
     if (std::find(spec.sizes.begin(), spec.sizes.end(), size) == spec.sizes.end() ||
         std::find(spec.tests.begin(), spec.tests.end(), test) == spec.tests.end())

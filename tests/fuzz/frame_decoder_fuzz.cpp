@@ -6,6 +6,7 @@
 /// point_done, an error's message). The session code turns any std::exception into a session
 /// error, so those are expected; memory errors, undefined behaviour, aborts and broken
 /// properties are not.
+#include "core/json_fields.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/frame.hpp"
@@ -42,14 +43,14 @@ struct session_model {
                 break;
             case core::frame_type::point_begin: {  // responder
                 (void)core::parse_test_kind(body.at("test").get<std::string>());
-                (void)body.at("size").get<std::uint64_t>();
+                (void)core::json_unsigned(body.at("size"), "size");
                 (void)body.at("token").get<std::string>();
-                (void)body.at("index").get<std::uint32_t>();
+                (void)core::json_unsigned(body.at("index"), "index", UINT32_MAX);
                 break;
             }
             case core::frame_type::progress:  // initiator: handle_progress
                 if (body.contains("t_s") && body.contains("bytes"))
-                    forward.add(body["t_s"].get<double>(), body["bytes"].get<std::vector<std::uint64_t>>());
+                    forward.add(body["t_s"].get<double>(), core::json_unsigned_list(body["bytes"], "bytes"));
                 if (forward.intervals() >= 1) {
                     (void)forward.relative_half_width();
                     (void)forward.figures("initiator->peer", 65536);
@@ -58,10 +59,10 @@ struct session_model {
             case core::frame_type::point_done: {  // initiator: assemble
                 (void)body.value("cpu_s", 0.0);
                 (void)body.value("wall_s", 0.0);
-                const auto size = body.value("size", std::uint64_t{65536});
-                (void)core::fixed_count_figures("initiator->peer", size, body.at("measured_bytes").get<std::vector<std::uint64_t>>(),
-                                                body.at("begin_ns").get<std::vector<std::int64_t>>(),
-                                                body.at("end_ns").get<std::vector<std::int64_t>>());
+                const auto size = body.contains("size") ? core::json_unsigned(body["size"], "size") : std::uint64_t{65536};
+                (void)core::fixed_count_figures("initiator->peer", size, core::json_unsigned_list(body.at("measured_bytes"), "measured_bytes"),
+                                                core::json_signed_list(body.at("begin_ns"), "begin_ns"),
+                                                core::json_signed_list(body.at("end_ns"), "end_ns"));
                 break;
             }
             case core::frame_type::error:  // frame_channel: the error's message ends the session
