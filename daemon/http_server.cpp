@@ -87,6 +87,8 @@ private:
 };
 
 struct server_state {
+    server_state(daemon_context& c, run_manager& r, result_store& st, const http_limits& l)
+        : ctx(c), runs(r), store(st), limits(l) {}
     daemon_context& ctx;
     run_manager& runs;
     result_store& store;
