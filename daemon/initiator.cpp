@@ -130,16 +130,6 @@ std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const 
 
 double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-/// The bytes one point may move per direction: the lower of this daemon's limit and the
-/// peer's (its hello_ok carries it; an older peer that does not say is held to ours).
-std::uint64_t agreed_byte_cap(const core::run_limits& own, const json& peer_hello) {
-    std::uint64_t cap = own.max_bytes_per_point;
-    const auto limits = peer_hello.value("limits", json::object());
-    if (limits.is_object() && limits.contains("max_bytes_per_point") && limits["max_bytes_per_point"].is_number_unsigned())
-        cap = std::min(cap, core::json_unsigned(limits["max_bytes_per_point"], "max_bytes_per_point"));
-    return cap;
-}
-
 /// How long the peer may stay silent at the end of an adaptive or duration point (see
 /// measure_point) before the point fails.
 constexpr std::chrono::seconds peer_silence_limit{5};

@@ -19,16 +19,6 @@ using transport::clock;
 using nlohmann::json;
 namespace tcp = transport::tcp;
 
-/// The bytes one point may move per direction: the lower of this daemon's limit and the
-/// initiator's (its hello carries it; an older initiator that does not say is held to ours).
-std::uint64_t agreed_byte_cap(const core::run_limits& own, const json& hello) {
-    std::uint64_t cap = own.max_bytes_per_point;
-    const auto limits = hello.value("limits", json::object());
-    if (limits.is_object() && limits.contains("max_bytes_per_point") && limits["max_bytes_per_point"].is_number_unsigned())
-        cap = std::min(cap, core::json_unsigned(limits["max_bytes_per_point"], "max_bytes_per_point"));
-    return cap;
-}
-
 std::uint64_t sum(const std::vector<std::uint64_t>& v) {
     std::uint64_t s = 0;
     for (auto x : v) s += x;

@@ -1,5 +1,8 @@
 #include "daemon/session_protocol.hpp"
 
+#include "core/json_fields.hpp"
+
+#include <algorithm>
 #include <cstdlib>
 
 namespace meshperf::daemon {
@@ -11,6 +14,14 @@ int session_protocol_version() {
         return v && *v ? std::atoi(v) : 1;
     }();
     return version;
+}
+
+std::uint64_t agreed_byte_cap(const core::run_limits& own, const nlohmann::json& other_hello) {
+    std::uint64_t cap = own.max_bytes_per_point;
+    const auto limits = other_hello.value("limits", nlohmann::json::object());
+    if (limits.is_object() && limits.contains("max_bytes_per_point") && limits["max_bytes_per_point"].is_number_unsigned())
+        cap = std::min(cap, core::json_unsigned(limits["max_bytes_per_point"], "max_bytes_per_point"));
+    return cap;
 }
 
 }  // namespace meshperf::daemon

@@ -1,7 +1,11 @@
 #pragma once
 /// Constants of the peer session, shared by the initiator and the responder. The protocol
 /// (frames, order of messages) is described in docs/architecture.md.
+#include "core/run_spec.hpp"
+
 #include <chrono>
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace meshperf::daemon {
@@ -9,6 +13,11 @@ namespace meshperf::daemon {
 /// Major version of the peer-session protocol. Daemons with the same major version work
 /// together; a different one is refused with a message naming both.
 int session_protocol_version();
+
+/// The bytes one point may move per direction: the lower of this daemon's limit and the
+/// other side's, which its hello (from the initiator) or hello_ok (from the peer) carries
+/// in "limits"; an older daemon that does not say is held to ours.
+std::uint64_t agreed_byte_cap(const core::run_limits& own, const nlohmann::json& other_hello);
 
 /// Upgrade tokens of the peer session and of data streams.
 inline constexpr const char* session_upgrade = "meshperf-session/1";
