@@ -31,13 +31,7 @@ NETNS_TAG=netns-accuracy
 NETNS_PREFIX=mpacc
 . "$(dirname "$0")/lib.sh"
 netns_begin "${1:-}" "${2:-}" tc python3
-netns_pair "$MTU"
-netns_tbf "$NS_A" "$IF_A" "$FWD_RATE_MBIT"
-netns_tbf "$NS_B" "$IF_B" "$REV_RATE_MBIT"
-netns_start_daemon "$NS_A" "$ADDR_A" a; PID_A=$NETNS_PID
-netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
-netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
-netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+netns_shaped_daemons "$MTU" "$FWD_RATE_MBIT" "$REV_RATE_MBIT"
 
 TS=$(ip netns exec "$NS_A" cat /proc/sys/net/ipv4/tcp_timestamps 2>/dev/null || echo 1)
 HDR=$(( 40 + (TS != 0 ? 12 : 0) ))

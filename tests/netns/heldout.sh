@@ -36,13 +36,7 @@ NETNS_TAG=netns-heldout
 NETNS_PREFIX=mphld
 . "$(dirname "$0")/lib.sh"
 netns_begin "${1:-}" "${2:-}" tc python3
-netns_pair "$MTU"
-netns_tbf "$NS_A" "$IF_A" "$FWD_RATE_MBIT"
-netns_tbf "$NS_B" "$IF_B" "$REV_RATE_MBIT"
-netns_start_daemon "$NS_A" "$ADDR_A" a; PID_A=$NETNS_PID
-netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
-netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
-netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+netns_shaped_daemons "$MTU" "$FWD_RATE_MBIT" "$REV_RATE_MBIT"
 
 failures=0
 OUT="$WORK/sweep.json"
