@@ -129,4 +129,18 @@ std::string explain_registration_failure(const gpu_registration_caps& caps,
     return msg;
 }
 
+gpu_registration_outcome try_registration_paths(const gpu_registration_plan& plan,
+                                                const std::function<int(gpu_registration_path)>& attempt) {
+    gpu_registration_outcome out;
+    for (const auto path : plan.attempts) {
+        const int err = attempt(path);
+        if (err == 0) {
+            out.used = path;
+            break;
+        }
+        out.failures.push_back({path, err});
+    }
+    return out;
+}
+
 }  // namespace meshperf::core

@@ -3,6 +3,8 @@
 /// dma-buf (cuMemGetHandleForAddressRange -> ibv_reg_dmabuf_mr) and the nvidia-peermem
 /// fallback (ibv_reg_mr on the device pointer), made from capability flags. Pure: the flags
 /// are probed elsewhere (gpu/registration_probe.hpp, the RDMA code); nothing here does I/O.
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,5 +66,18 @@ gpu_registration_plan plan_gpu_registration(const gpu_registration_caps& caps,
 /// attempt's call and errno, then the fix (load nvidia-peermem, or a dma-buf capable driver).
 std::string explain_registration_failure(const gpu_registration_caps& caps,
                                          const std::vector<gpu_registration_failure>& failures);
+
+/// What trying a plan's paths gave: the path that registered the memory (none when every
+/// attempt failed) and each failed attempt, in order.
+struct gpu_registration_outcome {
+    std::optional<gpu_registration_path> used;
+    std::vector<gpu_registration_failure> failures;
+};
+
+/// Tries plan.attempts in order with `attempt`, which registers the memory by one path and
+/// returns 0, or the errno of the call that failed (never 0 on failure); stops at the first
+/// success.
+gpu_registration_outcome try_registration_paths(const gpu_registration_plan& plan,
+                                                const std::function<int(gpu_registration_path)>& attempt);
 
 }  // namespace meshperf::core

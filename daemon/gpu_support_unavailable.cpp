@@ -17,4 +17,18 @@ void require_memory_domain(const std::string& domain, const std::string& side) {
     throw core::spec_error(fmt::format("{} memory {}: {}", side, domain, why));
 }
 
+transport::tcp::staged_stream_factory tcp_stream_memory(const std::string& domain, const core::run_spec&) {
+    require_memory_domain(domain, "TCP");
+    return {};
+}
+
+std::shared_ptr<const transport::rdma::device_memory> rdma_device_memory(const std::string& domain) {
+    require_memory_domain(domain, "RDMA");
+    return nullptr;
+}
+
+std::vector<std::string> memory_notes(const std::string&, const std::string&, const std::string&, core::transport_kind) {
+    return {};
+}
+
 }  // namespace meshperf::daemon

@@ -203,7 +203,8 @@ core::point_result assemble(point_run& pr, tcp::point_side& side) {
 
 core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const transport::endpoint_address& peer,
                                  const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::size_t index,
-                                 std::uint64_t byte_cap, const std::atomic<bool>& cancel) {
+                                 std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
+                                 const std::atomic<bool>& cancel) {
     point_run pr(spec, test, size);
     pr.byte_cap = byte_cap;
     const auto token = random_token();
@@ -213,7 +214,7 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
     if (ready.type != core::frame_type::point_ready)
         throw session_error(fmt::format("expected point_ready, got {}", core::frame_type_name(static_cast<std::uint16_t>(ready.type))));
 
-    tcp::point_side side(spec, test, size, open_streams(ctx, peer, token, pr.roles.size()), pr.roles, byte_cap);
+    tcp::point_side side(spec, test, size, open_streams(ctx, peer, token, pr.roles.size()), pr.roles, byte_cap, memory);
     ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
     const auto t0 = clock::now();
     auto last_heard = t0;  // the last frame from the peer
@@ -312,6 +313,21 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
     return assemble(pr, side);
 }
 
+// The peer's sentences about its GPU memory (hello_ok "memory_notes"); anything else there
+// is ignored, since a peer's JSON is not trusted to be well formed.
+std::vector<std::string> peer_memory_notes(const json& hello_ok) {
+    std::vector<std::string> notes;
+    const auto it = hello_ok.find("memory_notes");
+    if (it == hello_ok.end() || !it->is_array()) return notes;
+    for (const auto& n : *it)
+        if (n.is_string() && notes.size() < 8) notes.push_back(n.get<std::string>().substr(0, 500));
+    return notes;
+}
+
+void add_memory_notes(core::run_result& run, const std::vector<std::string>& notes) {
+    run.warnings.insert(run.warnings.end(), notes.begin(), notes.end());
+}
+
 }  // namespace
 
 void measure_all_points(core::run_result& run, std::string_view path, const event_sink& emit,
@@ -360,8 +376,12 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
         return;
     }
 
+    const auto memory = tcp_stream_memory(spec.local_memory, spec);
+    add_memory_notes(run, memory_notes(spec.local_memory, "initiator", transport::interface_for_address(transport::local_ip(ch.fd())),
+                                       spec.transport));
+    add_memory_notes(run, peer_memory_notes(ok.body));
     measure_all_points(run, "", emit, cancel, [&](core::test_kind test, std::uint64_t size, std::size_t index) {
-        return measure_point(ctx, ch, peer, spec, test, size, index, byte_cap, cancel);
+        return measure_point(ctx, ch, peer, spec, test, size, index, byte_cap, memory, cancel);
     });
     try {
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/sizes.hpp"
+#include "daemon/gpu_support.hpp"
 #include "daemon/log.hpp"
 #include "daemon/point_figures.hpp"
 #include "daemon/session_protocol.hpp"
@@ -29,8 +30,10 @@ namespace {
 
 double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-std::unique_ptr<rdma::endpoint> open_endpoint(const core::run_spec& spec, const frame_channel& ch) {
+// `memory`: this side's memory domain ("host", "cuda:N").
+std::unique_ptr<rdma::endpoint> open_endpoint(const core::run_spec& spec, const frame_channel& ch, const std::string& memory) {
     rdma::endpoint_options o;
+    o.gpu_memory = rdma_device_memory(memory);
     o.device = spec.rdma_device;
     o.port = static_cast<std::uint8_t>(spec.rdma_port);
     o.gid_index = spec.gid_index;
@@ -54,9 +57,27 @@ std::size_t counting(const std::vector<rdma::qp_role>& roles, core::rdma_op op) 
     return n;
 }
 
+// Sentences for the result about one side's GPU memory: how it was registered, and where
+// the GPU sits relative to the NIC. Empty for host memory.
+std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::string& memory, const std::string& side) {
+    if (ep.gpu_registration().empty()) return {};
+    std::vector<std::string> notes{fmt::format("{} memory {}: GPUDirect RDMA, registered with {} through {}", side, memory,
+                                               ep.where(), ep.gpu_registration())};
+    for (const auto& n : ep.slot(0).registration->notes) notes.push_back(fmt::format("{}: {}", side, n));
+    for (auto& n : memory_notes(memory, side, ep.local_info().device, core::transport_kind::rdma)) notes.push_back(std::move(n));
+    return notes;
+}
+
 void check_supported(const core::run_spec& spec) {
-    if (spec.local_memory != "host" || spec.remote_memory != "host")
-        throw core::spec_error("RDMA with GPU memory needs a GPU and an RDMA NIC on the same node; this meshperfd registers host memory only");
+    if (spec.local_memory != "host" || spec.remote_memory != "host") {
+        if (spec.verify)
+            throw core::spec_error("--verify with GPU memory over RDMA: the check reads the buffers from the CPU, which "
+                                   "cannot read GPU memory; drop --verify (TCP with GPU memory does verify)");
+        for (auto t : spec.tests)
+            if (t == core::test_kind::latency && spec.op == core::rdma_op::write)
+                throw core::spec_error("RDMA WRITE latency with GPU memory: the loop polls the receive buffer from the CPU, "
+                                       "which cannot read GPU memory; use --op send for latency");
+    }
     for (auto t : spec.tests)
         if (t != core::test_kind::latency && spec.iterations)
             throw core::spec_error("--iterations is not supported for RDMA bandwidth and bidir points: use --duration or the adaptive default");
@@ -210,12 +231,16 @@ void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_resul
                          const std::atomic<bool>& cancel, std::uint64_t byte_cap) {
     const auto& spec = run.spec;
     check_supported(spec);
-    auto ep = open_endpoint(spec, ch);
+    auto ep = open_endpoint(spec, ch, spec.local_memory);
     ch.send(core::frame_type::endpoint, {{"endpoint", rdma::to_json(ep->local_info())}}, clock::now() + handshake_timeout);
     const auto remote = ch.receive(clock::now() + handshake_timeout);
     if (remote.type != core::frame_type::endpoint) throw session_error("peer did not answer with its RDMA endpoint");
     ep->connect(rdma::endpoint_info_from_json(remote.body.at("endpoint")));
     run.warnings.push_back(fmt::format("RDMA on {}, path MTU {} bytes", ep->where(), ep->path_mtu()));
+    for (auto& n : gpu_memory_notes(*ep, spec.local_memory, "initiator")) run.warnings.push_back(std::move(n));
+    if (const auto it = remote.body.find("memory_notes"); it != remote.body.end() && it->is_array())
+        for (const auto& n : *it)
+            if (n.is_string()) run.warnings.push_back(n.get<std::string>().substr(0, 500));
 
     measure_all_points(run, fmt::format("rdma {} ", core::to_string(spec.op)), emit, cancel,
                        [&](core::test_kind test, std::uint64_t size, std::size_t index) {
@@ -229,12 +254,14 @@ void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_s
     if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
     std::unique_ptr<rdma::endpoint> ep;
     try {
-        ep = open_endpoint(spec, ch);
+        ep = open_endpoint(spec, ch, spec.remote_memory);
         ep->connect(rdma::endpoint_info_from_json(first.body.at("endpoint")));
     } catch (const std::exception& e) {
         throw session_error(fmt::format("RDMA setup failed at the peer: {}", e.what()));
     }
-    ch.send(core::frame_type::endpoint, {{"endpoint", rdma::to_json(ep->local_info())}}, clock::now() + handshake_timeout);
+    ch.send(core::frame_type::endpoint,
+            {{"endpoint", rdma::to_json(ep->local_info())}, {"memory_notes", gpu_memory_notes(*ep, spec.remote_memory, "peer")}},
+            clock::now() + handshake_timeout);
     log_info("session {}: RDMA on {}", ch.peer_name(), ep->where());
     (void)ctx;
     while (true) {

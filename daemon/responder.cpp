@@ -25,7 +25,8 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) {
     return s;
 }
 
-void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap) {
+void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap,
+                 const tcp::staged_stream_factory& memory) {
     const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
     const auto size = core::json_unsigned(begin.at("size"), "size");
     const auto token = begin.at("token").get<std::string>();
@@ -45,7 +46,7 @@ void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& s
     }
     // Our senders stop at the agreed cap by themselves; what we receive is checked against
     // our own limit (plus the fixed-count warm-up), so an initiator that ignores it is cut off.
-    tcp::point_side side(spec, test, size, std::move(fds), roles, byte_cap);
+    tcp::point_side side(spec, test, size, std::move(fds), roles, byte_cap, memory);
     const std::uint64_t receive_limit =
         ctx.limits.max_bytes_per_point +
         (spec.iterations ? tcp::warm_messages(size) * size * core::streams_per_direction(spec, test) : 0);
@@ -123,8 +124,15 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         } catch (const std::exception& e) {
             throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
         }
+        tcp::staged_stream_factory memory;  // empty: host memory
+        std::vector<std::string> notes;
         try {
             require_memory_domain(spec.remote_memory, "peer");
+            if (spec.transport == core::transport_kind::tcp) {
+                memory = tcp_stream_memory(spec.remote_memory, spec);
+                notes = memory_notes(spec.remote_memory, "peer",
+                                     transport::interface_for_address(transport::local_ip(ch.fd())), spec.transport);
+            }
         } catch (const std::exception& e) {
             throw session_error(e.what());
         }
@@ -132,7 +140,8 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         ch.send(core::frame_type::hello_ok,
                 {{"protocol", session_protocol_version()},
                  {"host", core::to_json(ctx.host)},
-                 {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}}},
+                 {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
+                 {"memory_notes", notes}},
                 clock::now() + handshake_timeout);
         log_info("session {}: run {} accepted", who, hello.body.value("run_id", "?"));
         if (spec.transport == core::transport_kind::rdma) {
@@ -144,7 +153,7 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         while (true) {
             const auto m = ch.receive(clock::now() + idle_session_timeout);
             if (m.type == core::frame_type::bye) break;
-            if (m.type == core::frame_type::point_begin) serve_point(ctx, ch, spec, m.body, byte_cap);
+            if (m.type == core::frame_type::point_begin) serve_point(ctx, ch, spec, m.body, byte_cap, memory);
             else if (m.type == core::frame_type::point_stop) continue;  // a stop that crossed a natural end
             else throw session_error(fmt::format("unexpected {} between points", core::frame_type_name(static_cast<std::uint16_t>(m.type))));
         }

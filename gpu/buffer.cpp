@@ -49,6 +49,28 @@ void device_buffer::reset() noexcept {
     size_ = allocated_ = 0;
 }
 
+void copy_to_device(const device_buffer& dst, const void* src, std::size_t n) {
+    if (n > dst.size()) throw std::invalid_argument("copy_to_device: more bytes than the buffer holds");
+    detail::set_device(dst.device());
+    detail::check(cudaMemcpy(dst.data(), src, n, cudaMemcpyHostToDevice),
+                  fmt::format("cudaMemcpy({} host -> cuda:{})", core::format_size(n), dst.device()));
+}
+
+void copy_to_host(void* dst, const device_buffer& src, std::size_t n) {
+    if (n > src.size()) throw std::invalid_argument("copy_to_host: more bytes than the buffer holds");
+    detail::set_device(src.device());
+    detail::check(cudaMemcpy(dst, src.data(), n, cudaMemcpyDeviceToHost),
+                  fmt::format("cudaMemcpy({} cuda:{} -> host)", core::format_size(n), src.device()));
+}
+
+void zero_device(const device_buffer& dst, std::size_t offset, std::size_t n) {
+    if (offset > dst.allocated_size() || n > dst.allocated_size() - offset)
+        throw std::invalid_argument("zero_device: range beyond the buffer");
+    detail::set_device(dst.device());
+    detail::check(cudaMemset(static_cast<std::byte*>(dst.data()) + offset, 0, n),
+                  fmt::format("cudaMemset({} on cuda:{})", core::format_size(n), dst.device()));
+}
+
 pinned_buffer::pinned_buffer(std::size_t bytes) : size_(bytes) {
     if (bytes == 0) throw std::invalid_argument("pinned_buffer: size must be positive");
     detail::check(cudaHostAlloc(&ptr_, bytes, cudaHostAllocPortable),

@@ -37,6 +37,17 @@ private:
     int device_ = -1;
 };
 
+/// Copies n bytes (<= dst.size()) from host memory into dst and waits until they are there.
+/// Throws std::system_error naming the copy.
+void copy_to_device(const device_buffer& dst, const void* src, std::size_t n);
+
+/// Copies n bytes (<= src.size()) of src into host memory and waits for them.
+/// Throws std::system_error naming the copy.
+void copy_to_host(void* dst, const device_buffer& src, std::size_t n);
+
+/// Sets bytes [offset, offset + n) of dst to zero and waits. Throws std::system_error.
+void zero_device(const device_buffer& dst, std::size_t offset, std::size_t n);
+
 /// Page-locked host memory, usable by copies to and from any device (cudaHostAllocPortable).
 class pinned_buffer {
 public:

@@ -103,6 +103,15 @@ public:
         mode_ = mode::idle;
     }
 
+    /// Ends the current message early (the stream ended or failed part-way): waits for
+    /// every copy in flight, so no slot is still in use, and forgets the message. Chunks of
+    /// a receive that were committed have reached device memory; the rest never will.
+    void abandon() {
+        engine_.wait_all();
+        mode_ = mode::idle;
+        total_ = issued_ = handed_ = committed_ = 0;
+    }
+
 private:
     enum class mode { idle, send, receive };
 

@@ -5,8 +5,10 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -185,6 +187,20 @@ std::string local_ip(int fd) {
     socklen_t len = sizeof ss;
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
     return ip_of(ss);
+}
+
+std::string interface_for_address(const std::string& ip) {
+    ifaddrs* list = nullptr;
+    if (ip.empty() || ::getifaddrs(&list) != 0) return {};
+    std::string name;
+    for (const ifaddrs* a = list; a && name.empty(); a = a->ifa_next) {
+        if (!a->ifa_addr || (a->ifa_addr->sa_family != AF_INET && a->ifa_addr->sa_family != AF_INET6)) continue;
+        sockaddr_storage ss{};
+        std::memcpy(&ss, a->ifa_addr, a->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+        if (ip_of(ss) == ip) name = a->ifa_name;
+    }
+    ::freeifaddrs(list);
+    return name;
 }
 
 std::string peer_ip(int fd) {

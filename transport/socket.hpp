@@ -78,5 +78,8 @@ bool try_set_busy_poll(int fd, int usec);
 std::string local_ip(int fd);
 /// Address of the remote end of a connected socket, without the port.
 std::string peer_ip(int fd);
+/// The network interface that holds address `ip` ("10.0.0.1" -> "ens7"); empty when no
+/// interface does or `ip` is not an address.
+std::string interface_for_address(const std::string& ip);
 
 }  // namespace meshperf::transport

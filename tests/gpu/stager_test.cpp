@@ -150,3 +150,23 @@ TEST_CASE("staging: misuse is a logic error, not corruption") {
     CHECK_THROWS_AS(basic_stager<fake_engine>(std::size_t{0}, 2u, true), std::invalid_argument);
     CHECK_THROWS_AS(basic_stager<fake_engine>(std::size_t{10}, 0u, true), std::invalid_argument);
 }
+
+TEST_CASE("staging: abandon ends a message part-way; the next message is whole") {
+    basic_stager<fake_engine> tx(std::size_t{100}, 3u, false);
+    basic_stager<fake_engine> rx(std::size_t{100}, 3u, false);
+    const auto src = message(1000, 9);
+    tx.start_send(src.data(), src.size());
+    CHECK(tx.next_send_chunk().size() == 100);
+    tx.abandon();  // the socket failed after one chunk
+    CHECK_THROWS_AS(tx.next_send_chunk(), std::logic_error);
+    std::vector<std::byte> dev(1000, std::byte{0});
+    rx.start_receive(dev.data(), dev.size());
+    auto c = rx.next_receive_chunk();
+    std::memcpy(c.data(), src.data(), c.size());
+    rx.commit_receive_chunk();
+    (void)rx.next_receive_chunk();  // handed out, never filled: the stream ended
+    rx.abandon();
+    CHECK(std::memcmp(dev.data(), src.data(), 100) == 0);  // the committed chunk reached the device
+    CHECK(dev[100] == std::byte{0});                         // nothing after it
+    CHECK(receive_through(rx, send_through(tx, src)) == src);
+}

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <doctest/doctest.h>
+#include <vector>
 
 using namespace meshperf::core;
 
@@ -139,4 +140,44 @@ TEST_CASE("gpu registration: failure explanation names each call, errno and the 
     msg = explain_registration_failure(c, {{gpu_registration_path::peermem, 0}});
     CHECK(contains(msg, "ibv_reg_mr on the device pointer failed."));
     CHECK(contains(msg, "dma-buf capable"));
+}
+
+TEST_CASE("gpu registration: attempts run in plan order and stop at the first success") {
+    const auto plan = plan_gpu_registration(all_caps(), gpu_registration_preference::automatic);
+    std::vector<gpu_registration_path> tried;
+    // dma-buf refused (an old provider), peermem works: the result says peermem.
+    auto out = try_registration_paths(plan, [&](gpu_registration_path p) {
+        tried.push_back(p);
+        return p == gpu_registration_path::dmabuf ? EOPNOTSUPP : 0;
+    });
+    REQUIRE(out.used.has_value());
+    CHECK(*out.used == gpu_registration_path::peermem);
+    REQUIRE(out.failures.size() == 1);
+    CHECK(out.failures[0].path == gpu_registration_path::dmabuf);
+    CHECK(out.failures[0].error_number == EOPNOTSUPP);
+    CHECK(tried.size() == 2);
+
+    // dma-buf works: peermem is never tried.
+    tried.clear();
+    out = try_registration_paths(plan, [&](gpu_registration_path p) {
+        tried.push_back(p);
+        return 0;
+    });
+    CHECK(*out.used == gpu_registration_path::dmabuf);
+    CHECK(out.failures.empty());
+    CHECK(tried == std::vector<gpu_registration_path>{gpu_registration_path::dmabuf});
+
+    // Both fail: no path, both failures kept for the explanation.
+    out = try_registration_paths(plan, [](gpu_registration_path p) { return p == gpu_registration_path::dmabuf ? EINVAL : EFAULT; });
+    CHECK_FALSE(out.used.has_value());
+    REQUIRE(out.failures.size() == 2);
+    const auto msg = explain_registration_failure(all_caps(), out.failures);
+    CHECK(contains(msg, "ibv_reg_dmabuf_mr failed"));
+    CHECK(contains(msg, "Bad address"));
+
+    // An empty plan tries nothing.
+    gpu_registration_plan none;
+    out = try_registration_paths(none, [&](gpu_registration_path) -> int { FAIL("called"); return 0; });
+    CHECK_FALSE(out.used.has_value());
+    CHECK(out.failures.empty());
 }

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "transport/rdma/error.hpp"
+#include "transport/rdma/device_registration.hpp"
 #include "transport/rdma/memlock.hpp"
 
 #include <algorithm>
@@ -119,15 +120,28 @@ void check_options(const endpoint_options& o, const ibv_device_attr& a, const ib
                         o.tx_depth + o.rx_depth, a.max_cqe));
 }
 
+// Registers a slot's memory: host memory with ibv_reg_mr; device memory by dma-buf or
+// nvidia-peermem, recording which in `info`.
+memory_region register_slot_memory(const protection_domain& pd, const endpoint_options& o, const std::string& dev,
+                                   const host_buffer& buffer, device_allocation* device,
+                                   std::optional<device_registration_info>& info) {
+    if (!device) return memory_region(pd, buffer.data(), buffer.size(), buffer_access, dev);
+    auto r = register_device_memory(pd, *device, o.gpu_memory->caps(), buffer_access,
+                                    fmt::format("{} with {}", dev, o.gpu_memory->name()));
+    info = device_registration_info{r.path, std::move(r.notes)};
+    return memory_region(r.mr);
+}
+
 }  // namespace
 
 qp_slot::qp_slot(const device_context& ctx, const protection_domain& pd,
-                 const endpoint_options& o, const std::string& device)
+                 const endpoint_options& o, const std::string& dev)
     : cq(ctx, static_cast<int>(o.tx_depth + o.rx_depth)),
-      buffer(2 * o.max_message_bytes),
+      buffer(o.gpu_memory ? host_buffer() : host_buffer(2 * o.max_message_bytes)),
+      device(o.gpu_memory ? o.gpu_memory->allocate(2 * o.max_message_bytes) : nullptr),
       length(o.max_message_bytes),
-      mr(pd, buffer.data(), 2 * o.max_message_bytes, buffer_access, device),
-      qp(pd, cq, cq, qp_caps{o.tx_depth, o.rx_depth, o.inline_bytes}, device),
+      mr(register_slot_memory(pd, o, dev, buffer, device.get(), registration)),
+      qp(pd, cq, cq, qp_caps{o.tx_depth, o.rx_depth, o.inline_bytes}, dev),
       reference(o.max_message_bytes),
       tx_depth(o.tx_depth),
       rx_depth(o.rx_depth) {}
@@ -165,7 +179,7 @@ endpoint::endpoint(const endpoint_options& options) : options_(options) {
     check_options(options_, attr, pa, at);
     const auto table = read_gid_table(ctx_->get(), options_.port);
     const gid_entry gid = choose_gid(table, options_, pa, at);
-    check_memlock(2ull * options_.max_message_bytes * options_.qps, at);
+    if (!options_.gpu_memory) check_memlock(2ull * options_.max_message_bytes * options_.qps, at);
 
     pd_ = std::make_unique<protection_domain>(*ctx_);
     std::random_device rd;
@@ -196,6 +210,11 @@ endpoint::~endpoint() = default;  // slots (QP, MR, buffer, CQ) before the PD, t
 
 std::string endpoint::where() const {
     return fmt::format("{} port {}", ctx_ ? ctx_->name() : options_.device, options_.port);
+}
+
+std::string endpoint::gpu_registration() const {
+    if (slots_.empty() || !slots_.front()->registration) return {};
+    return std::string(core::to_string(slots_.front()->registration->path));
 }
 
 void endpoint::connect(const endpoint_info& remote) {

@@ -5,6 +5,7 @@
 #include "transport/rdma/buffer.hpp"
 #include "transport/rdma/cq.hpp"
 #include "transport/rdma/device.hpp"
+#include "transport/rdma/device_memory.hpp"
 #include "transport/rdma/endpoint_info.hpp"
 #include "transport/rdma/mr.hpp"
 #include "transport/rdma/pd.hpp"
@@ -33,15 +34,26 @@ struct endpoint_options {
     std::uint32_t tx_depth = 128;    ///< send-queue depth per QP: the largest window a point may use
     std::uint32_t rx_depth = 256;    ///< receives kept posted per QP (SEND tests)
     std::uint32_t inline_bytes = 220;  ///< inline data asked of the QPs (0: none)
+    /// Null: the buffers are host memory. Else they are this device memory (GPUDirect
+    /// RDMA), registered by dma-buf or nvidia-peermem (device_registration.hpp).
+    std::shared_ptr<const device_memory> gpu_memory;
+};
+
+/// How a QP's device memory was registered: the path, and why others were left out.
+struct device_registration_info {
+    core::gpu_registration_path path = core::gpu_registration_path::dmabuf;
+    std::vector<std::string> notes;
 };
 
 /// Per-QP resources; used by the measurement loops (latency.hpp, bandwidth.hpp). One thread
 /// at a time drives a slot.
 struct qp_slot {
     completion_queue cq;          ///< send and receive completions of this QP
-    host_buffer buffer;           ///< [0, length): source of outgoing data ("tx");
+    host_buffer buffer;           ///< host memory: [0, length): source of outgoing data ("tx");
                                   ///< [length, 2 length): region the peer writes/reads ("rx")
+    std::unique_ptr<device_allocation> device;  ///< device memory instead (same halves); null: host
     std::uint64_t length;         ///< bytes of each half
+    std::optional<device_registration_info> registration;  ///< how device memory was registered
     memory_region mr;             ///< covers both halves
     queue_pair qp;
     std::vector<std::byte> reference;  ///< verify pattern of the current point (length bytes)
@@ -54,8 +66,11 @@ struct qp_slot {
 
     qp_slot(const device_context& ctx, const protection_domain& pd, const endpoint_options& o,
             const std::string& device);
-    std::byte* tx() const noexcept { return buffer.data(); }
-    std::byte* rx() const noexcept { return buffer.data() + length; }
+    /// Start of the tx half (a device address when `device` is set: not for the CPU).
+    std::byte* tx() const noexcept { return device ? device->data() : buffer.data(); }
+    std::byte* rx() const noexcept { return tx() + length; }
+    /// True when the CPU may read and write the halves (host memory).
+    bool host_memory() const noexcept { return !device; }
     /// Posts receives until rx_depth are outstanding (each takes a whole rx region).
     /// Throws rdma_error.
     void top_up_receives();
@@ -90,11 +105,14 @@ public:
     std::size_t qp_count() const noexcept { return slots_.size(); }
     /// Per-QP resources, for the loops. i < qp_count().
     qp_slot& slot(std::size_t i) { return *slots_.at(i); }
+    const qp_slot& slot(std::size_t i) const { return *slots_.at(i); }
     const endpoint_options& options() const noexcept { return options_; }
     /// Path MTU after connect() (bytes).
     std::uint32_t path_mtu() const noexcept { return path_mtu_; }
     /// "rxe0 port 1", for messages.
     std::string where() const;
+    /// "dmabuf" or "peermem" when the buffers are device memory; empty for host memory.
+    std::string gpu_registration() const;
 
 private:
     endpoint_options options_;

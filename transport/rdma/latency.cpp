@@ -1,5 +1,6 @@
 #include "transport/rdma/latency.hpp"
 
+#include "core/error.hpp"
 #include "transport/rdma/loop_common.hpp"
 
 #include <thread>
@@ -287,9 +288,20 @@ bool drain(lat_ctx& c) noexcept {
 
 }  // namespace
 
+namespace {
+// RDMA WRITE latency spins on the last byte of the receive region, which the CPU cannot do
+// in GPU memory.
+void require_cpu_visible(const qp_slot& s, core::rdma_op op, const std::string& where) {
+    if (op == core::rdma_op::write && !s.host_memory())
+        throw core::spec_error(where + ": RDMA WRITE latency polls the receive buffer from the CPU, which cannot read "
+                                       "GPU memory; measure GPU memory latency with --op send");
+}
+}  // namespace
+
 latency_active::latency_active(endpoint& ep, std::size_t qp, const point_params& p)
     : ep_(&ep), p_(p) {
     slot_ = &detail::prepare_slot(ep, qp, p_);
+    require_cpu_visible(*slot_, p_.op, ep.where());
     if (p_.op == core::rdma_op::send) slot_->top_up_receives();
 }
 
@@ -317,8 +329,9 @@ std::size_t latency_active::run(const std::atomic<bool>& stop, std::span<std::ui
 latency_passive::latency_passive(endpoint& ep, std::size_t qp, const point_params& p)
     : ep_(&ep), p_(p) {
     slot_ = &detail::prepare_slot(ep, qp, p_);
+    require_cpu_visible(*slot_, p_.op, ep.where());
     if (p_.op == core::rdma_op::send) slot_->top_up_receives();
-    if (p_.op == core::rdma_op::read) {
+    if (p_.op == core::rdma_op::read && slot_->host_memory()) {
         // The active side reads this region: give it the pattern (or anything, unverified).
         std::memcpy(slot_->rx(), p_.verify ? slot_->reference.data() : slot_->tx(), p_.size);
     }

@@ -61,6 +61,13 @@ qp_slot& prepare_slot(endpoint& ep, std::size_t qp, point_params& p) {
                                            p.signal_every, p.tx_depth));
     if (p.peer_timeout.count() <= 0) throw core::spec_error(at + ": peer_timeout must be positive");
     const auto n = static_cast<std::size_t>(p.size);
+    if (!s.host_memory()) {  // GPU memory: the CPU cannot fill or check it
+        if (p.verify)
+            throw core::spec_error(at + ": --verify checks the buffers from the CPU, which cannot read GPU memory; "
+                                        "measure GPU memory over RDMA without --verify");
+        s.device->zero(s.length, n);
+        return s;
+    }
     if (p.verify) {
         fill_pattern({s.reference.data(), n}, p.pattern_seed);
         std::memcpy(s.tx(), s.reference.data(), n);

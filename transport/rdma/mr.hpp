@@ -16,6 +16,9 @@ public:
     /// says how to raise it.
     memory_region(const protection_domain& pd, void* addr, std::size_t bytes, int access,
                   const std::string& device);
+    /// Adopts a region registered elsewhere (device memory: device_registration.hpp);
+    /// deregisters it on destruction. mr must not be null.
+    explicit memory_region(ibv_mr* adopted) noexcept : mr_(adopted) {}
     ~memory_region();
     memory_region(const memory_region&) = delete;
     memory_region& operator=(const memory_region&) = delete;

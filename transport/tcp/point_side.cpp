@@ -20,6 +20,7 @@ struct point_side::stream {
     socket_fd fd;
     stream_role role;
     std::vector<char> pattern, buffer;
+    std::unique_ptr<staged_stream> staged;  // GPU memory through staging chunks; null: host memory
     receive_counters counters;
     std::atomic<std::uint64_t> sent{0};
     int code = loop_ok;
@@ -55,7 +56,7 @@ std::uint64_t warm_messages(std::uint64_t size_bytes) {
 }
 
 point_side::point_side(const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::vector<socket_fd> fds,
-                       std::vector<stream_role> roles, std::uint64_t byte_cap)
+                       std::vector<stream_role> roles, std::uint64_t byte_cap, const staged_stream_factory& staged)
     : spec_(spec), test_(test), size_(size) {
     if (byte_cap && !spec.iterations) {
         const auto senders = static_cast<std::uint64_t>(std::count(roles.begin(), roles.end(), stream_role::send));
@@ -70,6 +71,11 @@ point_side::point_side(const core::run_spec& spec, core::test_kind test, std::ui
         const bool latency = s->role == stream_role::ping || s->role == stream_role::echo;
         prepare_data_socket(s->fd.get(), latency, spec.window_bytes.value_or(0));
         if (latency && spec.busy_poll) try_set_busy_poll(s->fd.get(), 50);
+        if (staged) {
+            s->staged = staged(s->role, static_cast<std::size_t>(size));
+            streams_.push_back(std::move(s));
+            continue;
+        }
         switch (s->role) {
             case stream_role::send: s->pattern = make_pattern_buffer(size); break;
             case stream_role::receive:
@@ -104,15 +110,32 @@ void point_side::run_stream(stream& s, int cpu) {
     transport::pin_current_thread(cpu);
     const double cpu0 = transport::thread_cpu_seconds();
     const bool fixed = spec_.iterations.has_value();
+    if (s.staged) run_staged_stream(s, fixed);
+    else run_host_stream(s, fixed);
+    s.cpu_s = transport::thread_cpu_seconds() - cpu0;
+    const auto end = now_ns();
+    auto prev = last_end_ns_.load();
+    while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}
+    finished_.fetch_add(1);
+}
+
+send_plan point_side::sender_plan(bool fixed) const {
+    return {static_cast<std::size_t>(size_), fixed ? warm_messages(size_) + *spec_.iterations : cap_messages_};
+}
+
+void point_side::note_byte_cap(const stream& s) {
+    if (cap_messages_ && s.code == loop_ok && s.sent.load() >= cap_messages_ * size_) cap_reached_.store(true);
+}
+
+void point_side::run_host_stream(stream& s, bool fixed) {
     switch (s.role) {
         case stream_role::send: {
-            send_plan plan{static_cast<std::size_t>(size_), fixed ? warm_messages(size_) + *spec_.iterations : cap_messages_};
-            s.code = send_loop(s.fd.get(), plan, s.pattern, stop_, s.sent);
-            if (cap_messages_ && s.code == loop_ok && s.sent.load() >= cap_messages_ * size_) cap_reached_.store(true);
+            s.code = send_loop(s.fd.get(), sender_plan(fixed), s.pattern, stop_, s.sent);
+            note_byte_cap(s);
             break;
         }
         case stream_role::receive: {
-            receive_plan plan{s.buffer.size(), spec_.verify, fixed ? warm_messages(size_) * size_ : 0};
+            receive_plan plan{s.buffer.size(), spec_.verify, fixed ? warm_messages(size_) * size_ : 0, size_};
             s.code = receive_loop(s.fd.get(), plan, s.buffer, s.pattern, s.counters);
             break;
         }
@@ -123,30 +146,57 @@ void point_side::run_stream(stream& s, int cpu) {
         case stream_role::ping: {
             try {
                 pinger p(s.fd.get(), static_cast<std::size_t>(size_), spec_.verify, spec_.busy_poll);
-                const auto cap = cap_messages_;
-                latency_ = core::run_latency(
-                    [&p, cap, this](std::size_t n, double* out) {
-                        const int rc = p.run(n, out);
-                        if (cap && p.round_trips() >= cap) {  // byte limit: this batch is the last
-                            cap_reached_.store(true);
-                            stop_.store(true, std::memory_order_relaxed);
-                        }
-                        return rc;
-                    },
-                    spec_, samples_, stop_);
-                s.code = latency_.code;
+                run_pings(s, [&p](std::size_t n, double* out) { return p.run(n, out); },
+                          [&p] { return p.round_trips(); });
             } catch (const std::bad_alloc&) {
                 s.code = ENOMEM;
+                ::shutdown(s.fd.get(), SHUT_WR);
             }
-            ::shutdown(s.fd.get(), SHUT_WR);  // tells the echo side the point is over
             break;
         }
     }
-    s.cpu_s = transport::thread_cpu_seconds() - cpu0;
-    const auto end = now_ns();
-    auto prev = last_end_ns_.load();
-    while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}
-    finished_.fetch_add(1);
+}
+
+void point_side::run_staged_stream(stream& s, bool fixed) {
+    staged_stream& m = *s.staged;
+    switch (s.role) {
+        case stream_role::send: {
+            s.code = m.send(s.fd.get(), sender_plan(fixed), stop_, s.sent);
+            note_byte_cap(s);
+            break;
+        }
+        case stream_role::receive: {
+            receive_plan plan{0, spec_.verify, fixed ? warm_messages(size_) * size_ : 0, size_};
+            s.code = m.receive(s.fd.get(), plan, s.counters);
+            break;
+        }
+        case stream_role::echo: s.code = m.echo(s.fd.get()); break;
+        case stream_role::ping:
+            run_pings(s, [&m, &s](std::size_t n, double* out) { return m.ping(s.fd.get(), n, out); },
+                      [&m] { return m.round_trips(); });
+            break;
+    }
+}
+
+void point_side::run_pings(stream& s, const std::function<int(std::size_t, double*)>& batch,
+                           const std::function<std::uint64_t()>& round_trips) {
+    try {
+        const auto cap = cap_messages_;
+        latency_ = core::run_latency(
+            [&](std::size_t n, double* out) {
+                const int rc = batch(n, out);
+                if (cap && round_trips() >= cap) {  // byte limit: this batch is the last
+                    cap_reached_.store(true);
+                    stop_.store(true, std::memory_order_relaxed);
+                }
+                return rc;
+            },
+            spec_, samples_, stop_);
+        s.code = latency_.code;
+    } catch (const std::bad_alloc&) {
+        s.code = ENOMEM;
+    }
+    ::shutdown(s.fd.get(), SHUT_WR);  // tells the echo side the point is over
 }
 
 void point_side::stop() { stop_.store(true, std::memory_order_relaxed); }
@@ -198,8 +248,11 @@ std::size_t point_side::receivers() const {
 }
 
 std::string point_side::error() const {
-    for (const auto& s : streams_)
+    for (const auto& s : streams_) {
+        if (s->code == loop_staging_failed && s->staged)
+            return std::string(describe_loop_error(s->code)) + ": " + s->staged->failure();
         if (s->code != loop_ok && s->code != ECANCELED) return describe_loop_error(s->code);
+    }
     return {};
 }
 

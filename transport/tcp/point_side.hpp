@@ -5,9 +5,11 @@
 #include "core/run_spec.hpp"
 #include "transport/socket.hpp"
 #include "core/latency_runner.hpp"
+#include "transport/tcp/staged_stream.hpp"
 #include "transport/tcp/stream_loops.hpp"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,10 +36,12 @@ public:
     /// buffer. `byte_cap` (0: none) bounds the bytes this side sends per direction in an
     /// adaptive or duration point: each sending stream stops after its share (at least one
     /// message), and a ping stream ends its point after the batch that reaches it. Fixed
-    /// counts are checked against the limit before the run starts (core::validate). Throws
-    /// std::system_error when a socket option cannot be set.
+    /// counts are checked against the limit before the run starts (core::validate).
+    /// `staged` (empty: host memory) makes each stream's GPU memory and staging chunks: its
+    /// messages then come from and go to that memory. Throws std::system_error when a socket
+    /// option cannot be set or staged memory cannot be made.
     point_side(const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::vector<socket_fd> fds,
-               std::vector<stream_role> roles, std::uint64_t byte_cap = 0);
+               std::vector<stream_role> roles, std::uint64_t byte_cap = 0, const staged_stream_factory& staged = {});
     /// Stops and joins the threads.
     ~point_side();
     point_side(const point_side&) = delete;
@@ -88,6 +92,13 @@ public:
 private:
     struct stream;
     void run_stream(stream& s, int cpu);
+    send_plan sender_plan(bool fixed) const;
+    void note_byte_cap(const stream& s);  // a sender that sent its whole share ended at the byte cap
+    void run_host_stream(stream& s, bool fixed);
+    void run_staged_stream(stream& s, bool fixed);
+    // The ping role: latency batches through `batch`, stopping at the byte cap.
+    void run_pings(stream& s, const std::function<int(std::size_t, double*)>& batch,
+                   const std::function<std::uint64_t()>& round_trips);
 
     core::run_spec spec_;
     core::test_kind test_;

@@ -1,6 +1,7 @@
 #include "transport/tcp/stream_loops.hpp"
 
 #include "transport/tcp/pattern.hpp"
+#include "transport/tcp/socket_io.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -17,12 +18,9 @@ namespace {
 
 constexpr std::int64_t data_timeout_ns = std::int64_t{data_stream_timeout_s} * 1'000'000'000;
 
-constexpr int send_stopped = -100;  // send_exact: stop was set while the path could take nothing
+}  // namespace
 
-// Sends exactly len bytes (blocking; SO_SNDTIMEO wakes it every send_wake_ms while the
-// socket buffer stays full). Returns 0, send_stopped when `stop` is set while blocked,
-// ETIMEDOUT after data_stream_timeout_s without progress, or an errno value.
-int send_exact(int fd, const char* p, std::size_t len, const std::atomic<bool>* stop = nullptr) noexcept {
+int send_exact(int fd, const char* p, std::size_t len, const std::atomic<bool>* stop) noexcept {
     std::int64_t stalled_since = 0;
     while (len > 0) {
         const auto n = ::send(fd, p, len, MSG_NOSIGNAL);
@@ -40,8 +38,6 @@ int send_exact(int fd, const char* p, std::size_t len, const std::atomic<bool>* 
     return 0;
 }
 
-// Receives exactly len bytes; spins with MSG_DONTWAIT when busy-polling. Returns 0,
-// loop_peer_closed at end of stream before len bytes, or an errno value.
 int recv_exact(int fd, char* p, std::size_t len, bool busy_poll) noexcept {
     const int flags = busy_poll ? MSG_DONTWAIT : 0;
     std::uint64_t spins = 0;
@@ -66,13 +62,12 @@ int recv_exact(int fd, char* p, std::size_t len, bool busy_poll) noexcept {
     return 0;
 }
 
-}  // namespace
-
 const char* describe_loop_error(int code) {
     switch (code) {
         case loop_ok: return "ok";
         case loop_verify_failed: return "received data did not match the pattern (data corrupted)";
         case loop_peer_closed: return "the peer closed the stream early";
+        case loop_staging_failed: return "a GPU staging copy failed";
         default: return std::strerror(code);
     }
 }
@@ -110,7 +105,7 @@ int send_loop(int fd, const send_plan& plan, const std::vector<char>& pattern, c
     std::uint64_t offset = 0, count = 0;
     int rc = 0;
     while (!stop.load(std::memory_order_relaxed) && (plan.messages == 0 || count < plan.messages)) {
-        if ((rc = send_exact(fd, pattern_at(pattern, offset), plan.size, &stop)) != 0) break;
+        if ((rc = send_exact(fd, pattern.data(), plan.size, &stop)) != 0) break;
         offset += plan.size;
         ++count;
         sent.store(offset, std::memory_order_relaxed);
@@ -127,7 +122,8 @@ int receive_loop(int fd, const receive_plan& plan, std::vector<char>& buffer, co
     while (true) {
         const auto n = ::recv(fd, buffer.data(), plan.chunk, 0);
         if (n > 0) {
-            if (plan.verify && !matches_pattern(pattern, total, buffer.data(), static_cast<std::size_t>(n)))
+            if (plan.verify && !matches_message_pattern(pattern, plan.message_bytes, total, buffer.data(),
+                                                        static_cast<std::size_t>(n)))
                 return loop_verify_failed;
             total += static_cast<std::uint64_t>(n);
             counters.bytes.store(total, std::memory_order_relaxed);
@@ -150,14 +146,13 @@ pinger::pinger(int fd, std::size_t size, bool verify, bool busy_poll)
 
 int pinger::run(std::size_t count, double* out) noexcept {
     for (std::size_t i = 0; i < count; ++i) {
-        const char* msg = pattern_at(pattern_, offset_);
+        const char* msg = pattern_.data();
         const auto t0 = std::chrono::steady_clock::now();
         if (int rc = send_exact(fd_, msg, size_)) return rc;
         if (int rc = recv_exact(fd_, rx_.data(), size_, busy_poll_)) return rc;
         const auto t1 = std::chrono::steady_clock::now();
         if (verify_ && std::memcmp(msg, rx_.data(), size_) != 0) return loop_verify_failed;
         if (out) out[i] = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-        offset_ += size_;
         ++round_trips_;
     }
     return loop_ok;
@@ -165,14 +160,12 @@ int pinger::run(std::size_t count, double* out) noexcept {
 
 int echo_loop(int fd, std::size_t size, bool verify, bool busy_poll, std::vector<char>& rx,
               const std::vector<char>& pattern) noexcept {
-    std::uint64_t offset = 0;
     while (true) {
         int rc = recv_exact(fd, rx.data(), size, busy_poll);
         if (rc == loop_peer_closed) return loop_ok;  // the pinger is done
         if (rc) return rc;
-        if (verify && !matches_pattern(pattern, offset, rx.data(), size)) return loop_verify_failed;
+        if (verify && !matches_pattern(pattern, 0, rx.data(), size)) return loop_verify_failed;
         if ((rc = send_exact(fd, rx.data(), size))) return rc;
-        offset += size;
     }
 }
 

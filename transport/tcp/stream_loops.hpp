@@ -38,6 +38,7 @@ void set_dead_path_timeout(int fd, unsigned user_timeout_ms);
 inline constexpr int loop_ok = 0;
 inline constexpr int loop_verify_failed = -1;   ///< a received byte did not match the pattern
 inline constexpr int loop_peer_closed = -2;     ///< the stream ended before the loop expected
+inline constexpr int loop_staging_failed = -3;  ///< a copy between GPU memory and its staging chunks failed
 
 /// Describes a failure code in words ("connection reset by peer", "data corrupted").
 const char* describe_loop_error(int code);
@@ -59,7 +60,8 @@ struct send_plan {
 };
 
 /// Sends size-byte messages until `stop` is set or plan.messages are sent, then shuts the
-/// write side down. A message the path cannot take when `stop` is set is abandoned (the
+/// write side down. Every message carries the same bytes, the pattern from its start (as an
+/// application sending one buffer again and again; a GPU buffer can be sent no other way). A message the path cannot take when `stop` is set is abandoned (the
 /// receiver counts bytes, not messages). `pattern` comes from make_pattern_buffer(size).
 /// Returns loop_ok or an errno value (ETIMEDOUT: no progress for data_stream_timeout_s, or
 /// the path is dead). `sent` counts bytes (relaxed; for the sender's own view).
@@ -71,6 +73,7 @@ struct receive_plan {
     std::size_t chunk = 0;                 ///< receive buffer size (>= 1)
     bool verify = false;                   ///< check every byte against the pattern
     std::uint64_t warm_bytes = 0;          ///< fixed-count mode: bytes before measure_begin_ns is taken
+    std::uint64_t message_bytes = 1;       ///< verify: the sender's message size (the pattern restarts with each message)
 };
 
 /// Receives until end of stream, publishing counters. `buffer` holds at least plan.chunk
@@ -95,7 +98,7 @@ private:
     std::size_t size_;
     bool verify_, busy_poll_;
     std::vector<char> pattern_, rx_;
-    std::uint64_t offset_ = 0, round_trips_ = 0;
+    std::uint64_t round_trips_ = 0;
 };
 
 /// Echo side of a latency point: receives size-byte messages into rx (>= size bytes) and
