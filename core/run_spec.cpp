@@ -146,6 +146,22 @@ std::vector<int> parse_cpu_list(std::string_view text) {
     return out;
 }
 
+namespace {
+
+// GPUDirect RDMA puts the QP buffers in GPU memory, which the CPU cannot read: --verify
+// (checked from the CPU) and WRITE latency (the CPU polls the last byte) cannot work there.
+void check_rdma_gpu_memory(const run_spec& s) {
+    if (s.transport != transport_kind::rdma || (s.local_memory == "host" && s.remote_memory == "host")) return;
+    if (s.verify)
+        throw spec_error("--verify with GPU memory over RDMA: the check reads the buffers from the CPU, which cannot "
+                         "read GPU memory; drop --verify (TCP with GPU memory does verify)");
+    if (s.op == rdma_op::write && std::find(s.tests.begin(), s.tests.end(), test_kind::latency) != s.tests.end())
+        throw spec_error("RDMA WRITE latency with GPU memory: the loop polls the receive buffer from the CPU, which "
+                         "cannot read GPU memory; use --op send for latency");
+}
+
+}  // namespace
+
 void validate(const run_spec& s, const run_limits& lim) {
     if (s.peer.empty()) throw spec_error("no peer: give the peer daemon as HOST[:PORT]");
     if (s.tests.empty()) throw spec_error("no tests: give at least one of latency, bandwidth, bidir");
@@ -189,6 +205,7 @@ void validate(const run_spec& s, const run_limits& lim) {
         throw spec_error(fmt::format("GID index {} is out of range: use 0..1023", *s.gid_index));
     check_memory("local memory", s.local_memory);
     check_memory("remote memory", s.remote_memory);
+    check_rdma_gpu_memory(s);
 }
 
 json to_json(const run_spec& s) {

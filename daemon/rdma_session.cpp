@@ -68,16 +68,8 @@ std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::s
     return notes;
 }
 
+// GPU memory's limits (no --verify, no WRITE latency) are checked by core::validate.
 void check_supported(const core::run_spec& spec) {
-    if (spec.local_memory != "host" || spec.remote_memory != "host") {
-        if (spec.verify)
-            throw core::spec_error("--verify with GPU memory over RDMA: the check reads the buffers from the CPU, which "
-                                   "cannot read GPU memory; drop --verify (TCP with GPU memory does verify)");
-        for (auto t : spec.tests)
-            if (t == core::test_kind::latency && spec.op == core::rdma_op::write)
-                throw core::spec_error("RDMA WRITE latency with GPU memory: the loop polls the receive buffer from the CPU, "
-                                       "which cannot read GPU memory; use --op send for latency");
-    }
     for (auto t : spec.tests)
         if (t != core::test_kind::latency && spec.iterations)
             throw core::spec_error("--iterations is not supported for RDMA bandwidth and bidir points: use --duration or the adaptive default");

@@ -226,6 +226,32 @@ TEST_CASE("validate: memory domains are host or cuda:N") {
     }
 }
 
+TEST_CASE("validate: GPU memory over RDMA refuses what the CPU would have to read") {
+    auto s = valid_spec();
+    s.transport = transport_kind::rdma;
+    s.tests = {test_kind::latency, test_kind::bandwidth};
+    s.op = rdma_op::send;
+    s.local_memory = "cuda:0";
+    CHECK(problem(s).empty());  // SEND latency and bandwidth are fine
+    s.verify = true;
+    CHECK(has(problem(s), "--verify with GPU memory over RDMA"));
+    s.verify = false;
+    s.op = rdma_op::write;
+    CHECK(has(problem(s), "use --op send for latency"));
+    s.tests = {test_kind::bandwidth};
+    CHECK(problem(s).empty());  // WRITE bandwidth does not poll
+    s.local_memory = "host";
+    s.remote_memory = "cuda:1";
+    s.tests = {test_kind::latency};
+    CHECK(has(problem(s), "use --op send for latency"));  // either side's GPU memory counts
+    s.remote_memory = "host";
+    s.verify = true;
+    CHECK(problem(s).empty());  // host memory: everything goes
+    s.transport = transport_kind::tcp;
+    s.local_memory = s.remote_memory = "cuda:0";
+    CHECK(problem(s).empty());  // TCP with GPU memory verifies through the staging chunks
+}
+
 TEST_CASE("validate: RDMA settings and CPU numbers") {
     auto s = valid_spec();
     s.gid_index = -1;
@@ -441,7 +467,7 @@ TEST_CASE("JSON round trip: to_json then run_spec_from_json gives the same spec"
     a.precision = 0.05;
     a.max_point_s = 3.25;
     a.warmup_s = 0.25;
-    a.verify = true;
+    a.verify = false;  // true with GPU memory over RDMA is refused; the fixed-iterations TCP case carries it
     a.busy_poll = true;
     a.window_bytes = 1 << 20;
     a.cpus = {1, 3};
@@ -461,6 +487,7 @@ TEST_CASE("JSON round trip: to_json then run_spec_from_json gives the same spec"
         b.peer = "node2:7470";
         b.sizes = {64};
         b.iterations = 12345;
+        b.verify = true;
         check_same(b, run_spec_from_json(json::parse(to_json(b).dump())));
     }
     SUBCASE("an awkward double survives") {
