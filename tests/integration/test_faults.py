@@ -158,10 +158,24 @@ class NoRdmaDeviceTests(unittest.TestCase):
             s, info = a.http("GET", "/v1/info")
             if info["gpus"]["available"]:
                 self.skipTest("this machine has a usable GPU")
+            reason = r"(no NVIDIA driver|driver too old|no CUDA device|not built)"
             rc, out, err = run_cli("sweep", "--initiator", a.address, b.address, "--memory", "cuda:0", "--test",
                                    "latency", "--sizes", "8", *QUICK)
             self.assertEqual(rc, 1, err)
-            self.assertRegex(err, r"no NVIDIA driver|driver too old|no CUDA device|not built")
+            self.assertRegex(err, r"initiator memory:? cuda:0: " + reason)
+            # Only the peer's memory is on a GPU: the peer refuses the session and says why.
+            rc, out, err = run_cli("sweep", "--initiator", a.address, b.address, "--remote-memory", "cuda:0", "--test",
+                                   "bandwidth", "--sizes", "64K", *QUICK)
+            self.assertEqual(rc, 1, err)
+            self.assertRegex(err, r"peer memory:? cuda:0: " + reason)
+            # GPU memory over RDMA with --verify is refused at submission, before any device is needed.
+            rc, out, err = run_cli("sweep", "--initiator", a.address, b.address, "--transport", "rdma", "--memory",
+                                   "cuda:0", "--verify", "--test", "bandwidth", "--sizes", "64K", *QUICK)
+            self.assertNotEqual(rc, 0, err)
+            self.assertIn("--verify with GPU memory over RDMA", err)
+            # Both daemons still serve host-memory sweeps.
+            rc, out, err = run_cli("sweep", "--initiator", a.address, b.address, "--test", "latency", "--sizes", "8", *QUICK)
+            self.assertEqual(rc, 0, err)
         finally:
             a.cleanup()
             b.cleanup()
