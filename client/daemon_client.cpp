@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "transport/http_client.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
@@ -35,7 +36,8 @@ daemon_client::daemon_client(const std::string& address, credentials creds) : cr
     }
 }
 
-json daemon_client::call(const std::string& method, const std::string& target, const std::string& body) const {
+json daemon_client::call(const std::string& method, const std::string& target, const std::string& body,
+                         std::chrono::milliseconds timeout) const {
     transport::http_request req;
     req.method = method;
     req.target = target;
@@ -44,7 +46,7 @@ json daemon_client::call(const std::string& method, const std::string& target, c
     if (!creds_.token.empty()) req.headers["Authorization"] = "Bearer " + creds_.token;
     transport::http_response r;
     try {
-        r = transport::http_call(addr_, req, call_timeout, creds_.tls.get());
+        r = transport::http_call(addr_, req, timeout, creds_.tls.get());
     } catch (const transport::tls_error& e) {
         throw client_error(exit_unreachable, e.what());
     } catch (const std::system_error& e) {
@@ -54,15 +56,24 @@ json daemon_client::call(const std::string& method, const std::string& target, c
         throw client_error(exit_unreachable, fmt::format("{} is not a meshperfd: it {}", addr_.to_string(), e.what()));
     }
     if (r.status == 401) throw client_error(exit_usage, fmt::format("{}: {} (give --token-file or set MESHPERF_TOKEN)", addr_.to_string(), error_of(r)));
+    if (r.status == 503 && r.headers.count("retry-after")) {
+        int seconds = 1;
+        const auto& v = r.headers.at("retry-after");
+        std::from_chars(v.data(), v.data() + v.size(), seconds);
+        throw daemon_busy(fmt::format("{}: {}", addr_.to_string(), error_of(r)), seconds);
+    }
     if (r.status / 100 != 2) throw client_error(r.status / 100 == 4 ? exit_usage : exit_run_failed, fmt::format("{}: {}", addr_.to_string(), error_of(r)));
     auto j = json::parse(r.body, nullptr, false);
     if (j.is_discarded()) throw client_error(exit_unreachable, fmt::format("{} answered with something that is not JSON", addr_.to_string()));
     return j;
 }
 
-json daemon_client::get(const std::string& target) const { return call("GET", target, ""); }
-json daemon_client::del(const std::string& target) const { return call("DELETE", target, ""); }
-json daemon_client::put(const std::string& target, const json& body) const { return call("PUT", target, body.dump()); }
+json daemon_client::get(const std::string& target) const { return call("GET", target, "", call_timeout); }
+json daemon_client::del(const std::string& target) const { return call("DELETE", target, "", call_timeout); }
+json daemon_client::put(const std::string& target, const json& body) const { return call("PUT", target, body.dump(), call_timeout); }
+json daemon_client::post(const std::string& target, const json& body, std::chrono::seconds timeout) const {
+    return call("POST", target, body.dump(), timeout);
+}
 
 json daemon_client::run_streaming(const json& spec, const std::function<void(const json&)>& on_event) const {
     transport::http_request req;

@@ -4,6 +4,7 @@
 #include "transport/socket.hpp"
 #include "transport/tls.hpp"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,17 @@ private:
     int code_;
 };
 
+/// The daemon answered 503 with Retry-After: it is busy (measuring, a full queue) and asks
+/// to be called again. The message is the daemon's.
+class daemon_busy : public client_error {
+public:
+    daemon_busy(const std::string& message, int retry_after_s) : client_error(exit_run_failed, message), retry_after_s_(retry_after_s) {}
+    int retry_after_s() const { return retry_after_s_; }
+
+private:
+    int retry_after_s_;
+};
+
 /// How the CLI authenticates to daemons: the bearer token and, when the daemons serve TLS,
 /// the client TLS context (CA to verify them, and a client certificate if they ask).
 struct credentials {
@@ -46,13 +58,18 @@ public:
     nlohmann::json del(const std::string& target) const;
     /// PUT with a JSON body.
     nlohmann::json put(const std::string& target, const nlohmann::json& body) const;
+    /// POST with a JSON body, waiting up to `timeout` for the answer: for calls that do their
+    /// work before answering (POST /v1/local). Errors as for get(); a busy daemon (503 with
+    /// Retry-After) throws daemon_busy.
+    nlohmann::json post(const std::string& target, const nlohmann::json& body, std::chrono::seconds timeout) const;
     /// POST /v1/runs with Accept: application/x-ndjson; calls on_event for every event line
     /// and returns the final "result" event's result document.
     nlohmann::json run_streaming(const nlohmann::json& spec, const std::function<void(const nlohmann::json&)>& on_event) const;
     const transport::endpoint_address& address() const { return addr_; }
 
 private:
-    nlohmann::json call(const std::string& method, const std::string& target, const std::string& body) const;
+    nlohmann::json call(const std::string& method, const std::string& target, const std::string& body,
+                        std::chrono::milliseconds timeout) const;
     transport::endpoint_address addr_;
     credentials creds_;
 };

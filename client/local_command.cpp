@@ -1,23 +1,34 @@
-// meshperf local: copy-engine sweeps on this node (host<->GPU, GPU<->GPU), built where the
-// CUDA toolkit is (client/CMakeLists.txt picks this file or local_command_unavailable.cpp).
+// meshperf local [HOST]: copy-engine sweeps (host<->GPU, GPU<->GPU) on this node, in this
+// process, or on HOST's node by its meshperfd (POST /v1/local). Built in every meshperf: the
+// in-process sweep is local_here.cpp or, without CUDA, local_here_unavailable.cpp.
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
-#include "client/render_table.hpp"
+#include "client/local_here.hpp"
+#include "client/local_render.hpp"
 #include "core/error.hpp"
+#include "core/local_copy_spec.hpp"
 #include "core/sizes.hpp"
-#include "gpu/copy_json.hpp"
-#include "gpu/copy_sweep.hpp"
-#include "gpu/status.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <fmt/format.h>
 #include <memory>
+#include <thread>
 #include <unistd.h>
 
 namespace meshperf::client {
 
 using nlohmann::json;
+using namespace std::chrono_literals;
 
 namespace {
+
+/// How long one POST /v1/local may take: the daemon stops a sweep at 600 s
+/// (daemon/local_copy_job.hpp), then answers.
+constexpr auto local_call_timeout = 900s;
+/// How long to keep asking a daemon that is busy measuring.
+constexpr auto busy_patience = 300s;
 
 struct local_options {
     std::string host;
@@ -29,99 +40,74 @@ struct local_options {
     std::string output;
 };
 
-std::string render_local(const std::vector<gpu::copy_result>& results, const std::vector<gpu::copy_matrix>& matrices) {
-    std::string out;
-    for (const auto& r : results) {
-        out += fmt::format("\n{} ({} -> {})\n", gpu::to_string(r.kind), r.src, r.dst);
-        std::vector<std::vector<std::string>> rows{{"size", "GB/s", "min", "max", "copies/batch", "verified"}};
-        for (const auto& p : r.points)
-            rows.push_back({core::format_size(p.size_bytes), fmt::format("{:.2f}", p.gb_per_s), fmt::format("{:.2f}", p.gb_per_s_min),
-                            fmt::format("{:.2f}", p.gb_per_s_max), std::to_string(p.copies_per_batch),
-                            p.verify ? (p.verified() ? "yes" : "NO") : "-"});
-        out += format_table(rows);
-        for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
-    }
-    for (const auto& m : matrices) {
-        if (!m.waived.empty()) { out += "\np2p matrix: " + m.waived + "\n"; continue; }
-        out += "\np2p matrix (GB/s at the largest size, row = source)\n";
-        std::vector<std::vector<std::string>> rows{{"src\\dst"}};
-        for (int d = 0; d < m.device_count; ++d) rows[0].push_back(fmt::format("cuda:{}", d));
-        for (int s = 0; s < m.device_count; ++s) {
-            std::vector<std::string> row{fmt::format("cuda:{}", s)};
-            for (int d = 0; d < m.device_count; ++d) {
-                std::string cell = "-";
-                for (const auto& r : m.pairs)
-                    if (r.src == fmt::format("cuda:{}", s) && r.dst == fmt::format("cuda:{}", d) && !r.points.empty())
-                        cell = fmt::format("{:.1f}", r.points.back().gb_per_s);
-                row.push_back(cell);
-            }
-            rows.push_back(row);
+/// Asks HOST's daemon to sweep; waits (and says so on a terminal) while it is measuring.
+json sweep_remote(const std::string& host, const core::local_copy_spec& spec, const credentials& creds, bool tty) {
+    daemon_client daemon(host, creds);
+    const auto give_up = std::chrono::steady_clock::now() + busy_patience;
+    if (tty) std::fprintf(stderr, "sweeping %s on %s (the table comes when the sweep ends)\n", spec.copies.c_str(),
+                          daemon.address().to_string().c_str());
+    // Ends the "waiting" status line, however the loop ends.
+    struct status_line {
+        bool open = false;
+        ~status_line() { if (open) std::fprintf(stderr, "\n"); }
+    } line;
+    while (true) {
+        try {
+            return daemon.post("/v1/local", core::to_json(spec), local_call_timeout);
+        } catch (const daemon_busy& e) {
+            if (std::chrono::steady_clock::now() > give_up)
+                throw client_error(exit_run_failed, fmt::format("{} (gave up after {} s)", e.what(), busy_patience.count()));
+            if (tty) std::fprintf(stderr, "\r\033[Kwaiting: %s", e.what());
+            line.open = tty;
+            std::this_thread::sleep_for(std::chrono::seconds(std::clamp(e.retry_after_s(), 1, 30)));
         }
-        out += format_table(rows);
     }
-    return out;
 }
 
 }  // namespace
 
-command_runner add_local_command(CLI::App& app, const common_options&) {
+command_runner add_local_command(CLI::App& app, const common_options& common) {
     auto o = std::make_shared<local_options>();
-    auto* cmd = app.add_subcommand("local", "sweep copy-engine rates on this node: host<->GPU and GPU<->GPU");
-    cmd->add_option("host", o->host, "(reserved) a daemon to run the sweep on; today the sweep runs in this process");
+    auto* cmd = app.add_subcommand("local", "sweep copy-engine rates, host<->GPU and GPU<->GPU, on this node or on HOST's");
+    cmd->add_option("host", o->host,
+                    "HOST[:PORT] of a meshperfd that runs the sweep on its node (also localhost: this node's daemon); "
+                    "without it, the sweep runs in this process");
     cmd->add_option("--copy", o->copies, "h2d, d2h, d2d, p2p (comma list)")->capture_default_str();
-    cmd->add_option("--sizes", o->sizes, "sizes, e.g. 4K..1G")->capture_default_str();
+    cmd->add_option("--sizes", o->sizes, "sizes, e.g. 4K..1G (at most 64)")->capture_default_str();
     cmd->add_option("--device", o->device, "GPU index for h2d, d2h, d2d")->capture_default_str();
     cmd->add_flag("--verify", o->verify, "check the copied bytes");
     cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
     cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout");
-    return [o]() -> int {
-        if (!o->host.empty() && o->host != "localhost")
-            throw client_error(exit_usage, "meshperf local runs on this node only: run it on the node you want to measure (no HOST)");
-        gpu::copy_options opts;
+    return [o, &common]() -> int {
+        core::local_copy_spec spec;
+        spec.copies = o->copies;
+        spec.device = o->device;
+        spec.verify = o->verify;
         try {
-            opts.sizes = core::parse_size_list(o->sizes);
+            spec.sizes = core::parse_size_list(o->sizes);
+            core::validate(spec);
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
-        std::vector<gpu::copy_kind> kinds;
-        try {
-            kinds = gpu::parse_copy_kinds(o->copies);
-        } catch (const core::spec_error& e) {
-            throw client_error(exit_usage, e.what());
-        }
-        const auto& status = gpu::cuda_availability();
-        if (!status.ok()) throw client_error(exit_run_failed, status.message);
-        opts.device = o->device;
-        opts.verify = o->verify;
+        check_copy_names(spec.copies);
         const bool tty = ::isatty(STDERR_FILENO);
-        std::vector<gpu::copy_result> results;
-        std::vector<gpu::copy_matrix> matrices;
+        const auto doc = o->host.empty() ? sweep_here(spec, tty)
+                                         : sweep_remote(o->host, spec, client_credentials(common.token_file, common.tls), tty);
+        std::string text;
         try {
-            for (auto k : kinds) {
-                if (k == gpu::copy_kind::p2p) {
-                    matrices.push_back(gpu::run_p2p_matrix(opts));
-                    continue;
-                }
-                opts.on_point = [&](const gpu::copy_point& p) {
-                    if (tty) std::fprintf(stderr, "%s %s: %.2f GB/s\n", std::string(gpu::to_string(k)).c_str(),
-                                          core::format_size(p.size_bytes).c_str(), p.gb_per_s);
-                };
-                results.push_back(gpu::run_copy_sweep(k, opts));
-            }
-        } catch (const std::system_error& e) {
-            throw client_error(exit_run_failed, e.what());
+            if (doc.value("schema", "") != "meshperf.local/1") throw std::runtime_error("its schema is not meshperf.local/1");
+            text = o->format == "json" ? doc.dump(2) + "\n" : render_local_table(doc);
+        } catch (const std::exception& e) {
+            throw client_error(exit_unreachable, fmt::format("{} returned a copy sweep this meshperf cannot read: {}",
+                                                             o->host.empty() ? "the sweep" : o->host,
+                                                             e.what()));
         }
-        if (o->format == "json") {
-            json doc = {{"schema", "meshperf.local/1"}, {"copies", json::array()}, {"p2p", json::array()}};
-            for (const auto& r : results) doc["copies"].push_back(gpu::to_json(r));
-            for (const auto& m : matrices) doc["p2p"].push_back(gpu::to_json(m));
-            write_output(o->output, doc.dump(2) + "\n");
-        } else {
-            write_output(o->output, render_local(results, matrices));
+        write_output(o->output, text);
+        if (doc.contains("stopped") && doc["stopped"].is_string()) {
+            std::fprintf(stderr, "meshperf: %s\n", doc["stopped"].get<std::string>().c_str());
+            return exit_run_failed;
         }
-        for (const auto& r : results)
-            if (r.verify_failed()) return exit_run_failed;
-        return exit_ok;
+        return local_verify_failed(doc) ? exit_run_failed : exit_ok;
     };
 }
 

@@ -4,6 +4,7 @@
 #include "daemon/auth.hpp"
 #include "daemon/frame_channel.hpp"
 #include "daemon/http_request_limits.hpp"
+#include "daemon/local_copy_route.hpp"
 #include "daemon/log.hpp"
 #include "daemon/monitoring_routes.hpp"
 #include "daemon/peer_policy.hpp"
@@ -202,6 +203,16 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
     co_await asio::async_write(stream, http::make_chunk_last(), use_tuple);
 }
 
+/// Waits, without blocking the I/O thread, for a copy sweep (POST /v1/local) to end.
+asio::awaitable<api_reply> local_copy_result(std::shared_ptr<local_copy_job> job) {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    while (!job->done()) {
+        timer.expires_after(std::chrono::milliseconds(50));
+        co_await timer.async_wait(use_tuple);
+    }
+    co_return job->reply();
+}
+
 /// Answers 101 and hands the connection to a session thread (plain or TLS) or the stream
 /// registry (plain only), or writes the refusal.
 template <class Stream>
@@ -388,6 +399,19 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
             reply = req.method() == http::verb::get ? handle_metrics(api) : api_error(405, "use GET /metrics");
         } else if (path == "/v1/baselines") {
             reply = handle_baselines(api, std::string(req.method_string()), query, req.body());
+        } else if (path == "/v1/local") {
+            if (req.method() != http::verb::post) {
+                reply = api_error(405, "use POST /v1/local");
+            } else if (req[http::field::content_type].find("json") == std::string_view::npos && !req[http::field::content_type].empty()) {
+                reply = api_error(415, "send the copy sweep request as application/json");
+            } else {
+                std::shared_ptr<local_copy_job> job;
+                reply = handle_local_copy(api, req.body(), job);
+                if (job) {
+                    reply = co_await local_copy_result(job);
+                    tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));  // the read's deadline has passed
+                }
+            }
         } else if (path.rfind("/v1/runs/", 0) == 0 && path.size() > 9) {
             const auto id = path.substr(9);
             if (req.method() == http::verb::get) reply = handle_get_run(api, id);

@@ -36,4 +36,11 @@ nlohmann::json to_json(const copy_matrix& m) {
             {"pairs", std::move(pairs)}};
 }
 
+nlohmann::json to_json(const local_sweep& s) {
+    nlohmann::json doc = {{"schema", "meshperf.local/1"}, {"copies", nlohmann::json::array()}, {"p2p", nlohmann::json::array()}};
+    for (const auto& r : s.copies) doc["copies"].push_back(to_json(r));
+    for (const auto& m : s.p2p) doc["p2p"].push_back(to_json(m));
+    return doc;
+}
+
 }  // namespace meshperf::gpu

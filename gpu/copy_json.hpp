@@ -2,6 +2,7 @@
 /// JSON form of local copy sweeps, for `meshperf local` and the daemon. Host compiler only.
 #include "gpu/copy_result.hpp"
 #include "gpu/copy_sweep.hpp"
+#include "gpu/local_sweep.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,5 +16,9 @@ nlohmann::json to_json(const copy_point&);
 nlohmann::json to_json(const copy_result&);
 /// {"device_count", "waived" (null unless waived), "pairs": [...]}.
 nlohmann::json to_json(const copy_matrix&);
+/// The document of `meshperf local --format json` and POST /v1/local:
+/// {"schema": "meshperf.local/1", "copies": [copy_result...], "p2p": [copy_matrix...]}.
+/// (The daemon adds "host", and "stopped" when its time cap cut the sweep short.)
+nlohmann::json to_json(const local_sweep&);
 
 }  // namespace meshperf::gpu
