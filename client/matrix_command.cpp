@@ -2,6 +2,7 @@
 // (core/matrix_schedule), judged with robust outlier rules (core/outliers); bad links are
 // retested once before they are reported. Exit: 0 all links good, 1 bad links or
 // unreachable hosts, 2 usage, 3 no link could be measured at all.
+#include "client/bounded_parallel.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
@@ -18,7 +19,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <unistd.h>
 
 namespace meshperf::client {
@@ -37,6 +37,7 @@ struct matrix_options {
     double suspect_fraction = 0.5;
     bool no_retest = false;
     bool quiet = false;
+    std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once
 };
 
 /// One directed link as measured (or not).
@@ -59,16 +60,13 @@ public:
 
     /// Asks every daemon for /v1/info at once; those that do not answer are down from the start.
     void probe_hosts() {
-        std::vector<std::thread> threads;
-        for (std::size_t h = 0; h < names_.size(); ++h)
-            threads.emplace_back([this, h] {
-                try {
-                    daemon_client(names_[h], creds_).get("/v1/info");
-                } catch (const client_error& e) {
-                    mark_down(h, e.what());
-                }
-            });
-        for (auto& t : threads) t.join();
+        for_each_bounded(names_.size(), o_.max_parallel, [this](std::size_t h) {
+            try {
+                daemon_client(names_[h], creds_).get("/v1/info");
+            } catch (const client_error& e) {
+                mark_down(h, e.what());
+            }
+        });
     }
 
     void run_schedule() {
@@ -125,17 +123,15 @@ private:
     void run_round(const std::vector<core::host_pair>& pairs, const char* what, std::size_t k, std::size_t of, bool retest) {
         pairs_done_ = 0;
         progress(what, k, of, pairs.size());
-        std::vector<std::thread> threads;
-        for (const auto& p : pairs)
-            threads.emplace_back([this, p, what, k, of, retest, total = pairs.size()] {
-                for (const auto& d : core::measurement_order(p)) {
-                    if (retest && !retest_links_.count({d.from, d.to})) continue;
-                    measure(d.from, d.to, retest);
-                }
-                ++pairs_done_;
-                progress(what, k, of, total);
-            });
-        for (auto& t : threads) t.join();
+        // At most max_parallel pairs at once: a round with more runs in waves.
+        for_each_bounded(pairs.size(), o_.max_parallel, [&](std::size_t i) {
+            for (const auto& d : core::measurement_order(pairs[i])) {
+                if (retest && !retest_links_.count({d.from, d.to})) continue;
+                measure(d.from, d.to, retest);
+            }
+            ++pairs_done_;
+            progress(what, k, of, pairs.size());
+        });
     }
 
     void progress(const char* what, std::size_t k, std::size_t of, std::size_t total) {
@@ -334,6 +330,10 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--bad-lat-multiple", o->bad_lat_multiple, "a link is bad above this multiple of the median latency")
         ->capture_default_str();
     cmd->add_option("--suspect-fraction", o->suspect_fraction, "a host is suspect when more than this share of its links is bad")
+        ->capture_default_str();
+    cmd->add_option("--parallel", o->max_parallel,
+                    "at most N pairs measured at once (and N daemons probed at once); a round with more pairs runs in waves")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
         ->capture_default_str();
     cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again");
     cmd->add_flag("-q,--quiet", o->quiet, "no progress display");
