@@ -101,9 +101,8 @@ public:
     }
 
     int receive(int fd, const receive_plan& plan, receive_counters& counters) noexcept override {
-        std::uint64_t total = 0, messages = 0;
-        bool warm = plan.warm_bytes == 0;
-        if (warm) counters.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
+        std::uint64_t messages = 0;
+        receive_progress progress(counters, plan.warm_bytes);
         int rc = loop_ok;
         try {
             for (bool open = true; open;) {
@@ -115,12 +114,7 @@ public:
                         const auto n = ::recv(fd, reinterpret_cast<char*>(c.data()) + got, c.size() - got, 0);
                         if (n > 0) {
                             got += static_cast<std::size_t>(n);
-                            total += static_cast<std::uint64_t>(n);
-                            counters.bytes.store(total, std::memory_order_relaxed);
-                            if (!warm && total >= plan.warm_bytes) {
-                                warm = true;
-                                counters.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
-                            }
+                            progress.add(static_cast<std::uint64_t>(n));
                             continue;
                         }
                         if (n < 0 && errno == EINTR) continue;
@@ -144,7 +138,7 @@ public:
                     stager_.abandon();
                 }
             }
-            counters.end_ns.store(now_ns(), std::memory_order_relaxed);
+            progress.end();
             // Every message carries the same bytes, so after the last one (even a partial
             // one) the device buffer holds one whole message: read it back and compare.
             if (rc == loop_ok && verify_ && messages > 0 && !device_holds_pattern(memory_.destination()))

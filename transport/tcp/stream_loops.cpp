@@ -116,28 +116,21 @@ int send_loop(int fd, const send_plan& plan, const std::vector<char>& pattern, c
 
 int receive_loop(int fd, const receive_plan& plan, std::vector<char>& buffer, const std::vector<char>& pattern,
                  receive_counters& counters) noexcept {
-    std::uint64_t total = 0;
-    bool warm = plan.warm_bytes == 0;
-    if (warm) counters.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
+    receive_progress progress(counters, plan.warm_bytes);
     while (true) {
         const auto n = ::recv(fd, buffer.data(), plan.chunk, 0);
         if (n > 0) {
-            if (plan.verify && !matches_message_pattern(pattern, plan.message_bytes, total, buffer.data(),
+            if (plan.verify && !matches_message_pattern(pattern, plan.message_bytes, progress.total(), buffer.data(),
                                                         static_cast<std::size_t>(n)))
                 return loop_verify_failed;
-            total += static_cast<std::uint64_t>(n);
-            counters.bytes.store(total, std::memory_order_relaxed);
-            if (!warm && total >= plan.warm_bytes) {
-                warm = true;
-                counters.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
-            }
+            progress.add(static_cast<std::uint64_t>(n));
             continue;
         }
         if (n == 0) break;
         if (errno == EINTR) continue;
         return (errno == EAGAIN || errno == EWOULDBLOCK) ? ETIMEDOUT : errno;
     }
-    counters.end_ns.store(now_ns(), std::memory_order_relaxed);
+    progress.end();
     return loop_ok;
 }
 

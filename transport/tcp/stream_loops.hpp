@@ -53,6 +53,33 @@ struct alignas(64) receive_counters {
     std::atomic<std::int64_t> end_ns{0};           ///< when the stream ended (EOF seen)
 };
 
+/// A receiving stream's running count, shared by the host and the staged receive loops:
+/// publishes the bytes received and, in fixed-count mode, when the warm-up bytes were all
+/// in (at once when there is no warm-up).
+class receive_progress {
+public:
+    receive_progress(receive_counters& counters, std::uint64_t warm_bytes) noexcept
+        : counters_(counters), warm_bytes_(warm_bytes) {
+        if (warm_bytes_ == 0) counters_.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
+    }
+    /// Bytes received so far.
+    std::uint64_t total() const noexcept { return total_; }
+    /// Counts n more bytes received.
+    void add(std::uint64_t n) noexcept {
+        const bool warming = total_ < warm_bytes_;
+        total_ += n;
+        counters_.bytes.store(total_, std::memory_order_relaxed);
+        if (warming && total_ >= warm_bytes_) counters_.measure_begin_ns.store(now_ns(), std::memory_order_relaxed);
+    }
+    /// The stream has ended (end of stream seen, or its last bytes in place).
+    void end() noexcept { counters_.end_ns.store(now_ns(), std::memory_order_relaxed); }
+
+private:
+    receive_counters& counters_;
+    std::uint64_t warm_bytes_;
+    std::uint64_t total_ = 0;
+};
+
 /// What a sending stream does.
 struct send_plan {
     std::size_t size = 0;                  ///< message size in bytes
