@@ -89,7 +89,6 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
-        check_copy_names(spec.copies);
         const bool tty = ::isatty(STDERR_FILENO);
         const auto doc = o->host.empty() ? sweep_here(spec, tty)
                                          : sweep_remote(o->host, spec, client_credentials(common.token_file, common.tls), tty);

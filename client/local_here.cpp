@@ -12,14 +12,6 @@
 
 namespace meshperf::client {
 
-void check_copy_names(const std::string& copies) {
-    try {
-        gpu::parse_copy_kinds(copies);
-    } catch (const core::spec_error& e) {
-        throw client_error(exit_usage, e.what());
-    }
-}
-
 nlohmann::json sweep_here(const core::local_copy_spec& spec, bool progress) {
     std::vector<gpu::copy_kind> kinds;
     try {

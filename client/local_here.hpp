@@ -9,11 +9,7 @@
 
 namespace meshperf::client {
 
-/// Checks the copy names before anything runs or is sent: throws client_error (usage)
-/// naming the bad one. Without CUDA in this meshperf, does nothing (the daemon checks them).
-void check_copy_names(const std::string& copies);
-
-/// Runs the sweep here and returns its meshperf.local/1 document; `progress` prints each
+/// Runs the sweep here (`spec` checked by core::validate) and returns its meshperf.local/1 document; `progress` prints each
 /// point to stderr. Throws client_error (run failed) when CUDA cannot run on this node (the
 /// classified reason) or a copy fails; without CUDA in this meshperf, always (saying to
 /// give a HOST whose meshperfd has it).

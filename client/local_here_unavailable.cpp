@@ -5,8 +5,6 @@
 
 namespace meshperf::client {
 
-void check_copy_names(const std::string&) {}
-
 nlohmann::json sweep_here(const core::local_copy_spec&, bool) {
     throw client_error(exit_run_failed, "this meshperf was built without CUDA (nvcc was not found at build time), so it cannot "
                                         "sweep copies here: give a HOST whose meshperfd has GPU support (meshperf local HOST), "

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace meshperf::core {
 
@@ -63,6 +64,14 @@ int read_device(const json& v) {
 
 void validate(const local_copy_spec& s) {
     if (s.copies.empty()) throw spec_error("field 'copies' is empty: give one or more of h2d, d2h, d2d, p2p");
+    for (std::size_t pos = 0; pos <= s.copies.size();) {
+        const auto comma = std::min(s.copies.find(',', pos), s.copies.size());
+        const auto item = std::string_view(s.copies).substr(pos, comma - pos);
+        if (item != "h2d" && item != "d2h" && item != "d2d" && item != "p2p")
+            throw spec_error(fmt::format("field 'copies': unknown copy '{}' in '{}': use h2d, d2h, d2d or p2p, comma-separated",
+                                         item, s.copies));
+        pos = comma + 1;
+    }
     if (s.sizes.empty()) throw spec_error("field 'sizes' is empty: give sizes such as \"4K..1G\" or [4096, 1048576]");
     if (s.sizes.size() > max_local_copy_sizes)
         throw spec_error(fmt::format("field 'sizes' lists {} sizes; a copy sweep takes at most {}: use a range such as "

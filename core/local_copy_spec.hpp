@@ -1,8 +1,9 @@
 #pragma once
 /// What a local copy sweep measures (`meshperf local`, POST /v1/local): copy directions,
 /// sizes, GPU, verification. Its JSON form is the body of POST /v1/local; the CLI builds it,
-/// the daemon reads it back with the same checks. Pure: the copy names are gpu/'s to check
-/// (gpu::parse_copy_kinds), since core knows nothing of GPUs.
+/// the daemon reads it back with the same checks, in builds with and without CUDA (so a bad
+/// request is a usage error everywhere). Pure; gpu::parse_copy_kinds turns the checked
+/// names into gpu::copy_kind (tests/gpu/local_doc_test.cpp checks that both agree).
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -18,14 +19,15 @@ inline constexpr int max_local_copy_device = 1023;
 
 /// A copy sweep. Defaults are those of `meshperf local`.
 struct local_copy_spec {
-    /// Comma list of h2d, d2h, d2d, p2p, as given (gpu::parse_copy_kinds checks the names).
+    /// Comma list of h2d, d2h, d2d, p2p, as given (a name may repeat).
     std::string copies = "h2d,d2h,d2d";
     std::vector<std::uint64_t> sizes;  ///< bytes, ascending, unique, each 1 B..1 GiB; empty = 4K..1G
     int device = 0;                    ///< GPU for h2d, d2h, d2d (cuda:N)
     bool verify = false;               ///< check the copied bytes
 };
 
-/// Throws spec_error unless copies is non-empty, sizes has 1..max_local_copy_sizes entries,
+/// Throws spec_error unless copies is a comma list of h2d, d2h, d2d, p2p (no empty item),
+/// sizes has 1..max_local_copy_sizes entries,
 /// each in 1..max_message_size, ascending and unique, and device is in
 /// 0..max_local_copy_device. Messages name the field ("field 'sizes': ...").
 void validate(const local_copy_spec&);

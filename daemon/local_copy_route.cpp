@@ -22,7 +22,7 @@ api_reply handle_local_copy(api_state& s, const std::string& body, std::shared_p
         return api_error(400, e.what());
     }
     try {
-        kinds = gpu::parse_copy_kinds(req.copies);
+        kinds = gpu::parse_copy_kinds(req.copies);  // checked by the spec already: cannot fail
     } catch (const core::spec_error& e) {
         return api_error(400, fmt::format("field 'copies': {}", e.what()));
     }

@@ -2,7 +2,7 @@
 /// POST /v1/local: a copy sweep (host<->GPU, GPU<->GPU) on this daemon's node, answered with
 /// the document `meshperf local --format json` prints, plus "host". Built from
 /// local_copy_route.cpp where the CUDA toolkit is, else from local_copy_route_unavailable.cpp
-/// (which checks the request and answers that GPU support is not built in).
+/// (which checks the request and answers, as /v1/info does, that GPU support is not built in).
 #include "daemon/api_routes.hpp"
 #include "core/local_copy_spec.hpp"
 #include "daemon/local_copy_job.hpp"
@@ -18,8 +18,7 @@ core::local_copy_spec read_local_copy_body(const std::string& body);
 
 /// Checks the body (read_local_copy_body) and this node's GPUs, and starts the
 /// sweep. Answers at once, with `job` left null, when it cannot start:
-/// - 400 for a bad body (the message names the field), an unknown copy name, or a device
-///   this node does not have;
+/// - 400 for a bad body (the message names the field) or a device this node does not have;
 /// - 503 {"error", "cuda_state"} when GPUs cannot be used here: the classified reason of
 ///   gpu::cuda_availability() ("no NVIDIA driver ...", "no CUDA device ...", ...), or
 ///   "not_built" for a meshperfd built without CUDA; no Retry-After (it will not change);

@@ -4,18 +4,19 @@
 
 #include "core/error.hpp"
 #include "core/local_copy_spec.hpp"
+#include "daemon/gpu_support.hpp"
 
 namespace meshperf::daemon {
 
 api_reply handle_local_copy(api_state&, const std::string& body, std::shared_ptr<local_copy_job>& job) {
     job.reset();
     try {
-        read_local_copy_body(body);  // copy names are gpu/'s to check: not here
+        read_local_copy_body(body);
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }
-    auto r = api_error(503, "GPU support is not built into this meshperfd (nvcc was not found at build time): copy sweeps "
-                            "cannot run here; rebuild with -DMESHPERF_WITH_CUDA=ON");
+    // The sentence /v1/info gives for this daemon's GPUs.
+    auto r = api_error(503, gpu_info().value("reason", "GPU support is not built into this meshperfd"));
     r.body["cuda_state"] = "not_built";
     return r;
 }

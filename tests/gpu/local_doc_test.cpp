@@ -3,6 +3,7 @@
 // gpu::run_local_sweep on a node where CUDA cannot run.
 #include "client/local_render.hpp"
 #include "core/error.hpp"
+#include "core/local_copy_spec.hpp"
 #include "gpu/copy_json.hpp"
 #include "gpu/error.hpp"
 #include "gpu/local_sweep.hpp"
@@ -33,6 +34,34 @@ copy_result make_result(copy_kind k, std::string src, std::string dst, std::uint
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
+
+TEST_CASE("local doc: core::local_copy_spec accepts exactly the copy names gpu::parse_copy_kinds knows") {
+    const auto core_accepts = [](const std::string& copies) {
+        core::local_copy_spec s;
+        s.copies = copies;
+        s.sizes = {4096};
+        try {
+            core::validate(s);
+            return true;
+        } catch (const core::spec_error&) {
+            return false;
+        }
+    };
+    const auto gpu_accepts = [](const std::string& copies) {
+        try {
+            parse_copy_kinds(copies);
+            return true;
+        } catch (const core::spec_error&) {
+            return false;
+        }
+    };
+    for (const std::string c : {"h2d", "d2h", "d2d", "p2p", "h2d,d2h,d2d,p2p", "p2p,h2d,h2d", "x2y", "H2D", "h2d,", ",h2d",
+                                "h2d,,d2d", "h2d d2h", "", "d2d,peer"}) {
+        INFO(c);
+        CHECK(core_accepts(c) == gpu_accepts(c));
+    }
+    for (auto k : {copy_kind::h2d, copy_kind::d2h, copy_kind::d2d, copy_kind::p2p}) CHECK(core_accepts(std::string(to_string(k))));
+}
 
 TEST_CASE("local doc: to_json(local_sweep) is the meshperf.local/1 document the table reads") {
     local_sweep s;

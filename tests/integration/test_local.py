@@ -90,9 +90,9 @@ class LocalRouteTests(unittest.TestCase):
         self.assertEqual(s, 400, b)
         self.assertIn("not valid JSON", b["error"])
         self.assert_400([1, 2], "JSON object")
-        err = self.assert_400({"copies": "x2y"}, "field 'copies'")
-        if "not built" not in self.gpus.get("reason", ""):
-            self.assertIn("unknown copy 'x2y'", err)  # names checked where gpu/ is built
+        self.assert_400({"copies": "x2y"}, "field 'copies'", "unknown copy 'x2y'")
+        self.assert_400({"copies": ["h2d", "dtoh"]}, "field 'copies'", "unknown copy 'dtoh'")
+        self.assert_400({"copies": "h2d,"}, "field 'copies'", "unknown copy ''")
         self.assert_400({"copies": 7}, "field 'copies'")
         self.assert_400({"copies": ""}, "field 'copies'")
         self.assert_400({"sizes": "0"}, "field 'sizes'")

@@ -66,6 +66,12 @@ TEST_CASE("local copy spec: bad input names the field") {
     CHECK(starts_with(error_of({{"copies", json::array()}}), "field 'copies' must be a string"));
     CHECK(starts_with(error_of({{"copies", {"h2d", 1}}}), "field 'copies' must be a string"));
     CHECK(starts_with(error_of({{"copies", ""}}), "field 'copies' is empty"));
+    CHECK(error_of({{"copies", "x2y"}}) == "field 'copies': unknown copy 'x2y' in 'x2y': use h2d, d2h, d2d or p2p, comma-separated");
+    CHECK(starts_with(error_of({{"copies", {"h2d", "dtoh"}}}), "field 'copies': unknown copy 'dtoh' in 'h2d,dtoh'"));
+    CHECK(starts_with(error_of({{"copies", "h2d,,d2h"}}), "field 'copies': unknown copy ''"));
+    CHECK(starts_with(error_of({{"copies", "h2d,"}}), "field 'copies': unknown copy ''"));
+    CHECK(starts_with(error_of({{"copies", "H2D"}}), "field 'copies': unknown copy 'H2D'"));
+    CHECK(error_of({{"copies", "p2p,h2d,h2d,d2d,d2h"}}).empty());  // a repeat is allowed (swept once)
     CHECK(starts_with(error_of({{"sizes", "0"}}), "field 'sizes': "));
     CHECK(starts_with(error_of({{"sizes", {0}}}), "field 'sizes': size 0 is out of range"));
     CHECK(starts_with(error_of({{"sizes", "2G"}}), "field 'sizes': "));
