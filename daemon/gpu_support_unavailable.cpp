@@ -14,7 +14,7 @@ nlohmann::json gpu_info() { return {{"available", false}, {"reason", why}}; }
 
 void require_memory_domain(const std::string& domain, const std::string& side) {
     if (domain == "host") return;
-    throw core::spec_error(fmt::format("{} memory {}: {}", side, domain, why));
+    throw core::spec_error(fmt::format("{} memory: {}: {}", side, domain, why));
 }
 
 transport::tcp::staged_stream_factory tcp_stream_memory(const std::string& domain, const core::run_spec&) {
