@@ -313,17 +313,6 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
     return assemble(pr, side);
 }
 
-// The peer's sentences about its GPU memory (hello_ok "memory_notes"); anything else there
-// is ignored, since a peer's JSON is not trusted to be well formed.
-std::vector<std::string> peer_memory_notes(const json& hello_ok) {
-    std::vector<std::string> notes;
-    const auto it = hello_ok.find("memory_notes");
-    if (it == hello_ok.end() || !it->is_array()) return notes;
-    for (const auto& n : *it)
-        if (n.is_string() && notes.size() < 8) notes.push_back(n.get<std::string>().substr(0, 500));
-    return notes;
-}
-
 void add_memory_notes(core::run_result& run, const std::vector<std::string>& notes) {
     run.warnings.insert(run.warnings.end(), notes.begin(), notes.end());
 }

@@ -230,9 +230,7 @@ void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_resul
     ep->connect(rdma::endpoint_info_from_json(remote.body.at("endpoint")));
     run.warnings.push_back(fmt::format("RDMA on {}, path MTU {} bytes", ep->where(), ep->path_mtu()));
     for (auto& n : gpu_memory_notes(*ep, spec.local_memory, "initiator")) run.warnings.push_back(std::move(n));
-    if (const auto it = remote.body.find("memory_notes"); it != remote.body.end() && it->is_array())
-        for (const auto& n : *it)
-            if (n.is_string()) run.warnings.push_back(n.get<std::string>().substr(0, 500));
+    for (auto& n : peer_memory_notes(remote.body)) run.warnings.push_back(std::move(n));
 
     measure_all_points(run, fmt::format("rdma {} ", core::to_string(spec.op)), emit, cancel,
                        [&](core::test_kind test, std::uint64_t size, std::size_t index) {

@@ -24,4 +24,13 @@ std::uint64_t agreed_byte_cap(const core::run_limits& own, const nlohmann::json&
     return cap;
 }
 
+std::vector<std::string> peer_memory_notes(const nlohmann::json& message) {
+    std::vector<std::string> notes;
+    const auto it = message.find("memory_notes");
+    if (it == message.end() || !it->is_array()) return notes;
+    for (const auto& n : *it)
+        if (n.is_string() && notes.size() < 8) notes.push_back(n.get<std::string>().substr(0, 500));
+    return notes;
+}
+
 }  // namespace meshperf::daemon

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace meshperf::daemon {
 
@@ -18,6 +19,11 @@ int session_protocol_version();
 /// other side's, which its hello (from the initiator) or hello_ok (from the peer) carries
 /// in "limits"; an older daemon that does not say is held to ours.
 std::uint64_t agreed_byte_cap(const core::run_limits& own, const nlohmann::json& other_hello);
+
+/// The peer's sentences about its GPU memory, from the "memory_notes" array of a session
+/// message (hello_ok for TCP, the endpoint frame for RDMA): at most 8 strings of at most 500
+/// characters; anything else there is ignored, since a peer's JSON is not trusted.
+std::vector<std::string> peer_memory_notes(const nlohmann::json& message);
 
 /// Upgrade tokens of the peer session and of data streams.
 inline constexpr const char* session_upgrade = "meshperf-session/1";

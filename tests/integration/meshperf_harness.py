@@ -95,6 +95,15 @@ class Daemon:
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
 
+def write_token_file(token, prefix="meshperf-token-"):
+    """Writes `token` to a new file, mode 0600 as meshperfd demands, and returns its path."""
+    path = os.path.join(tempfile.mkdtemp(prefix=prefix), "token")
+    with open(path, "w") as f:
+        f.write(token + "\n")
+    os.chmod(path, 0o600)
+    return path
+
+
 def run_cli(*args, timeout=180, env=None):
     """Runs the meshperf CLI; returns (exit code, stdout, stderr)."""
     p = subprocess.run([CLI, *args], capture_output=True, text=True, timeout=timeout,

@@ -5,7 +5,7 @@ import threading
 import time
 import unittest
 
-from meshperf_harness import QUICK, Daemon, run_cli
+from meshperf_harness import QUICK, Daemon, run_cli, write_token_file
 
 
 def spec(peer, **kw):
@@ -200,14 +200,8 @@ class AuthTests(unittest.TestCase):
 
 class ThrottleTests(unittest.TestCase):
     def test_repeated_bad_tokens_are_slowed_down(self):
-        import os
-        import tempfile
         import urllib.request
-        d = tempfile.mkdtemp(prefix="meshperf-throttle-")
-        token = os.path.join(d, "token")
-        with open(token, "w") as f:
-            f.write("good-token\n")
-        os.chmod(token, 0o600)
+        token = write_token_file("good-token", "meshperf-throttle-")
         a = Daemon(extra_args=["--token-file", token])
         try:
             statuses = [a.http("GET", "/v1/info", headers={"Authorization": "Bearer bad"})[0] for _ in range(5)]

@@ -10,10 +10,9 @@ import ctypes.util
 import json
 import os
 import shutil
-import tempfile
 import unittest
 
-from meshperf_harness import Daemon, run_cli
+from meshperf_harness import Daemon, run_cli, write_token_file
 
 EXIT_RUN_FAILED = 1
 EXIT_USAGE = 2
@@ -145,11 +144,7 @@ class LocalRouteTests(unittest.TestCase):
 
 class LocalAuthTests(unittest.TestCase):
     def test_token_required(self):
-        d = tempfile.mkdtemp(prefix="meshperf-local-auth-")
-        token = os.path.join(d, "token")
-        with open(token, "w") as f:
-            f.write("local-sweep-token\n")
-        os.chmod(token, 0o600)
+        token = write_token_file("local-sweep-token", "meshperf-local-auth-")
         a = Daemon(extra_args=["--token-file", token])
         try:
             # Authentication comes before the body is looked at (bad input here, too). Two
@@ -178,7 +173,7 @@ class LocalAuthTests(unittest.TestCase):
             self.assertEqual(a.http("GET", "/healthz", raw=True)[0], 200)
         finally:
             a.cleanup()
-            shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(os.path.dirname(token), ignore_errors=True)
 
 
 class LocalOnGpuTests(unittest.TestCase):
