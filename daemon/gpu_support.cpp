@@ -39,8 +39,12 @@ std::unique_ptr<transport::tcp::staged_stream> make_cuda_stream(int device, tran
     cuda_stream_memory m;
     if (role == stream_role::send || role == stream_role::ping) {
         m.src = gpu::device_buffer(device, size);
-        const auto pattern = transport::tcp::make_pattern_buffer(size);
-        gpu::copy_to_device(m.src, pattern.data(), size);
+        // The pattern repeats every pattern_period bytes: fill the message from one host block
+        // of whole periods (about 1 MiB) instead of a host copy of the whole message.
+        const std::size_t block = std::min(size, transport::tcp::pattern_period * 4096);
+        const auto pattern = transport::tcp::make_pattern_buffer(block);
+        for (std::size_t off = 0; off < size; off += block)
+            gpu::copy_to_device(m.src, pattern.data(), std::min(block, size - off), off);
     }
     if (role != stream_role::send) m.dst = gpu::device_buffer(device, size);
     return std::make_unique<cuda_staged_stream>(std::move(m), gpu::staging(device, staging_chunk(size), gpu::default_staging_chunks),

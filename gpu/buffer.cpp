@@ -49,10 +49,11 @@ void device_buffer::reset() noexcept {
     size_ = allocated_ = 0;
 }
 
-void copy_to_device(const device_buffer& dst, const void* src, std::size_t n) {
-    if (n > dst.size()) throw std::invalid_argument("copy_to_device: more bytes than the buffer holds");
+void copy_to_device(const device_buffer& dst, const void* src, std::size_t n, std::size_t offset) {
+    if (offset > dst.size() || n > dst.size() - offset)
+        throw std::invalid_argument("copy_to_device: more bytes than the buffer holds");
     detail::set_device(dst.device());
-    detail::check(cudaMemcpy(dst.data(), src, n, cudaMemcpyHostToDevice),
+    detail::check(cudaMemcpy(static_cast<std::byte*>(dst.data()) + offset, src, n, cudaMemcpyHostToDevice),
                   fmt::format("cudaMemcpy({} host -> cuda:{})", core::format_size(n), dst.device()));
 }
 

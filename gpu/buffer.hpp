@@ -37,9 +37,9 @@ private:
     int device_ = -1;
 };
 
-/// Copies n bytes (<= dst.size()) from host memory into dst and waits until they are there.
-/// Throws std::system_error naming the copy.
-void copy_to_device(const device_buffer& dst, const void* src, std::size_t n);
+/// Copies n bytes from host memory into dst at byte `offset` (offset + n <= dst.size()) and
+/// waits until they are there. Throws std::system_error naming the copy.
+void copy_to_device(const device_buffer& dst, const void* src, std::size_t n, std::size_t offset = 0);
 
 /// Copies n bytes (<= src.size()) of src into host memory and waits for them.
 /// Throws std::system_error naming the copy.
