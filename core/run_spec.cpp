@@ -185,6 +185,11 @@ void validate(const run_spec& s, const run_limits& lim) {
     if (s.iterations && s.duration_s) throw spec_error("iterations and duration both fix a point's length: give one of them");
     if (s.iterations && (*s.iterations == 0 || *s.iterations > lim.max_iterations))
         throw spec_error(fmt::format("iterations {} is out of range: use 1..{}", *s.iterations, lim.max_iterations));
+    if (s.iterations && s.transport == transport_kind::rdma)
+        for (auto t : s.tests)
+            if (t != test_kind::latency)
+                throw spec_error("--iterations is not supported for RDMA bandwidth and bidir points: use --duration or the "
+                                 "adaptive default");
     check_bytes_per_point(s, lim);
     auto check_seconds = [&](const char* what, double v, double lo, double hi) {
         if (!std::isfinite(v) || v < lo || v > hi)

@@ -4,6 +4,7 @@
 #include "core/result.hpp"
 #include "core/run_spec.hpp"
 #include "daemon/auth.hpp"
+#include "daemon/measurement_gate.hpp"
 #include "daemon/stream_registry.hpp"
 #include "transport/tls.hpp"
 

@@ -11,7 +11,4 @@ core::host_info local_host_info(const std::string& address);
 /// Current UTC time in RFC 3339 with milliseconds ("2026-11-29T18:49:30.123Z").
 std::string utc_now_rfc3339();
 
-/// CPU seconds (user + system) this process has used.
-double process_cpu_seconds();
-
 }  // namespace meshperf::daemon

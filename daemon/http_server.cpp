@@ -265,13 +265,15 @@ asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_ki
     const auto index_text = query_param(query, "index");
     std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
     const auto upgrade_to = std::string(req[http::field::upgrade]);
+    measurement_gate::lease lease;  // a session's, handed to its thread; freed on every other path
     if (is_session) {
         if (upgrade_to != session_upgrade) { co_await refuse(400, fmt::format("upgrade to {} expected", session_upgrade)); co_return; }
         std::string holder;
         beast::error_code pec;
         const auto peer_ep = tcp.socket().remote_endpoint(pec);
         const auto peer_ip = pec ? std::string("?") : peer_ep.address().to_string();
-        if (!s.ctx.gate.try_acquire("session from " + peer_ip, holder)) {
+        lease = s.ctx.gate.try_acquire("session from " + peer_ip, holder);
+        if (!lease) {
             co_await refuse(503, fmt::format("measuring ({})", holder));
             co_return;
         }
@@ -285,10 +287,7 @@ asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_ki
     res.set(http::field::upgrade, is_session ? session_upgrade : data_upgrade);
     res.set(http::field::connection, "Upgrade");
     auto [ec, n] = co_await http::async_write(stream, res, use_tuple);
-    if (ec) {
-        if (is_session) s.ctx.gate.release();
-        co_return;
-    }
+    if (ec) co_return;
     std::string leftover(static_cast<const char*>(buffer.data().data()), buffer.size());
     std::unique_ptr<transport::byte_stream> handed;
     try {
@@ -296,14 +295,12 @@ asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_ki
     } catch (const std::exception& e) {
         log_warn("handing over {}: {}", path, e.what());
     }
-    if (!handed) {
-        if (is_session) s.ctx.gate.release();
-        co_return;
-    }
+    if (!handed) co_return;
     if (is_session) {
         const auto name = "session from " + transport::peer_ip(handed->fd());
-        std::thread([&ctx = s.ctx, handed = std::move(handed), leftover = std::move(leftover), name]() mutable {
-            serve_session(ctx, frame_channel(std::move(handed), std::move(leftover), name));
+        std::thread([&ctx = s.ctx, handed = std::move(handed), leftover = std::move(leftover), name,
+                     lease = std::move(lease)]() mutable {
+            serve_session(ctx, frame_channel(std::move(handed), std::move(leftover), name), std::move(lease));
         }).detach();
     } else {
         s.ctx.streams.deliver(token, index, handed->release_socket());

@@ -3,6 +3,7 @@
 /// peer, and returns the result. Runs on the executor thread; blocking I/O with deadlines.
 #include "core/result.hpp"
 #include "daemon/daemon_context.hpp"
+#include "daemon/point_harness.hpp"
 
 #include <atomic>
 #include <functional>
@@ -12,24 +13,12 @@
 
 namespace meshperf::daemon {
 
-/// Milliseconds the peer session may leave sent data unacknowledged, or stay silent without
-/// answering keepalive probes, before the kernel ends it (TCP_USER_TIMEOUT and keepalive on
-/// both ends' session socket): a cut link or a vanished host ends the session in about this
-/// long, whatever step it is in, while a live peer's kernel answers even when its daemon is
-/// quiet. Longer than the data streams' bound, so a failing point reports its stream error.
-inline constexpr unsigned session_user_timeout_ms = 8000;
-
 /// Receives progress events ({"event": "point", ...}) as points complete.
 using event_sink = std::function<void(const nlohmann::json&)>;
 
-/// Thrown when a run is cancelled (DELETE /v1/runs/{id}) between or inside points.
-class run_cancelled : public std::runtime_error {
-public:
-    run_cancelled() : std::runtime_error("cancelled") {}
-};
 
-/// Measures one point: test, size, 1-based index in the run.
-using point_measurer = std::function<core::point_result(core::test_kind, std::uint64_t, std::size_t)>;
+/// Measures one point.
+using point_measurer = std::function<core::point_result(const point_key&)>;
 
 /// Runs `measure` for every (test, size) of run.spec in order, appending each point to
 /// run.points and emitting a "point" event. A failure is rethrown as a session_error that

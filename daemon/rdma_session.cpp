@@ -19,6 +19,7 @@
 #include "transport/rdma/point_side.hpp"
 
 #include <fmt/format.h>
+#include <numeric>
 
 namespace meshperf::daemon {
 
@@ -27,8 +28,6 @@ using nlohmann::json;
 namespace rdma = transport::rdma;
 
 namespace {
-
-double seconds(clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // `memory`: this side's memory domain ("host", "cuda:N").
 std::unique_ptr<rdma::endpoint> open_endpoint(const core::run_spec& spec, const frame_channel& ch, const std::string& memory) {
@@ -68,147 +67,190 @@ std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::s
     return notes;
 }
 
-// GPU memory's limits (no --verify, no WRITE latency) are checked by core::validate.
-void check_supported(const core::run_spec& spec) {
-    for (auto t : spec.tests)
-        if (t != core::test_kind::latency && spec.iterations)
-            throw core::spec_error("--iterations is not supported for RDMA bandwidth and bidir points: use --duration or the adaptive default");
-}
+std::uint64_t sum(const std::vector<std::uint64_t>& v) { return std::accumulate(v.begin(), v.end(), std::uint64_t{0}); }
 
-std::uint64_t sum(const std::vector<std::uint64_t>& v) {
-    std::uint64_t s = 0;
-    for (auto x : v) s += x;
-    return s;
-}
-
-core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec,
-                                 core::test_kind test, std::uint64_t size, std::size_t index, std::uint64_t byte_cap,
-                                 const std::atomic<bool>& cancel) {
-    const auto roles = rdma::initiator_qp_roles(test, spec.streams, spec.reverse);
-    rdma::point_side side(ep, spec, test, size, roles, static_cast<std::uint32_t>(index));
-    ch.send(core::frame_type::point_begin, {{"index", index}, {"test", core::to_string(test)}, {"size", size}},
-            clock::now() + handshake_timeout);
-    side.start_passive();
-    json peer_done;
-    try {
-        const auto ready = ch.receive(clock::now() + handshake_timeout);
-        if (ready.type != core::frame_type::point_ready) throw session_error("expected point_ready");
-        side.start_active();
-        ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
-        const auto t0 = clock::now();
-
-        // Flows: bytes counted here, and bytes counted at the peer (its progress frames).
+class rdma_initiator final : public initiator_point {
+public:
+    rdma_initiator(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap)
+        : spec_(spec), key_(key), byte_cap_(byte_cap),
+          side_(ep, spec, key.test, key.size, rdma::initiator_qp_roles(key.test, spec.streams, spec.reverse),
+                static_cast<std::uint32_t>(key.index)),
+          local_n_(side_.counting_runners()), remote_n_(counting(peer_roles(spec, key.test), spec.op)),
+          local_(local_n_, spec.warmup_s), remote_(remote_n_, spec.warmup_s) {
+        // Bytes are counted where the op completes: the receiver of a SEND, the initiator of a
+        // WRITE or READ. Name each tracker for the direction its bytes travel.
         const bool counted_here_is_inbound = rdma::counting_side_receives(spec.op);
-        const std::size_t local_n = side.counting_runners(), remote_n = counting(peer_roles(spec, test), spec.op);
-        core::flow_tracker local(local_n, spec.warmup_s), remote(remote_n, spec.warmup_s);
-        std::vector<tracked_flow> flows;
-        if (remote_n) flows.push_back({counted_here_is_inbound ? "initiator->peer" : "peer->initiator", &remote});
-        if (local_n) flows.push_back({counted_here_is_inbound ? "peer->initiator" : "initiator->peer", &local});
+        if (remote_n_) flows_.push_back({counted_here_is_inbound ? "initiator->peer" : "peer->initiator", &remote_});
+        if (local_n_) flows_.push_back({counted_here_is_inbound ? "peer->initiator" : "initiator->peer", &local_});
+    }
 
-        const double cap = spec.warmup_s + spec.duration_s.value_or(spec.max_point_s);
-        std::uint64_t remote_bytes = 0;
-        bool byte_cap_reached = false;
-        while (!cancel.load()) {
-            const auto tick = clock::now() + progress_tick;
-            while (auto m = ch.try_receive(tick)) {
-                if (m->type != core::frame_type::progress) throw session_error("unexpected frame during a point");
-                const auto bytes = core::json_unsigned_list(m->body.at("bytes"), "bytes");
-                remote.add(m->body.at("t_s").get<double>(), bytes);
-                remote_bytes = sum(bytes);
-            }
-            const auto local_bytes = side.counted_bytes();
-            if (local_n) local.add(seconds(clock::now() - t0), local_bytes);
-            if (test == core::test_kind::latency) {
-                if (side.active_finished()) break;
-                continue;
-            }
-            // The byte limit, checked every tick: a flow may pass it by one tick's worth.
-            if (byte_cap && (sum(local_bytes) >= byte_cap || remote_bytes >= byte_cap)) {
-                byte_cap_reached = true;
-                break;
-            }
-            const double elapsed = seconds(clock::now() - t0);
-            if (may_stop_at_cap(flows, elapsed, cap) || (spec.adaptive() && flows_precise_enough(flows, spec.precision))) break;
-        }
-        side.stop_active();
-        ch.send(core::frame_type::point_stop, {{"messages", side.active_messages()}}, clock::now() + handshake_timeout);
-        const auto done_deadline = clock::now() + point_done_timeout;
-        while (peer_done.is_null()) {
-            auto m = ch.receive(done_deadline);
-            if (m.type == core::frame_type::point_done) peer_done = m.body;
-        }
-        side.finish_passive(peer_done.value("active_messages", std::vector<std::uint64_t>{}));
-        if (cancel.load()) throw run_cancelled();
-        if (side.verify_failed() || peer_done.value("verify_failed", false))
-            throw session_error("data verification failed: received bytes did not match the pattern (data corrupted)");
-        if (const auto e = side.error(); !e.empty()) throw session_error(fmt::format("RDMA failed here: {}", e));
-        if (const auto e = peer_done.value("error", ""); !e.empty()) throw session_error(fmt::format("RDMA failed at the peer: {}", e));
+    void arm() override { side_.start_passive(); }
+    void connect() override { side_.start_active(); }
 
-        point_inputs in{spec, test, size};
-        in.latency = &side.latency();
-        in.tracked_flows = flows;
-        in.local_cpu_s = side.cpu_seconds();
-        in.local_wall_s = side.wall_seconds();
+    void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override {
+        remote_.add(t_s, bytes);
+        remote_bytes_ = sum(bytes);
+    }
+    void sample(double elapsed_s) override {
+        local_bytes_ = side_.counted_bytes();
+        if (local_n_) local_.add(elapsed_s, local_bytes_);
+    }
+    std::vector<tracked_flow> flows() const override { return flows_; }
+    bool ended() override { return key_.test == core::test_kind::latency && side_.active_finished(); }
+
+    // The byte limit, checked every tick: a flow may pass it by one tick's worth.
+    bool at_byte_cap() override {
+        if (!byte_cap_ || key_.test == core::test_kind::latency) return false;
+        byte_cap_reached_ = sum(local_bytes_) >= byte_cap_ || remote_bytes_ >= byte_cap_;
+        return byte_cap_reached_;
+    }
+
+    json stop(bool, bool) override {
+        side_.stop_active();
+        return {{"messages", side_.active_messages()}};  // what the peer's passive runners expect
+    }
+
+    // The peer answers point_stop only once its passive runners have their messages (up to
+    // the endpoint's peer timeout), quiet meanwhile.
+    bool peer_reports_until_done() const override { return false; }
+    std::chrono::seconds peer_silence_limit() const override {
+        return std::chrono::duration_cast<std::chrono::seconds>(rdma::point_params{}.peer_timeout) + std::chrono::seconds{3};
+    }
+
+    void finish(const json& peer_done) override {
+        std::vector<std::uint64_t> counts;
+        if (peer_done.contains("active_messages")) counts = core::json_unsigned_list(peer_done["active_messages"], "active_messages");
+        side_.finish_passive(counts);
+    }
+
+    std::string error() const override { return side_.error(); }
+    bool verify_failed() const override { return side_.verify_failed(); }
+    std::string_view data_path_name() const override { return "RDMA"; }
+
+    core::point_result figures(const json& peer_done) override {
+        point_inputs in{spec_, key_.test, key_.size};
+        in.latency = &side_.latency();
+        in.tracked_flows = flows_;
+        in.local_cpu_s = side_.cpu_seconds();
+        in.local_wall_s = side_.wall_seconds();
         in.peer_cpu_s = peer_done.value("cpu_s", 0.0);
         in.peer_wall_s = peer_done.value("wall_s", 0.0);
-        in.sender_is_local = !spec.reverse;
-        if (byte_cap_reached) in.byte_cap_reached = byte_cap;
+        in.sender_is_local = !spec_.reverse;
+        if (byte_cap_reached_) in.byte_cap_reached = byte_cap_;
         return assemble_point(in);
-    } catch (...) {
-        side.abort();
-        throw;
     }
-}
 
-void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap) {
-    const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
-    const auto size = core::json_unsigned(begin.at("size"), "size");
-    const auto index = static_cast<std::uint32_t>(core::json_unsigned(begin.at("index"), "index", UINT32_MAX));
-    if (std::find(spec.sizes.begin(), spec.sizes.end(), size) == spec.sizes.end())
-        throw session_error("the initiator asked for a size outside the agreed run spec");
-    rdma::point_side side(ep, spec, test, size, peer_roles(spec, test), index);
-    try {
-        side.start_passive();
-        ch.send(core::frame_type::point_ready, json::object(), clock::now() + handshake_timeout);
-        const auto go = ch.receive(clock::now() + streams_timeout);
-        if (go.type != core::frame_type::point_go) throw session_error("expected point_go");
-        side.start_active();
-        const auto t0 = clock::now();
-        const bool reports = side.counting_runners() > 0;
-        const auto limit = clock::now() + std::chrono::seconds(static_cast<long>(spec.warmup_s + spec.max_point_s +
-                                                                                 spec.duration_s.value_or(0) + cap_grace_s + 60));
-        json stop;
-        bool active_stopped = false;
-        while (stop.is_null()) {
-            if (clock::now() > limit) throw session_error("the initiator never ended the point");
-            const auto counted = side.counted_bytes();
-            // Our own active queue pairs stop at the byte limit, whatever the initiator does.
-            if (byte_cap && !active_stopped && test != core::test_kind::latency && sum(counted) >= byte_cap) {
-                side.stop_active();
-                active_stopped = true;
-            }
-            if (reports)
-                ch.send(core::frame_type::progress, {{"t_s", seconds(clock::now() - t0)}, {"bytes", counted}},
-                        clock::now() + handshake_timeout);
-            if (auto m = ch.try_receive(clock::now() + progress_tick)) {
-                if (m->type != core::frame_type::point_stop) throw session_error("unexpected frame during a point");
-                stop = m->body;
-            }
+    void abort() noexcept override { side_.abort(); }
+
+private:
+    const core::run_spec& spec_;
+    point_key key_;
+    std::uint64_t byte_cap_;
+    rdma::point_side side_;
+    std::size_t local_n_, remote_n_;
+    core::flow_tracker local_, remote_;  // bytes counted here, and at the peer (its progress frames)
+    std::vector<tracked_flow> flows_;
+    std::vector<std::uint64_t> local_bytes_;
+    std::uint64_t remote_bytes_ = 0;
+    bool byte_cap_reached_ = false;
+};
+
+class rdma_responder final : public responder_point {
+public:
+    rdma_responder(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap)
+        : key_(key), byte_cap_(byte_cap),
+          side_(ep, spec, key.test, key.size, peer_roles(spec, key.test), static_cast<std::uint32_t>(key.index)) {}
+
+    void arm() override { side_.start_passive(); }
+    void start() override { side_.start_active(); }
+    bool reports() const override { return side_.counting_runners() > 0; }
+    std::vector<std::uint64_t> counted_bytes() const override { return side_.counted_bytes(); }
+
+    // Our own active queue pairs stop at the byte limit, whatever the initiator does.
+    void check_limits() override {
+        if (byte_cap_ && !active_stopped_ && key_.test != core::test_kind::latency && sum(side_.counted_bytes()) >= byte_cap_) {
+            side_.stop_active();
+            active_stopped_ = true;
         }
-        side.stop_active();
-        side.finish_passive(stop.value("messages", std::vector<std::uint64_t>{}));
-        ch.send(core::frame_type::point_done,
-                {{"active_messages", side.active_messages()},
-                 {"cpu_s", side.cpu_seconds()},
-                 {"wall_s", side.wall_seconds()},
-                 {"error", side.error()},
-                 {"verify_failed", side.verify_failed()}},
-                clock::now() + handshake_timeout);
-    } catch (...) {
-        side.abort();
-        throw;
     }
-}
+
+    void stop(const json& body) override {
+        if (body.contains("messages")) initiator_messages_ = core::json_unsigned_list(body["messages"], "messages");
+    }
+    bool ended(bool stop_received) const override { return stop_received; }
+    void finish(bool) override {
+        side_.stop_active();
+        side_.finish_passive(initiator_messages_);
+    }
+    json done_fields() override { return {{"active_messages", side_.active_messages()}}; }
+
+    double cpu_seconds() const override { return side_.cpu_seconds(); }
+    double wall_seconds() const override { return side_.wall_seconds(); }
+    std::string error() const override { return side_.error(); }
+    bool verify_failed() const override { return side_.verify_failed(); }
+    void abort() noexcept override { side_.abort(); }
+
+private:
+    point_key key_;
+    std::uint64_t byte_cap_;
+    rdma::point_side side_;
+    bool active_stopped_ = false;
+    std::vector<std::uint64_t> initiator_messages_;
+};
+
+class rdma_initiator_transport final : public initiator_transport {
+public:
+    rdma_initiator_transport(const core::run_spec& spec, std::uint64_t byte_cap) : spec_(spec), byte_cap_(byte_cap) {}
+
+    void open(frame_channel& ch, const json&, core::run_result& run) override {
+        ep_ = open_endpoint(spec_, ch, spec_.local_memory);
+        ch.send(core::frame_type::endpoint, {{"endpoint", rdma::to_json(ep_->local_info())}}, clock::now() + handshake_timeout);
+        const auto remote = ch.receive(clock::now() + handshake_timeout);
+        if (remote.type != core::frame_type::endpoint) throw session_error("peer did not answer with its RDMA endpoint");
+        ep_->connect(rdma::endpoint_info_from_json(remote.body.at("endpoint")));
+        run.warnings.push_back(fmt::format("RDMA on {}, path MTU {} bytes", ep_->where(), ep_->path_mtu()));
+        for (auto& n : gpu_memory_notes(*ep_, spec_.local_memory, "initiator")) run.warnings.push_back(std::move(n));
+        for (auto& n : peer_memory_notes(remote.body)) run.warnings.push_back(std::move(n));
+    }
+    std::string path_label() const override { return fmt::format("rdma {} ", core::to_string(spec_.op)); }
+    std::unique_ptr<initiator_point> point(const point_key& key) override {
+        return std::make_unique<rdma_initiator>(*ep_, spec_, key, byte_cap_);
+    }
+
+private:
+    const core::run_spec& spec_;
+    std::uint64_t byte_cap_;
+    std::unique_ptr<rdma::endpoint> ep_;
+};
+
+class rdma_responder_transport final : public responder_transport {
+public:
+    rdma_responder_transport(const core::run_spec& spec, std::uint64_t byte_cap) : spec_(spec), byte_cap_(byte_cap) {}
+
+    void open(frame_channel& ch) override {
+        const auto first = ch.receive(clock::now() + handshake_timeout);
+        if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
+        try {
+            ep_ = open_endpoint(spec_, ch, spec_.remote_memory);
+            ep_->connect(rdma::endpoint_info_from_json(first.body.at("endpoint")));
+        } catch (const std::exception& e) {
+            throw session_error(fmt::format("RDMA setup failed at the peer: {}", e.what()));
+        }
+        ch.send(core::frame_type::endpoint,
+                {{"endpoint", rdma::to_json(ep_->local_info())},
+                 {"memory_notes", gpu_memory_notes(*ep_, spec_.remote_memory, "peer")}},
+                clock::now() + handshake_timeout);
+        log_info("session {}: RDMA on {}", ch.peer_name(), ep_->where());
+    }
+    std::unique_ptr<responder_point> point(const point_key& key, const json&) override {
+        return std::make_unique<rdma_responder>(*ep_, spec_, key, byte_cap_);
+    }
+
+private:
+    const core::run_spec& spec_;
+    std::uint64_t byte_cap_;
+    std::unique_ptr<rdma::endpoint> ep_;
+};
 
 }  // namespace
 
@@ -219,47 +261,14 @@ json rdma_info() {
     return out;
 }
 
-void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_result& run, const event_sink& emit,
-                         const std::atomic<bool>& cancel, std::uint64_t byte_cap) {
-    const auto& spec = run.spec;
-    check_supported(spec);
-    auto ep = open_endpoint(spec, ch, spec.local_memory);
-    ch.send(core::frame_type::endpoint, {{"endpoint", rdma::to_json(ep->local_info())}}, clock::now() + handshake_timeout);
-    const auto remote = ch.receive(clock::now() + handshake_timeout);
-    if (remote.type != core::frame_type::endpoint) throw session_error("peer did not answer with its RDMA endpoint");
-    ep->connect(rdma::endpoint_info_from_json(remote.body.at("endpoint")));
-    run.warnings.push_back(fmt::format("RDMA on {}, path MTU {} bytes", ep->where(), ep->path_mtu()));
-    for (auto& n : gpu_memory_notes(*ep, spec.local_memory, "initiator")) run.warnings.push_back(std::move(n));
-    for (auto& n : peer_memory_notes(remote.body)) run.warnings.push_back(std::move(n));
-
-    measure_all_points(run, fmt::format("rdma {} ", core::to_string(spec.op)), emit, cancel,
-                       [&](core::test_kind test, std::uint64_t size, std::size_t index) {
-                           return measure_point(ctx, ch, *ep, spec, test, size, index, byte_cap, cancel);
-                       });
+std::unique_ptr<initiator_transport> make_rdma_initiator_transport(daemon_context&, const core::run_spec& spec,
+                                                                   std::uint64_t byte_cap) {
+    return std::make_unique<rdma_initiator_transport>(spec, byte_cap);
 }
 
-void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap) {
-    check_supported(spec);
-    const auto first = ch.receive(clock::now() + handshake_timeout);
-    if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
-    std::unique_ptr<rdma::endpoint> ep;
-    try {
-        ep = open_endpoint(spec, ch, spec.remote_memory);
-        ep->connect(rdma::endpoint_info_from_json(first.body.at("endpoint")));
-    } catch (const std::exception& e) {
-        throw session_error(fmt::format("RDMA setup failed at the peer: {}", e.what()));
-    }
-    ch.send(core::frame_type::endpoint,
-            {{"endpoint", rdma::to_json(ep->local_info())}, {"memory_notes", gpu_memory_notes(*ep, spec.remote_memory, "peer")}},
-            clock::now() + handshake_timeout);
-    log_info("session {}: RDMA on {}", ch.peer_name(), ep->where());
-    (void)ctx;
-    while (true) {
-        const auto m = ch.receive(clock::now() + idle_session_timeout);
-        if (m.type == core::frame_type::bye) return;
-        if (m.type == core::frame_type::point_begin) serve_point(ch, *ep, spec, m.body, byte_cap);
-        else throw session_error("unexpected frame between RDMA points");
-    }
+std::unique_ptr<responder_transport> make_rdma_responder_transport(daemon_context&, const core::run_spec& spec,
+                                                                   std::uint64_t byte_cap) {
+    return std::make_unique<rdma_responder_transport>(spec, byte_cap);
 }
 
 }  // namespace meshperf::daemon

@@ -5,9 +5,8 @@
 #include "core/result.hpp"
 #include "daemon/daemon_context.hpp"
 #include "daemon/frame_channel.hpp"
-#include "daemon/initiator.hpp"
+#include "daemon/session_transport.hpp"
 
-#include <atomic>
 #include <nlohmann/json.hpp>
 
 namespace meshperf::daemon {
@@ -15,16 +14,17 @@ namespace meshperf::daemon {
 /// GET /v1/info's RDMA part: {"available": bool, "reason"?: ..., "devices": [...]}.
 nlohmann::json rdma_info();
 
-/// Initiator: after the hello, opens this side's endpoint, exchanges endpoint descriptions
-/// over the session and measures every point of run.spec. `byte_cap`: the agreed
+/// The initiator's RDMA transport for a run: at open, this side's endpoint (device, port and
+/// GID from the spec and the session's address; GPU memory through GPUDirect RDMA), the
+/// endpoint exchange, and the path's sentences in the result. `byte_cap`: the agreed
 /// max_bytes_per_point (per direction); an adaptive or duration point stops once a flow
-/// has moved it. Throws like execute_run.
-void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_result& run, const event_sink& emit,
-                         const std::atomic<bool>& cancel, std::uint64_t byte_cap);
+/// has moved it. In a build without libibverbs every run is refused with the reason.
+std::unique_ptr<initiator_transport> make_rdma_initiator_transport(daemon_context& ctx, const core::run_spec& spec,
+                                                                   std::uint64_t byte_cap);
 
-/// Responder: after hello_ok, serves the endpoint exchange and every point until bye. Its
-/// own active queue pairs stop once the bytes it counts reach `byte_cap`. Throws
-/// session_error (sent to the initiator by the caller).
-void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap);
+/// The responder's RDMA transport for a session: the endpoint exchange at open; its own
+/// active queue pairs stop once the bytes it counts reach `byte_cap`.
+std::unique_ptr<responder_transport> make_rdma_responder_transport(daemon_context& ctx, const core::run_spec& spec,
+                                                                   std::uint64_t byte_cap);
 
 }  // namespace meshperf::daemon

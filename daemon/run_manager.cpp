@@ -138,11 +138,6 @@ std::size_t run_manager::queued() const {
     return queue_.size();
 }
 
-std::map<std::string, std::uint64_t> run_manager::finished_counts() const {
-    std::lock_guard lock(m_);
-    return finished_counts_;
-}
-
 void run_manager::executor_loop() {
     while (true) {
         std::shared_ptr<run_record> r;
@@ -232,7 +227,6 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
         r->finished_ = true;
     }
     std::lock_guard lock(m_);
-    ++finished_counts_[result.state];
     log_info("run {}: {}", r->id(), result.state);
 }
 

@@ -61,8 +61,6 @@ public:
     bool cancel(const std::string& id);
     /// Runs waiting (not counting the one running).
     std::size_t queued() const;
-    /// Total runs finished since start, by final state (for metrics).
-    std::map<std::string, std::uint64_t> finished_counts() const;
     /// Called with every finished run (any final state) after it is stored and before its
     /// `result` event is published, so /metrics has it when a client sees the result. Set
     /// once, before the first submit; called on the executor thread.
@@ -80,7 +78,6 @@ private:
     std::condition_variable cv_;
     std::deque<std::shared_ptr<run_record>> queue_;
     std::map<std::string, std::shared_ptr<run_record>> live_;
-    std::map<std::string, std::uint64_t> finished_counts_;
     bool stopping_ = false;
     std::function<void(const core::run_result&)> on_finished_;
     std::thread executor_;

@@ -1,6 +1,7 @@
 #include "daemon/session_protocol.hpp"
 
 #include "core/json_fields.hpp"
+#include "transport/tcp/stream_loops.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,6 +16,8 @@ int session_protocol_version() {
     }();
     return version;
 }
+
+void guard_session_socket(int fd) { transport::tcp::set_dead_path_timeout(fd, session_user_timeout_ms); }
 
 std::uint64_t agreed_byte_cap(const core::run_limits& own, const nlohmann::json& other_hello) {
     std::uint64_t cap = own.max_bytes_per_point;

@@ -25,6 +25,18 @@ std::uint64_t agreed_byte_cap(const core::run_limits& own, const nlohmann::json&
 /// characters; anything else there is ignored, since a peer's JSON is not trusted.
 std::vector<std::string> peer_memory_notes(const nlohmann::json& message);
 
+/// Milliseconds the peer session may leave sent data unacknowledged, or stay silent without
+/// answering keepalive probes, before the kernel ends it (TCP_USER_TIMEOUT and keepalive on
+/// both ends' session socket): a cut link or a vanished host ends the session in about this
+/// long, whatever step it is in, while a live peer's kernel answers even when its daemon is
+/// quiet. Longer than the data streams' bound, so a failing point reports its stream error.
+inline constexpr unsigned session_user_timeout_ms = 8000;
+
+/// Sets session_user_timeout_ms and keepalive on a session's socket. Both ends call it
+/// first thing, so a cut link or a vanished host ends the session in seconds, whatever step
+/// it is in (and frees the gate at the peer).
+void guard_session_socket(int fd);
+
 /// Upgrade tokens of the peer session and of data streams.
 inline constexpr const char* session_upgrade = "meshperf-session/1";
 inline constexpr const char* data_upgrade = "meshperf-data/1";

@@ -48,24 +48,4 @@ void stream_registry::close(const std::string& token) {
     slots_.erase(token);
 }
 
-bool measurement_gate::try_acquire(const std::string& who, std::string& holder) {
-    std::lock_guard lock(m_);
-    if (!holder_.empty()) {
-        holder = holder_;
-        return false;
-    }
-    holder_ = who;
-    return true;
-}
-
-void measurement_gate::release() {
-    std::lock_guard lock(m_);
-    holder_.clear();
-}
-
-std::string measurement_gate::holder() const {
-    std::lock_guard lock(m_);
-    return holder_;
-}
-
 }  // namespace meshperf::daemon

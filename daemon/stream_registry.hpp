@@ -36,19 +36,4 @@ private:
     std::map<std::string, slot> slots_;
 };
 
-/// One measurement at a time per daemon: runs it initiates and sessions it serves share it.
-class measurement_gate {
-public:
-    /// Takes the gate for `who` ("run r-..." or "session from host"); false when taken, with
-    /// the holder's description in `holder`.
-    bool try_acquire(const std::string& who, std::string& holder);
-    void release();
-    /// Description of the current holder, empty when free.
-    std::string holder() const;
-
-private:
-    mutable std::mutex m_;
-    std::string holder_;
-};
-
 }  // namespace meshperf::daemon

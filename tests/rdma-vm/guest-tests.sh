@@ -131,6 +131,35 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   done
   meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op write \
     --test latency --sizes 8 -q >/dev/null 2>&1 || fail "a sweep after the error cases failed"
+  # The point harness's rules hold for RDMA as for TCP (issue: one session harness):
+  # --iterations for bandwidth is refused at submission (exit 2, nothing sent) ...
+  meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op write \
+    --test bandwidth --sizes 65536 --iterations 100 -q >/dev/null 2>/tmp/err.txt
+  st=$?
+  echo "MESHPERF-HARNESS iterations exit=$st | $(cat /tmp/err.txt)"
+  { [ $st -eq 2 ] && grep -q "not supported for RDMA bandwidth" /tmp/err.txt; } ||
+    fail "RDMA --iterations for bandwidth: exit $st (expected 2 at submission)"
+  # ... and a peer frozen mid-point is named after its silence limit (8 s), where the RDMA
+  # session used to wait out point_done_timeout (30 s).
+  (sleep 3; kill -STOP $d2) &
+  freezer=$!
+  t0=$(date +%s)
+  meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op write \
+    --test bandwidth --sizes 65536 --duration 6 --warmup 0.1 -q >/dev/null 2>/tmp/err.txt
+  st=$?
+  t1=$(date +%s)
+  wait $freezer
+  kill -CONT $d2
+  echo "MESHPERF-HARNESS frozen-peer exit=$st seconds=$((t1 - t0)) | $(cat /tmp/err.txt)"
+  { [ $st -eq 1 ] && grep -q "nothing from it for" /tmp/err.txt && [ $((t1 - t0)) -lt 26 ]; } ||
+    fail "RDMA sweep against a frozen peer: exit $st after $((t1 - t0)) s (expected 1, the silence named, < 26 s)"
+  ok=0
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    if meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op write \
+      --test latency --sizes 8 -q >/dev/null 2>&1; then ok=1; break; fi
+    sleep 1
+  done
+  [ $ok -eq 1 ] || fail "no sweep succeeded after the frozen peer resumed"
   kill $d1 $d2
   wait $d1 $d2 2>/dev/null
   after=$(rdma resource show | tr '\n' ' ')

@@ -40,7 +40,7 @@ TEST_CASE("config: an empty file gives every default") {
 }
 
 TEST_CASE("config: the shipped example parses and holds the defaults it claims") {
-    const auto path = std::filesystem::path(__FILE__).parent_path() / "../../systemd/meshperfd.toml.example";
+    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "systemd/meshperfd.toml.example";
     std::ifstream in(path);
     REQUIRE(in);
     std::ostringstream text;
@@ -217,7 +217,7 @@ TEST_CASE("config: limits max_qps, max_bytes_per_point, max_queued_runs, max_con
 }
 
 TEST_CASE("config: the shipped example holds the new limits' defaults") {
-    const auto path = std::filesystem::path(__FILE__).parent_path() / "../../systemd/meshperfd.toml.example";
+    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "systemd/meshperfd.toml.example";
     std::ifstream in(path);
     REQUIRE(in);
     std::ostringstream text;

@@ -61,7 +61,8 @@ TEST_CASE("local copy job: holds the gate while it runs, answers 200 with the do
 TEST_CASE("local copy job: a busy gate refuses to start, and nothing runs") {
     daemon::measurement_gate gate;
     std::string h;
-    REQUIRE(gate.try_acquire("run r-20240601-1", h));
+    const auto run_lease = gate.try_acquire("run r-20240601-1", h);  // a run holds the gate
+    REQUIRE(run_lease);
     std::atomic<bool> ran{false};
     std::string holder;
     auto job = daemon::local_copy_job::start(gate, "copy sweep", [&ran](std::stop_token) { ran = true; return json::object(); }, 10s,

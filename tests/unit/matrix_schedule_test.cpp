@@ -84,7 +84,7 @@ std::string doc_row(const schedule_estimate& e) {
 }
 
 std::string read_operations_doc() {
-    const auto path = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" /
+    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "docs" /
                       "operations.md";
     std::ifstream in(path);
     REQUIRE_MESSAGE(in.good(), "cannot read " << path.string());

@@ -152,6 +152,25 @@ TEST_CASE("validate: iterations and duration fix the length, one at a time") {
     CHECK_FALSE(s.adaptive());
 }
 
+TEST_CASE("validate: RDMA takes --iterations for latency only, refused at submission") {
+    auto s = valid_spec();
+    s.transport = transport_kind::rdma;
+    s.iterations = 1000;
+    s.tests = {test_kind::latency};
+    CHECK(problem(s).empty());
+    for (auto t : {test_kind::bandwidth, test_kind::bidir}) {
+        s.tests = {test_kind::latency, t};
+        CHECK(has(problem(s), "--iterations is not supported for RDMA bandwidth and bidir points"));
+    }
+    s.iterations.reset();
+    s.duration_s = 1.0;
+    CHECK(problem(s).empty());
+    s.transport = transport_kind::tcp;  // TCP counts iterations for every test
+    s.duration_s.reset();
+    s.iterations = 1000;
+    CHECK(problem(s).empty());
+}
+
 TEST_CASE("validate: durations must be finite and within their bounds") {
     for (double bad : {-1.0, 0.0, 0.001, nan_v, inf_v, -inf_v, 61.0}) {
         CAPTURE(bad);

@@ -52,12 +52,7 @@ void stream(qp_slot& s, const point_params& p, const std::atomic<bool>& stop,
             const std::uint64_t next = posted + 1;
             wr.wr_id = next;
             wr.send_flags = base_flags | ((next % every == 0 || next == limit) ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u);
-            ibv_send_wr* bad = nullptr;
-            if (int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
-                st.end = loop_end::post_error;
-                st.code = rc;
-                return;
-            }
+            if (!detail::post_send(s, wr, st)) return;
             posted = next;
         }
         if (completed == posted && (stopping || posted == limit)) return;
@@ -74,8 +69,7 @@ void stream(qp_slot& s, const point_params& p, const std::atomic<bool>& stop,
             c.publish(completed, completed * n, last_progress);
             idle = 0;
         } else if (k < 0) {
-            st.end = loop_end::poll_error;
-            st.code = -k;
+            st.fail_poll(-k);
             return;
         } else if ((++idle & idle_check_mask) == 0 && posted != completed &&
                    steady_now_ns() - last_progress > timeout_ns) {
@@ -116,33 +110,20 @@ void receive(qp_slot& s, const point_params& p, const std::atomic<bool>& stop,
                 }
                 ++received;
                 bytes += wc[i].byte_len;
-                if constexpr (Verify) {
-                    if (wc[i].byte_len != p.size) {
-                        ++v.checked;
-                        if (v.corrupt++ == 0) v.first_bad_offset = wc[i].byte_len;
-                    } else {
-                        detail::check(s.rx(), s.reference.data(), p.size, v);
-                    }
-                }
+                if constexpr (Verify) detail::check_received(s, wc[i], p.size, v);
             }
             s.rx_posted -= static_cast<std::uint32_t>(k);
             rwr[k - 1].next = nullptr;
-            ibv_recv_wr* bad = nullptr;
-            const int rc = ibv_post_recv(s.qp.get(), rwr, &bad);
+            const bool posted = detail::post_recv(s, rwr[0], st);
             rwr[k - 1].next = k < poll_batch ? &rwr[k] : nullptr;
-            if (rc) {
-                st.end = loop_end::post_error;
-                st.code = rc;
-                return;
-            }
+            if (!posted) return;
             s.rx_posted += static_cast<std::uint32_t>(k);
             last = steady_now_ns();
             if (received == static_cast<std::uint64_t>(k)) c.start(last);
             c.publish(received, bytes, last);
             idle = 0;
         } else if (k < 0) {
-            st.end = loop_end::poll_error;
-            st.code = -k;
+            st.fail_poll(-k);
             return;
         } else if ((++idle & idle_check_mask) == 0 && stop.load(std::memory_order_acquire)) {
             const std::int64_t now = steady_now_ns();

@@ -58,13 +58,8 @@ std::size_t write_active(lat_ctx c, const std::atomic<bool>& stop, std::span<std
         if (!detail::wait_sends(s, c.outstanding, c.p.tx_depth - 1, timeout, c.st)) return done;
         const std::uint8_t v = seq_byte(c.iter);
         *tx_last = v;
-        ibv_send_wr* bad = nullptr;
         const auto t0 = clock::now();
-        if (int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
-            c.st.end = loop_end::post_error;
-            c.st.code = rc;
-            return done;
-        }
+        if (!detail::post_send(s, wr, c.st)) return done;
         ++c.outstanding;
         unsigned spins = 0;
         while (*rx_last != v) {
@@ -79,10 +74,7 @@ std::size_t write_active(lat_ctx c, const std::atomic<bool>& stop, std::span<std
         const auto t1 = clock::now();
         out[done++] = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
         ++c.iter;
-        if constexpr (Verify) {
-            std::atomic_thread_fence(std::memory_order_acquire);
-            detail::check(s.rx(), s.reference.data(), n - 1, c.verify);
-        }
+        if constexpr (Verify) detail::check_written(s, n, c.verify);
         if (!detail::reap_sends(s, c.outstanding, c.st)) return done;
     }
     return done;
@@ -107,18 +99,10 @@ std::uint64_t write_passive(lat_ctx c, const std::atomic<bool>& stop) noexcept {
                 if (!detail::reap_sends(s, c.outstanding, c.st)) return answered;
             }
         }
-        if constexpr (Verify) {
-            std::atomic_thread_fence(std::memory_order_acquire);
-            detail::check(s.rx(), s.reference.data(), n - 1, c.verify);
-        }
+        if constexpr (Verify) detail::check_written(s, n, c.verify);
         if (!detail::wait_sends(s, c.outstanding, c.p.tx_depth - 1, timeout, c.st)) return answered;
         *tx_last = v;
-        ibv_send_wr* bad = nullptr;
-        if (int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
-            c.st.end = loop_end::post_error;
-            c.st.code = rc;
-            return answered;
-        }
+        if (!detail::post_send(s, wr, c.st)) return answered;
         ++c.outstanding;
         ++c.iter;
         ++answered;
@@ -134,8 +118,7 @@ int poll_send_recv(lat_ctx& c, ibv_recv_wr& rwr) noexcept {
     ibv_wc wc[8];
     const int n = ibv_poll_cq(s.cq.get(), 8, wc);
     if (n < 0) {
-        c.st.end = loop_end::poll_error;
-        c.st.code = -n;
+        c.st.fail_poll(-n);
         return -1;
     }
     int recvs = 0;
@@ -147,14 +130,7 @@ int poll_send_recv(lat_ctx& c, ibv_recv_wr& rwr) noexcept {
         if (wc[i].opcode & IBV_WC_RECV) {
             ++recvs;
             --s.rx_posted;
-            if constexpr (Verify) {
-                if (wc[i].byte_len != c.p.size) {
-                    ++c.verify.checked;
-                    if (c.verify.corrupt++ == 0) c.verify.first_bad_offset = wc[i].byte_len;
-                } else {
-                    detail::check(s.rx(), s.reference.data(), c.p.size, c.verify);
-                }
-            }
+            if constexpr (Verify) detail::check_received(s, wc[i], c.p.size, c.verify);
         } else {
             --c.outstanding;
         }
@@ -162,12 +138,7 @@ int poll_send_recv(lat_ctx& c, ibv_recv_wr& rwr) noexcept {
     if (recvs > 0) {
         // One receive back per receive consumed, so the queue never runs dry.
         for (int i = 0; i < recvs; ++i) {
-            ibv_recv_wr* bad = nullptr;
-            if (int rc = ibv_post_recv(s.qp.get(), &rwr, &bad)) {
-                c.st.end = loop_end::post_error;
-                c.st.code = rc;
-                return -1;
-            }
+            if (!detail::post_recv(s, rwr, c.st)) return -1;
             ++s.rx_posted;
         }
     }
@@ -188,13 +159,8 @@ std::size_t send_active(lat_ctx c, const std::atomic<bool>& stop, std::span<std:
     while (done < out.size() && !stop.load(std::memory_order_relaxed)) {
         while (c.outstanding + 1 > c.p.tx_depth)
             if (poll_send_recv<false>(c, rwr) < 0) return done;
-        ibv_send_wr* bad = nullptr;
         const auto t0 = clock::now();
-        if (int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
-            c.st.end = loop_end::post_error;
-            c.st.code = rc;
-            return done;
-        }
+        if (!detail::post_send(s, wr, c.st)) return done;
         ++c.outstanding;
         unsigned idle = 0;
         for (;;) {
@@ -234,12 +200,7 @@ std::uint64_t send_passive(lat_ctx c, const std::atomic<bool>& stop) noexcept {
         for (int i = 0; i < r; ++i) {
             while (c.outstanding + 1 > c.p.tx_depth)
                 if (poll_send_recv<Verify>(c, rwr) < 0) return answered;
-            ibv_send_wr* bad = nullptr;
-            if (int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
-                c.st.end = loop_end::post_error;
-                c.st.code = rc;
-                return answered;
-            }
+            if (!detail::post_send(s, wr, c.st)) return answered;
             ++c.outstanding;
             ++c.iter;
             ++answered;
@@ -256,13 +217,8 @@ std::size_t read_active(lat_ctx c, const std::atomic<bool>& stop, std::span<std:
     ibv_send_wr wr = make_wr(s, sge, s.rx(), n, IBV_WR_RDMA_READ);
     std::size_t done = 0;
     while (done < out.size() && !stop.load(std::memory_order_relaxed)) {
-        ibv_send_wr* bad = nullptr;
         const auto t0 = clock::now();
-        if (int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
-            c.st.end = loop_end::post_error;
-            c.st.code = rc;
-            return done;
-        }
+        if (!detail::post_send(s, wr, c.st)) return done;
         ++c.outstanding;
         unsigned idle = 0;
         while (c.outstanding > 0) {

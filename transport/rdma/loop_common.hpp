@@ -30,7 +30,35 @@ struct loop_status {
         end = loop_end::wc_error;
         code = wc.status;
     }
+    void fail_post(int rc) noexcept {
+        end = loop_end::post_error;
+        code = rc;
+    }
+    void fail_poll(int rc) noexcept {
+        end = loop_end::poll_error;
+        code = rc;
+    }
 };
+
+/// Posts one send work request (or a chain). False, with st set, when the provider refuses it.
+inline bool post_send(qp_slot& s, ibv_send_wr& wr, loop_status& st) noexcept {
+    ibv_send_wr* bad = nullptr;
+    if (const int rc = ibv_post_send(s.qp.get(), &wr, &bad)) {
+        st.fail_post(rc);
+        return false;
+    }
+    return true;
+}
+
+/// Posts one receive work request (or a chain). False, with st set, when the provider refuses it.
+inline bool post_recv(qp_slot& s, ibv_recv_wr& wr, loop_status& st) noexcept {
+    ibv_recv_wr* bad = nullptr;
+    if (const int rc = ibv_post_recv(s.qp.get(), &wr, &bad)) {
+        st.fail_post(rc);
+        return false;
+    }
+    return true;
+}
 
 /// Throws the rdma_error for a loop that ended in error and marks the slot failed.
 [[noreturn]] void raise(qp_slot& s, const loop_status& st, std::string_view what,
@@ -49,14 +77,31 @@ inline void check(const std::byte* got, const std::byte* want, std::size_t n,
             }
 }
 
+/// Checks a SEND that landed in the slot's receive region: a message of the wrong length is
+/// corrupt (its length is reported as the bad offset), one of the right length is compared.
+inline void check_received(qp_slot& s, const ibv_wc& wc, std::uint64_t size, verify_report& r) noexcept {
+    if (wc.byte_len != size) {
+        ++r.checked;
+        if (r.corrupt++ == 0) r.first_bad_offset = wc.byte_len;
+        return;
+    }
+    check(s.rx(), s.reference.data(), size, r);
+}
+
+/// Checks a region the peer RDMA-wrote once its last byte (the round trip's marker, not
+/// part of the pattern check) has been seen: the fence orders the reads after that poll.
+inline void check_written(qp_slot& s, std::uint64_t size, verify_report& r) noexcept {
+    std::atomic_thread_fence(std::memory_order_acquire);
+    check(s.rx(), s.reference.data(), size - 1, r);
+}
+
 /// Send completions outstanding on a latency QP, retired without blocking. Returns false
 /// (with st set) on an error completion. The CQ must carry no receives when this is used.
 inline bool reap_sends(qp_slot& s, std::uint32_t& outstanding, loop_status& st) noexcept {
     ibv_wc wc[16];
     const int n = ibv_poll_cq(s.cq.get(), 16, wc);
     if (n < 0) {
-        st.end = loop_end::poll_error;
-        st.code = -n;
+        st.fail_poll(-n);
         return false;
     }
     for (int i = 0; i < n; ++i) {
