@@ -1,6 +1,7 @@
 // meshperf baseline save|show|delete PEER: baselines kept by the initiating daemon per peer,
 // transport, test and size (PUT/GET/DELETE /v1/baselines), for `meshperf check --baseline stored`.
 #include "client/commands.hpp"
+#include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
 #include "client/short_runs.hpp"
@@ -21,7 +22,7 @@ struct baseline_options {
     std::string peer;
     std::string initiator = "localhost:7470";
     short_test_options test{"tcp", "", "", 1, 1.0, 0.1};  // longer points than a check: a baseline is kept
-    std::string format = "table";
+    output_format format = output_format::table;
 };
 
 std::string render_baselines(const json& doc) {
@@ -63,7 +64,7 @@ command_runner add_baseline_command(CLI::App& app, const common_options& common)
     save->add_option("--warmup", o->test.warmup, "warm-up seconds before every point")->capture_default_str();
     auto* show = cmd->add_subcommand("show", "show the baselines stored for PEER");
     add_common(show, *o);
-    show->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    add_format_option(*show, o->format, {output_format::table, output_format::json});
     auto* del = cmd->add_subcommand("delete", "forget the baselines stored for PEER (and transport)");
     add_common(del, *o);
     return [o, save, show, &common]() -> int {
@@ -77,7 +78,8 @@ command_runner add_baseline_command(CLI::App& app, const common_options& common)
         const daemon_client initiator(o->initiator, client_credentials(common.token_file, common.tls));
         if (show->parsed()) {
             const auto doc = initiator.get(query(peer, o->test.transport));
-            write_output("", o->format == "json" ? doc.dump(2) + "\n" : render_baselines(doc));
+            write_output("", render(o->format, {.table = [&] { return render_baselines(doc); },
+                                                .json = [&] { return doc.dump(2) + "\n"; }}));
             return exit_ok;
         }
         if (!save->parsed()) {

@@ -1,4 +1,5 @@
 #include "client/commands.hpp"
+#include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
 #include "client/run_model.hpp"
@@ -13,13 +14,13 @@ using nlohmann::json;
 
 command_runner add_info_command(CLI::App& app, const common_options& common) {
     auto host = std::make_shared<std::string>("localhost:7470");
-    auto format = std::make_shared<std::string>("table");
+    auto format = std::make_shared<output_format>();
     auto* cmd = app.add_subcommand("info", "show a daemon's version, host, transports, devices and queue");
     cmd->add_option("host", *host, "daemon HOST[:PORT]")->capture_default_str();
-    cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    add_format_option(*cmd, *format, {output_format::table, output_format::json});
     return [host, format, &common] {
         const auto info = daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/info");
-        write_output("", *format == "json" ? info.dump(2) + "\n" : render_info(info));
+        write_output("", render(*format, {.table = [&] { return render_info(info); }, .json = [&] { return info.dump(2) + "\n"; }}));
         return exit_ok;
     };
 }
@@ -28,17 +29,18 @@ command_runner add_runs_command(CLI::App& app, const common_options& common) {
     auto host = std::make_shared<std::string>("localhost:7470");
     auto limit = std::make_shared<unsigned>(20);
     auto peer = std::make_shared<std::string>();
-    auto format = std::make_shared<std::string>("table");
+    auto format = std::make_shared<output_format>();
     auto* cmd = app.add_subcommand("runs", "list a daemon's recent runs, newest first");
     cmd->add_option("host", *host, "daemon HOST[:PORT]")->capture_default_str();
     cmd->add_option("--limit", *limit, "how many")->capture_default_str();
     cmd->add_option("--peer", *peer, "only runs against this peer HOST:PORT");
-    cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    add_format_option(*cmd, *format, {output_format::table, output_format::json});
     return [=, &common] {
         std::string target = fmt::format("/v1/runs?limit={}", *limit);
         if (!peer->empty()) target += "&peer=" + *peer;
         const auto list = daemon_client(*host, client_credentials(common.token_file, common.tls)).get(target);
-        write_output("", *format == "json" ? list.dump(2) + "\n" : render_run_list(list));
+        write_output("", render(*format, {.table = [&] { return render_run_list(list); },
+                                          .json = [&] { return list.dump(2) + "\n"; }}));
         return exit_ok;
     };
 }
@@ -46,19 +48,19 @@ command_runner add_runs_command(CLI::App& app, const common_options& common) {
 command_runner add_show_command(CLI::App& app, const common_options& common) {
     auto host = std::make_shared<std::string>();
     auto id = std::make_shared<std::string>();
-    auto format = std::make_shared<std::string>("table");
+    auto format = std::make_shared<output_format>();
     auto output = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("show", "show one stored run");
     cmd->add_option("host", *host, "daemon HOST[:PORT]")->required();
     cmd->add_option("run_id", *id, "run id (see meshperf runs)")->required();
-    cmd->add_option("--format", *format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+    add_format_option(*cmd, *format, {output_format::table, output_format::json, output_format::csv});
     cmd->add_option("-o,--output", *output, "write to FILE instead of stdout");
     return [=, &common] {
         const auto doc = daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/runs/" + *id);
         const auto run = core::run_result_from_json(doc);
-        if (*format == "json") write_output(*output, with_model(doc, run).dump(2) + "\n");
-        else if (*format == "csv") write_output(*output, render_csv(run));
-        else write_output(*output, render_run_table(run));
+        write_output(*output, render(*format, {.table = [&] { return render_run_table(run); },
+                                               .json = [&] { return with_model(doc, run).dump(2) + "\n"; },
+                                               .csv = [&] { return render_csv(run); }}));
         return run.state == "failed" ? exit_run_failed : exit_ok;
     };
 }

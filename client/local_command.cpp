@@ -2,6 +2,7 @@
 // process, or on HOST's node by its meshperfd (POST /v1/local). Built in every meshperf: the
 // in-process sweep is local_here.cpp or, without CUDA, local_here_unavailable.cpp.
 #include "client/commands.hpp"
+#include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
 #include "client/local_here.hpp"
 #include "client/local_render.hpp"
@@ -36,7 +37,7 @@ struct local_options {
     std::string sizes = "4K..1G";
     int device = 0;
     bool verify = false;
-    std::string format = "table";
+    output_format format = output_format::table;
     std::string output;
 };
 
@@ -76,7 +77,7 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--sizes", o->sizes, "sizes, e.g. 4K..1G (at most 64)")->capture_default_str();
     cmd->add_option("--device", o->device, "GPU index for h2d, d2h, d2d")->capture_default_str();
     cmd->add_flag("--verify", o->verify, "check the copied bytes");
-    cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    add_format_option(*cmd, o->format, {output_format::table, output_format::json});
     cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout");
     return [o, &common]() -> int {
         core::local_copy_spec spec;
@@ -95,7 +96,7 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
         std::string text;
         try {
             if (doc.value("schema", "") != "meshperf.local/1") throw std::runtime_error("its schema is not meshperf.local/1");
-            text = o->format == "json" ? doc.dump(2) + "\n" : render_local_table(doc);
+            text = render(o->format, {.table = [&] { return render_local_table(doc); }, .json = [&] { return doc.dump(2) + "\n"; }});
         } catch (const std::exception& e) {
             throw client_error(exit_unreachable, fmt::format("{} returned a copy sweep this meshperf cannot read: {}",
                                                              o->host.empty() ? "the sweep" : o->host,

@@ -3,6 +3,7 @@
 // retested once before they are reported. Exit: 0 all links good, 1 bad links or
 // unreachable hosts, 2 usage, 3 no link could be measured at all.
 #include "client/bounded_parallel.hpp"
+#include "client/output_format.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
@@ -30,7 +31,7 @@ namespace {
 struct matrix_options {
     std::string hosts;
     short_test_options test;
-    std::string format = "table";
+    output_format format = output_format::table;
     std::string output;
     double bad_bw_fraction = 0.9;
     double bad_lat_multiple = 2.0;
@@ -323,7 +324,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--streams", o->test.streams, "parallel streams per direction")->capture_default_str();
     cmd->add_option("--max-time", o->test.max_time, "adaptive time cap per point, seconds")->capture_default_str();
     cmd->add_option("--warmup", o->test.warmup, "warm-up seconds before every point")->capture_default_str();
-    cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
+    add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::csv});
     cmd->add_option("-o,--output", o->output, "write the table/json/csv to FILE (the summary then goes to stdout)");
     cmd->add_option("--bad-bw-fraction", o->bad_bw_fraction, "a link is bad below this fraction of the median bandwidth")
         ->capture_default_str();
@@ -364,12 +365,10 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                         {"rounds", core::round_count(hosts.size())},
                         {"retest_rounds", retest_rounds},
                         {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
-        std::string text;
-        if (o->format == "json") text = render_json(m, analysis, meta).dump(2) + "\n";
-        else if (o->format == "csv") text = render_csv(m, analysis);
-        else text = render_table(m, analysis, meta);
-        write_output(o->output, text);
-        if (o->format != "table" || !o->output.empty()) {
+        write_output(o->output, render(o->format, {.table = [&] { return render_table(m, analysis, meta); },
+                                                   .json = [&] { return render_json(m, analysis, meta).dump(2) + "\n"; },
+                                                   .csv = [&] { return render_csv(m, analysis); }}));
+        if (o->format != output_format::table || !o->output.empty()) {
             const auto summary = render_summary(m, analysis, meta);
             std::fputs(summary.c_str(), o->output.empty() ? stderr : stdout);
         }

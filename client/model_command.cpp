@@ -1,6 +1,7 @@
 // meshperf model: the fitted model of a stored result, optionally fitted on some sizes and
 // checked against the others (a held-out test of the model; tests/netns/heldout.sh).
 #include "client/commands.hpp"
+#include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
 #include "client/result_files.hpp"
@@ -22,13 +23,13 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
     auto file = std::make_shared<std::string>();
     auto fit_sizes = std::make_shared<std::string>();
     auto every_other = std::make_shared<bool>(false);
-    auto format = std::make_shared<std::string>("table");
+    auto format = std::make_shared<output_format>();
     auto* cmd = app.add_subcommand("model", "fit t(n) = α + n/β to a stored result and compare its predictions with the "
                                             "measured points (optionally fitted on some sizes only: a held-out check)");
     cmd->add_option("file", *file, "RESULT.json (meshperf sweep/show --format json)")->required();
     auto* fs = cmd->add_option("--fit-sizes", *fit_sizes, "fit on these sizes only (64,4K,1M or 1K..1M); predict the others");
     auto* eo = cmd->add_flag("--every-other", *every_other, "fit on every other measured size (1st, 3rd, ...); predict the others");
-    cmd->add_option("--format", *format, "table or json")->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    add_format_option(*cmd, *format, {output_format::table, output_format::json});
     return [=]() -> int {
         if (fs->count() && eo->count()) throw client_error(exit_usage, "give --fit-sizes or --every-other, not both");
         const auto f = load_result_file(*file);
@@ -76,25 +77,28 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
             rows.push_back({s.stream ? "bandwidth" : "latency", core::format_size(s.size_bytes), fmt::format("{:.4g}", s.time_s * 1e6),
                             fmt::format("{:.4g}", pred * 1e6), fmt::format("{:+.1f}%", err * 100), fitted ? "yes" : "no"});
         }
-        if (*format == "json") {
-            json doc{{"schema", "meshperf.model/1"},
-                     {"file", *file},
-                     {"run_id", run.id},
-                     {"model", core::to_json(*m.fit)},
-                     {"fit_sizes", std::vector<std::uint64_t>(fit_set.begin(), fit_set.end())},
-                     {"held_out", held_out},
-                     {"predictions", preds},
-                     {"worst_abs_rel_error", worst}};
-            write_output("", doc.dump(2) + "\n");
-        } else {
-            std::string out = render_model_text(m);
-            out += fmt::format("\n{} (per-message time: latency one-way p50, bandwidth size/rate)\n",
-                               held_out ? fmt::format("predictions of the {} held-out sizes", sizes.size() - fit_set.size())
-                                        : std::string("residuals"));
-            out += format_table(rows);
-            out += fmt::format("worst |error| {:.1f}%\n", worst * 100);
-            write_output("", out);
-        }
+        write_output("", render(*format, {.table = [&] {
+                                              std::string out = render_model_text(m);
+                                              out += fmt::format("\n{} (per-message time: latency one-way p50, bandwidth size/rate)\n",
+                                                                 held_out ? fmt::format("predictions of the {} held-out sizes",
+                                                                                        sizes.size() - fit_set.size())
+                                                                          : std::string("residuals"));
+                                              out += format_table(rows);
+                                              out += fmt::format("worst |error| {:.1f}%\n", worst * 100);
+                                              return out;
+                                          },
+                                          .json = [&] {
+                                              return json{{"schema", "meshperf.model/1"},
+                                                          {"file", *file},
+                                                          {"run_id", run.id},
+                                                          {"model", core::to_json(*m.fit)},
+                                                          {"fit_sizes", std::vector<std::uint64_t>(fit_set.begin(), fit_set.end())},
+                                                          {"held_out", held_out},
+                                                          {"predictions", preds},
+                                                          {"worst_abs_rel_error", worst}}
+                                                         .dump(2) +
+                                                     "\n";
+                                          }}));
         return exit_ok;
     };
 }
