@@ -7,9 +7,11 @@
 #include "client/run_model.hpp"
 #include "core/collectives.hpp"
 #include "core/error.hpp"
+#include "core/model_warnings.hpp"
 #include "core/sizes.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <fmt/format.h>
 #include <memory>
@@ -121,6 +123,24 @@ std::vector<core::prediction> predict(const link_source& s, std::uint64_t bytes,
 }
 core::dp_step_plan plan_step(const link_source& s, const core::dp_step_spec& spec, const core::topology& t) {
     return std::visit([&](const auto& l) { return core::plan_dp_step(spec, t, l); }, s.link);
+}
+
+/// What each prediction asks of the modelled link: one message of its inter-node phase.
+std::vector<core::model_use> model_uses(const std::vector<core::prediction>& preds,
+                                        std::initializer_list<const core::dp_step_plan*> steps, const core::topology& topo) {
+    std::vector<core::model_use> uses;
+    const auto add = [&](const core::prediction& p, const std::string& prefix) {
+        if (p.bytes == 0) return;
+        uses.push_back({fmt::format("{}{} {}", prefix, core::to_string(p.coll), core::to_string(p.algo)),
+                        core::step_message_bytes(p.coll, p.algo, p.bytes, topo)});
+    };
+    for (const auto& p : preds) add(p, "");
+    for (const auto* d : steps)
+        if (d) {
+            add(d->bucket, "step bucket ");
+            add(d->last_bucket, "step last bucket ");
+        }
+    return uses;
 }
 
 std::string csv(const std::vector<core::prediction>& ps) {
@@ -249,8 +269,18 @@ command_runner add_plan_command(CLI::App& app, const common_options&) {
             throw usage(e.what());
         }
 
+        // Warnings on the model's use: only a fitted model knows the sizes it was measured at.
+        std::vector<core::model_warning> warnings;
+        if (const auto* fit = std::get_if<core::model_fit>(&src.link)) {
+            const auto uses = model_uses(preds, {best ? &*best : nullptr, ring ? &*ring : nullptr, tree ? &*tree : nullptr}, topo);
+            warnings = core::model_use_warnings(*fit, uses);
+        }
+
         std::string text;
-        if (o->format == "csv") text = csv(preds);
+        if (o->format == "csv") {
+            text = csv(preds);
+            for (const auto& w : warnings) std::fprintf(stderr, "meshperf: warning: %s\n", w.message.c_str());
+        }
         else if (o->format == "json") {
             json doc{{"schema", "meshperf.plan/1"}, {"link", src.info}, {"topology", core::to_json(topo)}, {"bytes", size}};
             doc["predictions"] = json::array();
@@ -263,6 +293,8 @@ command_runner add_plan_command(CLI::App& app, const common_options&) {
             } else {
                 doc["dp_step"] = nullptr;
             }
+            doc["warnings"] = json::array();
+            for (const auto& w : warnings) doc["warnings"].push_back(core::to_json(w));
             text = doc.dump(2) + "\n";
         } else {
             text = src.text;
@@ -292,6 +324,10 @@ command_runner add_plan_command(CLI::App& app, const common_options&) {
                 row("tree", *tree);
                 text += format_table(rows);
                 if (!best->compute_s) text += "(give --step-compute-ms for the scaling efficiency)\n";
+            }
+            if (!warnings.empty()) {
+                text += "\nwarnings:\n";
+                for (const auto& w : warnings) text += "  - " + w.message + "\n";
             }
         }
         write_output(o->output, text);

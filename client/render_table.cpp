@@ -28,9 +28,22 @@ std::string rate(double per_s) {
     return fmt::format("{:.3g}", per_s);
 }
 
+// Marker after the precision figure for the interval it is (results written before the
+// method was recorded have none): "b" the between-block interval, "?" too few blocks to
+// check the variation between them.
+const char* method_marker(const core::precision_info& p) {
+    if (!p.method) return "";
+    switch (*p.method) {
+        case core::precision_method::blocks: return "b";
+        case core::precision_method::too_few_blocks: return "?";
+        case core::precision_method::samples: return "";
+    }
+    return "";
+}
+
 std::string precision(const core::precision_info& p) {
     if (!std::isfinite(p.achieved)) return "-";
-    return fmt::format("±{:.2g}%{}", p.achieved * 100, p.adaptive && !p.met ? "*" : "");
+    return fmt::format("±{:.2g}%{}{}", p.achieved * 100, method_marker(p), p.adaptive && !p.met ? "*" : "");
 }
 
 bool numeric(const std::string& s) {
@@ -118,7 +131,22 @@ std::string render_run_table(const core::run_result& run) {
     if (!run.points.empty()) out += render_model_text(fit_run_model(run));
     bool any_missed = false;
     for (const auto& p : run.points) any_missed |= p.precision.adaptive && !p.precision.met;
-    if (any_missed) out += "\n* precision target not met within the time cap (raise --max-time or accept the wider interval)\n";
+    std::string legend;
+    if (any_missed) legend += "* precision target not met within the time cap (raise --max-time or accept the wider interval)\n";
+    bool any_blocks = false, any_few = false;
+    for (const auto& p : run.points) {
+        any_blocks |= p.precision.method == core::precision_method::blocks;
+        any_few |= p.precision.method == core::precision_method::too_few_blocks;
+    }
+    if (any_blocks)
+        legend += fmt::format("b the blocks of consecutive samples disagree: the interval shown is the one between blocks, more "
+                              "than {:.1f}× the one the samples alone give (the figure moved during the point)\n",
+                              core::block_dominance_ratio);
+    if (any_few)
+        legend += fmt::format("? fewer than {} blocks of consecutive samples: the variation between blocks was not checked, so "
+                              "the interval may be too narrow\n",
+                              core::min_blocks_to_assess);
+    if (!legend.empty()) out += "\n" + legend;
     std::vector<std::string> warnings;
     for (const auto& p : run.points)
         for (const auto& w : p.warnings)

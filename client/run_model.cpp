@@ -42,8 +42,16 @@ std::string render_model_text(const run_model& m) {
     const auto& l = f.line;
     std::string out = fmt::format("\nmodel t(n) = α + n/β, {} points, {}..{}\n  {}\n", l.points, core::format_size(l.min_size_bytes),
                                   core::format_size(l.max_size_bytes), line_text(l));
-    out += fmt::format("  R² {:.4f}, worst relative residual {:.1f}% ({} {})\n", l.r_squared, l.worst_rel_residual * 100,
-                       l.worst_is_stream ? "bandwidth" : "latency", core::format_size(l.worst_size_bytes));
+    if (l.underdetermined)
+        out += fmt::format("  underdetermined: {} points for {} parameters{}; a line through them fits whatever the path does, so "
+                           "there is no quality figure (sweep more sizes)\n",
+                           l.points, l.parameters, l.points > l.parameters ? " at fewer than 3 sizes" : "");
+    else
+        out += fmt::format("  R² {:.4f}, worst relative residual {:.1f}% ({} {})\n", l.r_squared, l.worst_rel_residual * 100,
+                           l.worst_is_stream ? "bandwidth" : "latency", core::format_size(l.worst_size_bytes));
+    if (!f.piecewise && !f.piecewise_rejected.empty())
+        out += fmt::format("  one line fits badly (> {:.0f}%), but no break is reported: {}\n", f.piecewise_threshold * 100,
+                           f.piecewise_rejected);
     if (f.piecewise) {
         const auto& p = *f.piecewise;
         out += fmt::format("  one line fits badly (> {:.0f}%): piecewise, break between {} and {}\n", f.piecewise_threshold * 100,
@@ -52,6 +60,12 @@ std::string render_model_text(const run_model& m) {
         out += fmt::format("    from {}: {}\n", core::format_size(p.break_before_bytes), line_text(p.above));
         out += fmt::format("    R² {:.4f}, worst relative residual {:.1f}% at {}\n", p.r_squared, p.worst_rel_residual * 100,
                            core::format_size(p.worst_size_bytes));
+        const auto& e = p.evidence;
+        std::string why = fmt::format("    the break removes {:.0f}% of the line's error", e.explained_share * 100);
+        if (e.chi2_drop) why += fmt::format(", χ² drop {:.3g} > {:.3g} (the points' precision)", *e.chi2_drop, *e.chi2_critical);
+        if (e.stable_share) why += fmt::format(", same place in {:.0f}% of {} refits over the blocks", *e.stable_share * 100, e.refits);
+        else why += "; not checked for stability (the points carry no precision)";
+        out += why + "\n";
     }
     return out;
 }

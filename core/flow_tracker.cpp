@@ -20,6 +20,7 @@ void flow_tracker::add(double t_s, std::span<const std::uint64_t> bytes) {
         const auto prev = std::accumulate(bytes_.back().begin(), bytes_.back().end(), std::uint64_t{0});
         const auto now = std::accumulate(bytes.begin(), bytes.end(), std::uint64_t{0});
         interval_rates_.push_back(static_cast<double>(now - prev) / (t_s - times_.back()));
+        blocks_.add(interval_rates_.back());
     }
     times_.push_back(t_s);
     bytes_.emplace_back(bytes.begin(), bytes.end());
@@ -33,6 +34,17 @@ double flow_tracker::relative_half_width() const {
     const double m = mean_interval_rate();
     if (interval_rates_.size() < 2 || m <= 0) return std::numeric_limits<double>::infinity();
     return mean_ci_half_width(interval_rates_) / m;
+}
+
+interval_choice flow_tracker::precision() const {
+    const auto means = blocks_.means();
+    return choose_interval(relative_half_width(), means, mean_interval_rate());
+}
+
+std::vector<double> flow_tracker::block_gbit_per_s() const {
+    auto v = blocks_.means();
+    for (auto& x : v) x *= 8.0 / 1e9;
+    return v;
 }
 
 flow_figures flow_tracker::figures(const std::string& direction, std::uint64_t size_bytes) const {

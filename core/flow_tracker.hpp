@@ -29,9 +29,15 @@ public:
     double measured_s() const;
     /// Mean of the interval rates in bytes/s (0 before two snapshots).
     double mean_interval_rate() const;
-    /// 95% CI half-width of the mean interval rate relative to it (+inf with < 2 intervals
-    /// or a zero rate).
+    /// 95% CI half-width of the mean interval rate relative to it, the intervals taken as
+    /// independent (+inf with < 2 intervals or a zero rate).
     double relative_half_width() const;
+    /// The flow's precision: the interval above, widened to the batch-means interval of
+    /// consecutive intervals grouped into at most max_blocks blocks when those disagree
+    /// more (see choose_interval).
+    interval_choice precision() const;
+    /// Each block's mean interval rate, Gbit/s, in time order.
+    std::vector<double> block_gbit_per_s() const;
     /// Final figures over the measured window: bytes and seconds from the baseline to the
     /// last snapshot. Throws insane_figure when nothing moved in the window.
     flow_figures figures(const std::string& direction, std::uint64_t size_bytes) const;
@@ -43,6 +49,7 @@ private:
     std::vector<double> times_;                   // baseline first
     std::vector<std::vector<std::uint64_t>> bytes_;  // per snapshot, per stream
     std::vector<double> interval_rates_;          // bytes/s
+    block_means blocks_;                          // the same rates, grouped
 };
 
 /// Figures of one flow measured over a fixed message count: bytes moved after the warm-up

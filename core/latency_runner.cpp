@@ -19,6 +19,25 @@ double seconds_since(clock::time_point t0) { return std::chrono::duration<double
 constexpr std::size_t batch_size = 500;
 constexpr std::size_t min_samples = 1000;
 
+// Median of one batch's round trips, as percentile_sorted defines it (n > 0; scratch holds
+// at least n values, so nothing is allocated).
+double batch_median(const double* values, std::size_t n, std::vector<double>& scratch) {
+    std::copy(values, values + n, scratch.begin());
+    const auto first = scratch.begin(), last = scratch.begin() + static_cast<std::ptrdiff_t>(n);
+    const std::size_t lo = (n - 1) / 2;
+    std::nth_element(first, first + static_cast<std::ptrdiff_t>(lo), last);
+    const double a = scratch[lo];
+    if (n % 2 == 1) return a;
+    return (a + *std::min_element(first + static_cast<std::ptrdiff_t>(lo) + 1, last)) / 2;
+}
+
+// The reported interval: the within-sample one, widened to the between-block one when the
+// blocks disagree far more than the samples suggest.
+interval_choice point_interval(double samples_rel, const block_means& blocks, double median_ns) {
+    const auto means = blocks.means();
+    return choose_interval(samples_rel, means, median_ns);
+}
+
 }  // namespace
 
 latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& spec, std::vector<double>& samples,
@@ -38,6 +57,8 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
     samples.resize(std::min<std::size_t>(target_count ? target_count : max_exact_samples, max_exact_samples));
     log_histogram overflow;  // used only past max_exact_samples
     std::vector<double> spill(batch_size);
+    std::vector<double> scratch(batch_size);
+    block_means blocks;      // per-batch medians, grouped into at most max_blocks blocks
 
     std::uint64_t done = 0;
     std::size_t next_check = min_samples;
@@ -48,6 +69,7 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
         if (target_count) n = static_cast<std::size_t>(std::min<std::uint64_t>(n, target_count - done));
         double* dst = done + n <= samples.size() ? samples.data() + done : spill.data();
         if ((out.code = run_batch(n, dst)) != 0) return out;
+        if (n > 0) blocks.add(batch_median(dst, n, scratch));
         if (dst == spill.data())
             for (std::size_t i = 0; i < n; ++i) overflow.add(static_cast<std::uint64_t>(spill[i]));
         done += n;
@@ -61,8 +83,8 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
             std::span<double> kept(samples.data(), done);
             std::sort(kept.begin(), kept.end());
             const double median = percentile_sorted(kept, 0.5);
-            rel = median > 0 ? median_ci_half_width_sorted(kept) / median : rel;
-            if (rel <= spec.precision) break;
+            const double samples_rel = median > 0 ? median_ci_half_width_sorted(kept) / median : rel;
+            if (target_met(point_interval(samples_rel, blocks, median), spec.precision)) break;
             next_check = done * 2;
         }
         if (elapsed >= time_limit) break;
@@ -84,8 +106,10 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
         const double span = overflow.quantile(0.6) - overflow.quantile(0.4);
         rel = 1.959964 * span / (0.4 * std::sqrt(static_cast<double>(done))) / out.rtt_ns.p50;
     }
-    out.precision.achieved = rel;
-    out.precision.met = out.precision.adaptive && rel <= spec.precision;
+    const auto chosen = point_interval(rel, blocks, out.rtt_ns.p50);
+    out.precision.record(chosen);
+    out.precision.block_values = blocks.means();
+    out.precision.met = out.precision.adaptive && target_met(chosen, spec.precision);
     return out;
 }
 

@@ -1,8 +1,11 @@
 #pragma once
 /// The ping side's whole latency point, for any transport: warm-up, then round trips in
 /// batches until the precision target, the time cap, the fixed count or the fixed duration
-/// is reached. Statistics are computed between batches, never per round trip. No I/O: the
-/// transport's batch function does the round trips.
+/// is reached. Statistics are computed between batches, never per round trip. Each batch's
+/// median also feeds the between-block interval (core/stats.hpp, block_means): the reported
+/// precision is the wider view when the blocks disagree, and an adaptive point stops on its
+/// target only after min_blocks_for_target batches. No I/O: the transport's batch function
+/// does the round trips.
 #include "core/result.hpp"
 #include "core/run_spec.hpp"
 

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
+#include "core/stats.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <random>
 
 namespace meshperf::core {
 
@@ -227,6 +229,8 @@ std::optional<line_fit> try_fit_line(std::span<const model_sample> samples, bool
         l.min_size_bytes = std::min(l.min_size_bytes, s.size_bytes);
         l.max_size_bytes = std::max(l.max_size_bytes, s.size_bytes);
     }
+    l.parameters = (raw->has_latency ? 1u : 0u) + (raw->has_stream ? 1u : 0u) + 1u;
+    l.underdetermined = distinct_sizes(samples) < 3 || samples.size() <= l.parameters;
     return l;
 }
 
@@ -248,45 +252,178 @@ void check_samples(std::span<const model_sample> samples) {
             samples.size(), distinct_sizes(samples)));
 }
 
-std::optional<piecewise_fit> fit_piecewise(std::vector<model_sample> samples) {
-    std::sort(samples.begin(), samples.end(),
-              [](const model_sample& a, const model_sample& b) { return a.size_bytes < b.size_bytes; });
+// The best single break, and where it lies among the distinct sizes.
+struct break_candidate {
+    piecewise_fit fit;
+    std::size_t index = 0;  // distinct-size index of break_after_bytes
+    double sse = inf;       // weighted squared relative error of both segments
+};
+
+std::vector<model_sample> sorted_by_size(std::span<const model_sample> in) {
+    std::vector<model_sample> samples(in.begin(), in.end());
+    std::stable_sort(samples.begin(), samples.end(),
+                     [](const model_sample& a, const model_sample& b) { return a.size_bytes < b.size_bytes; });
+    return samples;
+}
+
+// samples must be sorted by size. Each segment holds at least min_segment_sizes distinct
+// sizes and more points than parameters, so neither is fitted exactly by construction.
+std::optional<break_candidate> fit_piecewise(std::span<const model_sample> samples) {
     std::vector<std::size_t> starts;  // index of the first sample of each distinct size
     for (std::size_t i = 0; i < samples.size(); ++i)
         if (i == 0 || samples[i].size_bytes != samples[i - 1].size_bytes) starts.push_back(i);
     const std::size_t m = starts.size();
-    if (m < 4) return std::nullopt;  // each segment needs two sizes
+    if (m < 2 * min_segment_sizes) return std::nullopt;
 
-    std::optional<piecewise_fit> best;
-    double best_sse = inf;
+    std::optional<break_candidate> best;
     const double t_mean = weighted_mean_time(samples);
-    const std::span<const model_sample> all(samples);
     // Break after distinct size k: the lower segment holds sizes 0..k, the upper k+1..m−1.
-    for (std::size_t k = 1; k + 2 < m; ++k) {
+    for (std::size_t k = min_segment_sizes - 1; k + min_segment_sizes < m; ++k) {
         const std::size_t split = starts[k + 1];
-        auto lo = try_fit_line(all.first(split), true);
-        auto hi = try_fit_line(all.subspan(split), true);
-        if (!lo || !hi) continue;
+        auto lo = try_fit_line(samples.first(split), true);
+        auto hi = try_fit_line(samples.subspan(split), true);
+        if (!lo || !hi || lo->underdetermined || hi->underdetermined) continue;
         quality q;
-        add_quality(q, *lo, all.first(split), t_mean);
-        add_quality(q, *hi, all.subspan(split), t_mean);
-        if (q.sse < best_sse) {
-            best_sse = q.sse;
-            piecewise_fit p;
-            p.below = *lo;
-            p.above = *hi;
-            p.break_after_bytes = samples[starts[k]].size_bytes;
-            p.break_before_bytes = samples[split].size_bytes;
-            p.r_squared = r_squared_of(q);
-            p.worst_rel_residual = q.worst;
-            p.worst_size_bytes = q.worst_size;
-            best = p;
+        add_quality(q, *lo, samples.first(split), t_mean);
+        add_quality(q, *hi, samples.subspan(split), t_mean);
+        if (!best || q.sse < best->sse) {
+            break_candidate c;
+            c.fit.below = *lo;
+            c.fit.above = *hi;
+            c.fit.break_after_bytes = samples[starts[k]].size_bytes;
+            c.fit.break_before_bytes = samples[split].size_bytes;
+            c.fit.r_squared = r_squared_of(q);
+            c.fit.worst_rel_residual = q.worst;
+            c.fit.worst_size_bytes = q.worst_size;
+            c.index = k;
+            c.sse = q.sse;
+            best = c;
         }
     }
     return best;
 }
 
+double predict_piecewise(const piecewise_fit& p, const model_sample& s) {
+    return predict(p.segment_for(static_cast<double>(s.size_bytes)), s);
+}
+
+// χ² of relative residuals in units of each point's standard error (stated half-width /
+// 1.96, at least 0.01%), over the points that state a precision.
+template <class Predict>
+double chi2_of(std::span<const model_sample> samples, Predict&& predict_time) {
+    double chi2 = 0;
+    for (const auto& s : samples) {
+        if (!(s.rel_half_width > 0) || !std::isfinite(s.rel_half_width)) continue;
+        const double sigma = std::max(s.rel_half_width / 1.959964, 1e-4);
+        const double rel = (predict_time(s) - s.time_s) / s.time_s;
+        chi2 += (rel / sigma) * (rel / sigma);
+    }
+    return chi2;
+}
+
+// 99% points of χ² for 1..8 degrees of freedom.
+double chi2_critical_99(std::size_t dof) {
+    static constexpr double table[] = {0, 6.635, 9.210, 11.345, 13.277, 15.086, 16.812, 18.475, 20.090};
+    return table[std::clamp<std::size_t>(dof, 1, 8)];
+}
+
+bool has_blocks(const model_sample& s) { return s.block_times_s.size() >= min_blocks_to_assess; }
+bool has_precision(const model_sample& s) { return s.rel_half_width > 0 && std::isfinite(s.rel_half_width); }
+
+// One bootstrap replicate: each point rescaled by the ratio of a resampled block mean to its
+// block mean, or by a normal draw from its stated precision; points with neither stay put.
+std::vector<model_sample> replicate(std::span<const model_sample> samples, std::mt19937_64& rng) {
+    std::vector<model_sample> out(samples.begin(), samples.end());
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (auto& s : out) {
+        if (has_blocks(s)) {
+            const auto& b = s.block_times_s;
+            std::uniform_int_distribution<std::size_t> pick(0, b.size() - 1);
+            double sum = 0, resampled = 0;
+            for (double v : b) sum += v;
+            for (std::size_t i = 0; i < b.size(); ++i) resampled += b[pick(rng)];
+            if (sum > 0) s.time_s *= resampled / sum;
+        } else if (has_precision(s)) {
+            s.time_s *= std::max(0.05, 1.0 + normal(rng) * s.rel_half_width / 1.959964);
+        }
+        s.block_times_s.clear();
+    }
+    return out;
+}
+
+// Share of bootstrap refits whose best break lies within one distinct size of `index`
+// (a refit where one line fits, or no break can be fitted, disagrees).
+double stable_share(std::span<const model_sample> sorted, std::size_t index, const model_options& opt) {
+    std::mt19937_64 rng(opt.seed);
+    unsigned agree = 0;
+    for (unsigned r = 0; r < opt.refits; ++r) {
+        const auto rep = replicate(sorted, rng);
+        const auto line = try_fit_line(rep, false);
+        if (!line || line->worst_rel_residual <= opt.piecewise_threshold) continue;
+        const auto c = fit_piecewise(rep);
+        if (c && (c->index + 1 >= index && c->index <= index + 1)) ++agree;
+    }
+    return opt.refits ? static_cast<double>(agree) / opt.refits : 0.0;
+}
+
+// Share of the line's weighted squared error a break must remove to count as explaining it.
+constexpr double min_explained_share = 0.75;
+
+// Decides whether the best break is real; fills m.piecewise or m.piecewise_rejected.
+void judge_break(model_fit& m, std::span<const model_sample> input, const model_options& opt) {
+    const auto samples = sorted_by_size(input);
+    auto cand = fit_piecewise(samples);
+    if (!cand) {
+        m.piecewise_rejected = fmt::format("too few sizes for a break: each side needs {} sizes", min_segment_sizes);
+        return;
+    }
+    auto& ev = cand->fit.evidence;
+    quality line_q;
+    add_quality(line_q, m.line, samples, weighted_mean_time(samples));
+    ev.explained_share = line_q.sse > 0 ? std::clamp(1.0 - cand->sse / line_q.sse, 0.0, 1.0) : 0.0;
+    const auto where = fmt::format("the best break (between {} and {})", format_size(cand->fit.break_after_bytes),
+                                   format_size(cand->fit.break_before_bytes));
+    if (cand->fit.worst_rel_residual > m.piecewise_threshold && ev.explained_share < min_explained_share) {
+        m.piecewise_rejected = fmt::format("{} explains only {:.0f}% of the misfit and leaves a {:.0f}% residual: the points scatter "
+                                           "rather than follow two lines",
+                                           where, ev.explained_share * 100, cand->fit.worst_rel_residual * 100);
+        return;
+    }
+    const auto stated = static_cast<std::size_t>(std::count_if(samples.begin(), samples.end(), has_precision));
+    if (stated >= 4) {
+        const auto& f = cand->fit;
+        ev.chi2_drop = chi2_of(samples, [&](const model_sample& s) { return predict(m.line, s); }) -
+                       chi2_of(samples, [&](const model_sample& s) { return predict_piecewise(f, s); });
+        ev.chi2_critical = chi2_critical_99(m.line.parameters + 1);
+        if (!(*ev.chi2_drop > *ev.chi2_critical)) {
+            m.piecewise_rejected = fmt::format("{} improves the fit by less than the points' stated precision explains "
+                                               "(χ² drop {:.3g}, 99% point {:.3g})",
+                                               where, *ev.chi2_drop, *ev.chi2_critical);
+            return;
+        }
+    }
+    if (std::any_of(samples.begin(), samples.end(), [](const model_sample& s) { return has_blocks(s) || has_precision(s); }) &&
+        opt.refits > 0) {
+        ev.refits = opt.refits;
+        ev.stable_share = stable_share(samples, cand->index, opt);
+        if (*ev.stable_share < opt.stable_share) {
+            m.piecewise_rejected = fmt::format("{} is not stable: only {:.0f}% of {} refits over the points' blocks place it within "
+                                               "one size step (at least {:.0f}% needed)",
+                                               where, *ev.stable_share * 100, opt.refits, opt.stable_share * 100);
+            return;
+        }
+    }
+    m.piecewise = cand->fit;
+}
+
 json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+// A number that may be absent or null (older documents, or a figure not reported).
+std::optional<double> optional_number(const json& j, const char* key) {
+    if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return std::nullopt;
+    if (!j.at(key).is_number()) throw spec_error(fmt::format("model JSON: field \"{}\" is not a number", key));
+    return j.at(key).get<double>();
+}
 
 double required_number(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || !j.at(key).is_number())
@@ -309,11 +446,23 @@ std::vector<model_sample> model_samples(const run_result& r) {
     std::vector<model_sample> out;
     for (const auto& p : r.points) {
         if (p.size_bytes == 0) continue;
+        model_sample s;
+        s.size_bytes = p.size_bytes;
         if (p.test == test_kind::latency && p.lat_ns && p.lat_ns->p50 > 0) {
-            out.push_back({p.size_bytes, p.lat_ns->p50 * 1e-9, false, 1.0});
+            s.time_s = p.lat_ns->p50 * 1e-9;
+            for (double rtt_ns : p.precision.block_values)
+                if (rtt_ns > 0) s.block_times_s.push_back(rtt_ns / 2 * 1e-9);
         } else if (p.test == test_kind::bandwidth && p.gbit_per_s > 0) {
-            out.push_back({p.size_bytes, static_cast<double>(p.size_bytes) * 8.0 / (p.gbit_per_s * 1e9), true, 1.0});
+            s.time_s = static_cast<double>(p.size_bytes) * 8.0 / (p.gbit_per_s * 1e9);
+            s.stream = true;
+            for (double gbit : p.precision.block_values)
+                if (gbit > 0) s.block_times_s.push_back(static_cast<double>(p.size_bytes) * 8.0 / (gbit * 1e9));
+        } else {
+            continue;
         }
+        // achieved 0 is what fixed-count bandwidth points report: "not measured"
+        if (std::isfinite(p.precision.achieved) && p.precision.achieved > 0) s.rel_half_width = p.precision.achieved;
+        out.push_back(std::move(s));
     }
     return out;
 }
@@ -333,8 +482,10 @@ model_fit fit_model(std::span<const model_sample> samples, const model_options& 
         throw spec_error("model: the piecewise threshold must be a positive fraction (e.g. 0.15)");
     model_fit m;
     m.piecewise_threshold = opt.piecewise_threshold;
+    if (!(opt.stable_share >= 0 && opt.stable_share <= 1))
+        throw spec_error("model: the stable share of refits must be a fraction in [0, 1] (e.g. 0.8)");
     m.line = fit_line(samples);
-    if (!m.line_fits()) m.piecewise = fit_piecewise({samples.begin(), samples.end()});
+    if (!m.line_fits()) judge_break(m, samples, opt);
     return m;
 }
 
@@ -351,14 +502,27 @@ json to_json(const line_fit& l) {
     j["beta_gbit_per_s"] = num_or_null(l.beta_gbit_per_s());
     j["beta_gbyte_per_s"] = num_or_null(l.beta_gbyte_per_s());
     j["n_half_bytes"] = num_or_null(l.n_half_bytes());
-    j["r_squared"] = l.r_squared;
-    j["worst_rel_residual"] = l.worst_rel_residual;
+    // An underdetermined line passes through its points whatever the path does: its
+    // quality figures would be fake, so they are null.
+    j["r_squared"] = l.underdetermined ? json(nullptr) : json(l.r_squared);
+    j["worst_rel_residual"] = l.underdetermined ? json(nullptr) : json(l.worst_rel_residual);
     j["worst_size_bytes"] = l.worst_size_bytes;
     j["worst_test"] = l.worst_is_stream ? "bandwidth" : "latency";
     j["points"] = l.points;
     j["min_size_bytes"] = l.min_size_bytes;
     j["max_size_bytes"] = l.max_size_bytes;
+    j["parameters"] = l.parameters;
+    j["underdetermined"] = l.underdetermined;
     return j;
+}
+
+json to_json(const break_evidence& e) {
+    const auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
+    return {{"explained_share", e.explained_share},
+            {"chi2_drop", opt(e.chi2_drop)},
+            {"chi2_critical", opt(e.chi2_critical)},
+            {"stable_share", opt(e.stable_share)},
+            {"refits", e.refits}};
 }
 
 json to_json(const model_fit& m) {
@@ -374,10 +538,12 @@ json to_json(const model_fit& m) {
                           {"worst_rel_residual", p.worst_rel_residual},
                           {"worst_size_bytes", p.worst_size_bytes},
                           {"below", to_json(p.below)},
-                          {"above", to_json(p.above)}};
+                          {"above", to_json(p.above)},
+                          {"evidence", to_json(p.evidence)}};
     } else {
         j["piecewise"] = nullptr;
     }
+    j["piecewise_rejected"] = m.piecewise_rejected.empty() ? json(nullptr) : json(m.piecewise_rejected);
     return j;
 }
 
@@ -393,8 +559,11 @@ line_fit line_fit_from_json(const json& j) {
     l.alpha_source = j.value("alpha_source", "latency");
     if (j.contains("stream_alpha_us") && !j.at("stream_alpha_us").is_null())
         l.stream_alpha_s = required_number(j, "stream_alpha_us") * 1e-6;
-    l.r_squared = j.value("r_squared", 0.0);
-    l.worst_rel_residual = j.value("worst_rel_residual", 0.0);
+    l.underdetermined = j.contains("underdetermined") && j.at("underdetermined").is_boolean() && j.at("underdetermined").get<bool>();
+    l.parameters = j.contains("parameters") && j.at("parameters").is_number_unsigned() ? j.at("parameters").get<std::size_t>()
+                                                                                        : (l.stream_alpha_s ? 3u : 2u);
+    l.r_squared = optional_number(j, "r_squared").value_or(0.0);
+    l.worst_rel_residual = optional_number(j, "worst_rel_residual").value_or(0.0);
     l.worst_size_bytes = j.value("worst_size_bytes", std::uint64_t{0});
     l.worst_is_stream = j.value("worst_test", "latency") == "bandwidth";
     l.points = j.value("points", std::size_t{0});
@@ -419,8 +588,18 @@ model_fit model_fit_from_json(const json& j) {
         p.r_squared = pj.value("r_squared", 0.0);
         p.worst_rel_residual = pj.value("worst_rel_residual", 0.0);
         p.worst_size_bytes = pj.value("worst_size_bytes", std::uint64_t{0});
+        if (pj.contains("evidence") && pj.at("evidence").is_object()) {
+            const auto& e = pj.at("evidence");
+            p.evidence.explained_share = optional_number(e, "explained_share").value_or(0.0);
+            p.evidence.chi2_drop = optional_number(e, "chi2_drop");
+            p.evidence.chi2_critical = optional_number(e, "chi2_critical");
+            p.evidence.stable_share = optional_number(e, "stable_share");
+            p.evidence.refits = e.contains("refits") && e.at("refits").is_number_unsigned() ? e.at("refits").get<unsigned>() : 0u;
+        }
         m.piecewise = p;
     }
+    if (j.contains("piecewise_rejected") && j.at("piecewise_rejected").is_string())
+        m.piecewise_rejected = j.at("piecewise_rejected").get<std::string>();
     return m;
 }
 
@@ -440,13 +619,21 @@ std::string describe_line(const line_fit& l) {
 
 std::string describe(const model_fit& m) {
     std::string s = describe_line(m.line);
-    s += fmt::format(", R² {:.4f}, worst residual {:.1f}% at {}", m.line.r_squared, m.line.worst_rel_residual * 100,
-                     format_size(m.line.worst_size_bytes));
+    if (m.line.underdetermined)
+        s += fmt::format(", underdetermined ({} points for {} parameters, or fewer than 3 sizes): no quality figure", m.line.points,
+                         m.line.parameters);
+    else
+        s += fmt::format(", R² {:.4f}, worst residual {:.1f}% at {}", m.line.r_squared, m.line.worst_rel_residual * 100,
+                         format_size(m.line.worst_size_bytes));
     if (m.piecewise) {
         const auto& p = *m.piecewise;
         s += fmt::format("; piecewise, break between {} and {}: below {}; above {}; worst residual {:.1f}%",
                          format_size(p.break_after_bytes), format_size(p.break_before_bytes), describe_line(p.below),
                          describe_line(p.above), p.worst_rel_residual * 100);
+        if (p.evidence.stable_share)
+            s += fmt::format(", stable in {:.0f}% of {} refits", *p.evidence.stable_share * 100, p.evidence.refits);
+    } else if (!m.piecewise_rejected.empty()) {
+        s += "; no break: " + m.piecewise_rejected;
     }
     return s;
 }

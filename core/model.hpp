@@ -31,6 +31,10 @@ struct model_sample {
     double time_s = 0;                    ///< latency: one-way p50; stream: size / rate
     bool stream = false;                  ///< true for a bandwidth (stream) point
     double weight = 1;                    ///< relative weight of this point's relative error
+    /// The point's stated precision: 95% CI half-width relative to time_s (0: not known).
+    double rel_half_width = 0;
+    /// The point's per-block estimates of time_s, seconds, in time order (empty: not known).
+    std::vector<double> block_times_s;
 };
 
 /// Options of the fit.
@@ -38,7 +42,17 @@ struct model_options {
     /// A single line whose worst relative residual exceeds this is followed by a piecewise
     /// fit with one break.
     double piecewise_threshold = 0.15;
+    /// Refits of the break's stability check (a bootstrap over each point's blocks).
+    unsigned refits = 100;
+    /// Share of the refits that must place the break within one size step of the full fit.
+    double stable_share = 0.8;
+    /// Seed of the bootstrap: the same points always give the same model.
+    std::uint64_t seed = 1;
 };
+
+/// Fewest distinct sizes on each side of a break: two sizes determine a line exactly, so a
+/// segment needs a third before its fit says anything.
+inline constexpr std::size_t min_segment_sizes = 3;
 
 /// One straight line t(n) = α + n/β over a range of sizes, and how well it fits.
 struct line_fit {
@@ -53,6 +67,12 @@ struct line_fit {
     std::size_t points = 0;               ///< points fitted
     std::uint64_t min_size_bytes = 0;     ///< smallest size fitted
     std::uint64_t max_size_bytes = 0;     ///< largest size fitted
+    std::size_t parameters = 2;           ///< fitted parameters: α, β, and α_stream with stream points
+    /// Too few points for the quality figures to mean anything: fewer than three distinct
+    /// sizes, or no more points than parameters. A line through such points fits them
+    /// exactly whatever the path does; r_squared and worst_rel_residual are then not
+    /// reported (JSON null).
+    bool underdetermined = false;
 
     double alpha_us() const { return alpha_s * 1e6; }
     double beta_gbit_per_s() const { return beta_bytes_per_s * 8e-9; }
@@ -61,6 +81,21 @@ struct line_fit {
     double n_half_bytes() const { return alpha_s * beta_bytes_per_s; }
     /// One-way time of one message of n bytes, seconds.
     double time_s(double n_bytes) const { return alpha_s + n_bytes / beta_bytes_per_s; }
+};
+
+/// The evidence that a break is real, not scatter (see fit_model).
+struct break_evidence {
+    /// Share of the line's weighted squared error that the break removes (0..1).
+    double explained_share = 0;
+    /// Drop in χ² (residuals in units of the points' stated precision) from the line to the
+    /// two segments, and the 99% critical value for the extra parameters; empty when fewer
+    /// than four points state their precision.
+    std::optional<double> chi2_drop, chi2_critical;
+    /// Share of the bootstrap refits (over each point's blocks, or its stated precision
+    /// where it has no blocks) that place the break within one size step of this one;
+    /// empty when no point carries blocks or a precision to resample.
+    std::optional<double> stable_share;
+    unsigned refits = 0;                  ///< refits behind stable_share
 };
 
 /// Two lines joined at a break between two adjacent measured sizes.
@@ -72,6 +107,7 @@ struct piecewise_fit {
     double r_squared = 0;                 ///< over all points, each by its own segment
     double worst_rel_residual = 0;
     std::uint64_t worst_size_bytes = 0;
+    break_evidence evidence;              ///< why the break was accepted
 
     /// The segment that describes messages of n bytes (the boundary is the geometric mean
     /// of the two sizes at the break).
@@ -81,8 +117,12 @@ struct piecewise_fit {
 /// The model of one path.
 struct model_fit {
     line_fit line;                        ///< one line over all points
-    std::optional<piecewise_fit> piecewise; ///< set when line.worst_rel_residual > threshold
+    /// Set when line.worst_rel_residual > threshold and a break passes every test of
+    /// fit_model (it explains the misfit, beyond the points' precision, stably).
+    std::optional<piecewise_fit> piecewise;
     double piecewise_threshold = 0.15;    ///< the threshold that was applied
+    /// Why no break is reported although one line fits badly (empty otherwise).
+    std::string piecewise_rejected;
 
     /// True when the single line fits within the threshold.
     bool line_fits() const { return line.worst_rel_residual <= piecewise_threshold; }
@@ -93,12 +133,25 @@ struct model_fit {
 };
 
 /// The fit's inputs from a run: latency points (one-way p50) and bandwidth points (size /
-/// rate); bidirectional points and points without figures are skipped.
+/// rate), each with its stated precision and block estimates where the result has them;
+/// bidirectional points and points without figures are skipped.
 std::vector<model_sample> model_samples(const run_result&);
 
 /// Fits the model. Throws spec_error when there are fewer than two distinct sizes, when a
 /// time or size is not positive and finite, or when the times do not grow with size (β
 /// cannot be determined: sweep up to larger messages).
+///
+/// When one line fits badly, the best single break (at least min_segment_sizes sizes on
+/// each side) is reported only when it passes every test that has data:
+///  1. it explains the misfit: the two segments' worst residual is within the threshold,
+///     or they remove at least 75% of the line's weighted squared error;
+///  2. the improvement exceeds what the points' stated precision explains: the drop in χ²
+///     (relative residuals over each point's standard error, half-width / 1.96) exceeds
+///     the 99% point of χ² with the extra parameters' degrees of freedom;
+///  3. it is stable: in opt.refits bootstrap refits (each point rescaled by a resample of
+///     its blocks, or by its stated precision where it has no blocks) at least
+///     opt.stable_share of them place the break within one size step of it.
+/// Otherwise piecewise_rejected says which test failed.
 model_fit fit_model(std::span<const model_sample> samples, const model_options& = {});
 /// Same, from the points of a run.
 model_fit fit_model(const run_result&, const model_options& = {});
@@ -106,10 +159,13 @@ model_fit fit_model(const run_result&, const model_options& = {});
 /// Fits one line to all samples (no piecewise step). Throws as fit_model.
 line_fit fit_line(std::span<const model_sample> samples);
 
-/// JSON form: α in µs, β in Gbit/s and GB/s, n½ in bytes, quality figures, and the
-/// piecewise fit or null. from_json reads back what to_json wrote (derived figures are
-/// recomputed) and throws spec_error on missing or malformed fields.
+/// JSON form: α in µs, β in Gbit/s and GB/s, n½ in bytes, quality figures (null when the
+/// line is underdetermined, with "underdetermined": true), the piecewise fit with its
+/// evidence or null, and "piecewise_rejected" (why there is no break, or null). from_json
+/// reads back what to_json wrote, and documents written before these fields existed
+/// (derived figures are recomputed); it throws spec_error on missing or malformed fields.
 nlohmann::json to_json(const line_fit&);
+nlohmann::json to_json(const break_evidence&);
 nlohmann::json to_json(const model_fit&);
 line_fit line_fit_from_json(const nlohmann::json&);
 model_fit model_fit_from_json(const nlohmann::json&);

@@ -36,6 +36,9 @@ void check_summary(const char* what, const summary& s) {
 
 bool close(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)) + 1e-12; }
 
+// Unit-bearing name of precision.block_values in JSON.
+const char* block_values_key(test_kind t) { return t == test_kind::latency ? "block_rtt_ns" : "block_gbit_per_s"; }
+
 json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 double num_from(const json& j, const char* key, double fallback = 0) {
     if (!j.contains(key) || j.at(key).is_null()) return fallback;
@@ -75,6 +78,13 @@ void check_sane(const point_result& p) {
         if (!close(sum_gbit, p.gbit_per_s, 1e-9) || !close(sum_msg, p.msg_per_s, 1e-9))
             throw insane_figure("point totals are not the sum of their flows");
     }
+    const auto nonneg_or_inf = [](const char* what, double v) {
+        if (!(v >= 0)) throw insane_figure(fmt::format("{} is {} (must be non-negative, or +inf when unknown)", what, v));
+    };
+    nonneg_or_inf("precision", p.precision.achieved);
+    nonneg_or_inf("within-sample precision", p.precision.samples_achieved);
+    nonneg_or_inf("between-block precision", p.precision.blocks_achieved);
+    for (double v : p.precision.block_values) require_positive("block estimate", v);
     require_finite_nonneg("CPU use", p.cpu.local_percent);
     require_finite_nonneg("peer CPU use", p.cpu.remote_percent);
     require_finite_nonneg("duration", p.duration_s);
@@ -142,6 +152,14 @@ json to_json(const point_result& p) {
                       {"achieved", num_or_null(p.precision.achieved)},
                       {"met", p.precision.met},
                       {"batches", p.precision.batches}};
+    if (p.precision.method) {
+        auto& pr = j["precision"];
+        pr["method"] = to_string(*p.precision.method);
+        pr["blocks"] = p.precision.blocks;
+        pr["samples_achieved"] = num_or_null(p.precision.samples_achieved);
+        pr["blocks_achieved"] = num_or_null(p.precision.blocks_achieved);
+        pr[block_values_key(p.test)] = p.precision.block_values;
+    }
     j["cpu"] = {{"initiator_percent", p.cpu.local_percent}, {"peer_percent", p.cpu.remote_percent}};
     j["duration_s"] = p.duration_s;
     j["verified"] = p.verified;
@@ -177,6 +195,14 @@ point_result point_result_from_json(const json& j) {
         p.precision.achieved = num_from(pr, "achieved", std::numeric_limits<double>::infinity());
         p.precision.met = pr.value("met", false);
         p.precision.batches = pr.value("batches", std::uint64_t{0});
+        // Fields added with the between-block interval; older results lack them.
+        if (pr.contains("method") && pr.at("method").is_string())
+            p.precision.method = parse_precision_method(pr.at("method").get<std::string>());
+        p.precision.blocks = pr.value("blocks", std::uint64_t{0});
+        p.precision.samples_achieved = num_from(pr, "samples_achieved", std::numeric_limits<double>::infinity());
+        p.precision.blocks_achieved = num_from(pr, "blocks_achieved", std::numeric_limits<double>::infinity());
+        if (const char* key = block_values_key(p.test); pr.contains(key) && pr.at(key).is_array())
+            p.precision.block_values = pr.at(key).get<std::vector<double>>();
     }
     if (j.contains("cpu")) {
         p.cpu.local_percent = num_from(j.at("cpu"), "initiator_percent");
@@ -225,7 +251,7 @@ run_result run_result_from_json(const json& j) {
 std::string csv_header() {
     return "run_id,test,size_bytes,lat_ns_min,lat_ns_p50,lat_ns_p90,lat_ns_p99,lat_ns_p999,lat_ns_max,"
            "lat_ns_mean,lat_ns_stdev,rtt_ns_p50,samples,gbit_per_s,msg_per_s,flows,precision_achieved,"
-           "precision_met,cpu_initiator_percent,cpu_peer_percent,verified,warnings";
+           "precision_met,cpu_initiator_percent,cpu_peer_percent,verified,warnings,precision_method,precision_blocks";
 }
 
 namespace {
@@ -262,6 +288,9 @@ std::string to_csv_row(const run_result& r, const point_result& p) {
     row += fmt::format(",{},{},{},{},{},{}", g(p.precision.achieved), p.precision.met ? "true" : "false",
                        g(p.cpu.local_percent), g(p.cpu.remote_percent), p.verified ? "true" : "false",
                        csv_quote(warnings));
+    // Appended after the original columns so readers that index columns keep working.
+    if (p.precision.method) row += fmt::format(",{},{}", to_string(*p.precision.method), p.precision.blocks);
+    else row += ",,";
     return row;
 }
 

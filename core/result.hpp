@@ -6,6 +6,7 @@
 #include "core/stats.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -26,13 +27,32 @@ struct host_info {
     unsigned cpu_count = 0;
 };
 
-/// Achieved precision of a point: the 95% CI half-width relative to the estimate.
+/// Achieved precision of a point: the 95% CI half-width relative to the estimate, the wider
+/// of the within-sample and the between-block view (see choose_interval in core/stats.hpp).
 struct precision_info {
     bool adaptive = false;      ///< false when iterations or duration fixed the length
     double target = 0;          ///< relative half-width asked for (adaptive only)
     double achieved = 0;        ///< relative half-width reached; +inf is reported as null
     bool met = false;
     std::uint64_t batches = 0;  ///< latency: sample batches; bandwidth: intervals
+    /// Which interval `achieved` is. Empty in results written before it was recorded, and
+    /// for fixed-count bandwidth points (no interval is computed for them).
+    std::optional<precision_method> method;
+    std::uint64_t blocks = 0;   ///< block estimates behind the between-block interval
+    double samples_achieved = std::numeric_limits<double>::infinity();  ///< within-sample relative half-width
+    double blocks_achieved = std::numeric_limits<double>::infinity();   ///< between-block one; +inf: not assessed
+    /// Each block's estimate, in time order. Latency: round-trip ns (the mean of the
+    /// block's batch medians); bandwidth: Gbit/s of the flow whose precision is reported.
+    std::vector<double> block_values;
+
+    /// Records both views and the one reported (does not touch adaptive, target or met).
+    void record(const interval_choice& c) {
+        achieved = c.relative_half_width;
+        method = c.method;
+        blocks = c.blocks;
+        samples_achieved = c.samples_relative_half_width;
+        blocks_achieved = c.blocks_relative_half_width;
+    }
 };
 
 /// CPU time used by a daemon during the measured window, in percent of one core

@@ -80,6 +80,79 @@ double mean_ci_half_width(std::span<const double> values) {
     return t_quantile_95(n - 1) * sd / std::sqrt(static_cast<double>(n));
 }
 
+// --- block_means ---------------------------------------------------------------------
+
+block_means::block_means() { sums_.reserve(max_blocks); }
+
+void block_means::add(double v) noexcept {
+    ++batches_;
+    partial_sum_ += v;
+    if (++partial_n_ < per_block_) return;
+    if (sums_.size() == max_blocks) {
+        // Full: neighbours merge into blocks twice as long, and the batches just completed
+        // become the first half of the next block.
+        for (std::size_t i = 0; i < max_blocks / 2; ++i) sums_[i] = sums_[2 * i] + sums_[2 * i + 1];
+        sums_.resize(max_blocks / 2);
+        per_block_ *= 2;
+        return;
+    }
+    sums_.push_back(partial_sum_);  // within the reserved capacity
+    partial_sum_ = 0;
+    partial_n_ = 0;
+}
+
+std::vector<double> block_means::means() const {
+    std::vector<double> out;
+    out.reserve(sums_.size() + 1);
+    for (double s : sums_) out.push_back(s / static_cast<double>(per_block_));
+    if (sums_.size() < max_blocks && partial_n_ > 0 && 2 * partial_n_ >= per_block_) out.push_back(partial_sum_ / static_cast<double>(partial_n_));
+    return out;
+}
+
+const char* to_string(precision_method m) {
+    switch (m) {
+        case precision_method::samples: return "samples";
+        case precision_method::blocks: return "blocks";
+        case precision_method::too_few_blocks: return "too_few_blocks";
+    }
+    return "samples";
+}
+
+std::optional<precision_method> parse_precision_method(std::string_view s) {
+    if (s == "samples") return precision_method::samples;
+    if (s == "blocks") return precision_method::blocks;
+    if (s == "too_few_blocks") return precision_method::too_few_blocks;
+    return std::nullopt;
+}
+
+interval_choice choose_interval(double samples_rel, std::span<const double> blocks, double estimate) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    interval_choice c;
+    c.blocks = blocks.size();
+    c.samples_relative_half_width = std::isfinite(samples_rel) && samples_rel >= 0 ? samples_rel : inf;
+    c.blocks_relative_half_width = inf;
+    if (blocks.size() >= min_blocks_to_assess && estimate > 0 && std::isfinite(estimate)) {
+        const double hw = mean_ci_half_width(blocks);
+        if (std::isfinite(hw)) c.blocks_relative_half_width = hw / estimate;
+    }
+    if (!std::isfinite(c.blocks_relative_half_width)) {
+        c.method = precision_method::too_few_blocks;
+        c.relative_half_width = c.samples_relative_half_width;
+    } else if (!std::isfinite(c.samples_relative_half_width) ||
+               c.blocks_relative_half_width > block_dominance_ratio * c.samples_relative_half_width) {
+        c.method = precision_method::blocks;
+        c.relative_half_width = c.blocks_relative_half_width;
+    } else {
+        c.method = precision_method::samples;
+        c.relative_half_width = c.samples_relative_half_width;
+    }
+    return c;
+}
+
+bool target_met(const interval_choice& c, double target) {
+    return c.blocks >= min_blocks_for_target && c.relative_half_width <= target;
+}
+
 // --- log_histogram -------------------------------------------------------------------
 
 log_histogram::log_histogram() : buckets_((64 - sub_bits + 1) << sub_bits, 0) {}

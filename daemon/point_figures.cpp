@@ -19,7 +19,7 @@ double percent(double cpu_s, double wall_s) { return wall_s > 0 ? cpu_s / wall_s
 
 bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precision) {
     return std::all_of(flows.begin(), flows.end(), [&](const tracked_flow& f) {
-        return f.tracker->intervals() >= 8 && f.tracker->relative_half_width() <= precision;
+        return core::target_met(f.tracker->precision(), precision);
     });
 }
 
@@ -49,15 +49,26 @@ core::point_result assemble_point(const point_inputs& in) {
     } else if (!in.fixed_flows.empty()) {
         p.flows = in.fixed_flows;
     } else {
-        double worst = 0;
+        // The point reports its least precise flow, with that flow's view and blocks.
+        const tracked_flow* worst = nullptr;
+        core::interval_choice worst_choice;
+        bool all_met = true;
         std::uint64_t batches = ~0ull;
         for (const auto& f : in.tracked_flows) {
             p.flows.push_back(f.tracker->figures(f.direction, in.size));
-            worst = std::max(worst, f.tracker->relative_half_width());
+            const auto c = f.tracker->precision();
+            if (!worst || !(c.relative_half_width <= worst_choice.relative_half_width)) {
+                worst = &f;
+                worst_choice = c;
+            }
+            all_met = all_met && core::target_met(c, in.spec.precision);
             batches = std::min<std::uint64_t>(batches, f.tracker->intervals());
         }
-        p.precision.achieved = worst;
-        p.precision.met = p.precision.adaptive && worst <= in.spec.precision;
+        if (worst) {
+            p.precision.record(worst_choice);
+            p.precision.block_values = worst->tracker->block_gbit_per_s();
+        }
+        p.precision.met = p.precision.adaptive && all_met;
         p.precision.batches = batches;
     }
     for (const auto& f : p.flows) {
@@ -73,8 +84,17 @@ core::point_result assemble_point(const point_inputs& in) {
     if (p.precision.adaptive && !p.precision.met) {
         const auto why = in.byte_cap_reached ? std::string("when the byte limit was reached")
                                              : fmt::format("when the {} s cap was reached", in.spec.max_point_s);
-        p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) {}",
-                                         p.precision.achieved * 100, in.spec.precision * 100, why));
+        std::string detail;
+        if (p.precision.method == core::precision_method::blocks)
+            detail = fmt::format("; this is the interval between {} blocks of consecutive samples, which disagree more than the "
+                                 "samples within them suggest (within-sample half-width {:.2g}%)",
+                                 p.precision.blocks, p.precision.samples_achieved * 100);
+        else if (p.precision.method && p.precision.blocks < core::min_blocks_for_target)
+            detail = fmt::format("; only {} block{} of consecutive samples, and at least {} are needed to check the variation "
+                                 "between blocks",
+                                 p.precision.blocks, p.precision.blocks == 1 ? "" : "s", core::min_blocks_for_target);
+        p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) {}{}",
+                                         p.precision.achieved * 100, in.spec.precision * 100, why, detail));
     }
     if (in.test == core::test_kind::bandwidth) {
         const double sender_cpu = in.sender_is_local ? p.cpu.local_percent : p.cpu.remote_percent;

@@ -33,7 +33,9 @@ struct point_inputs {
 /// Builds the point and runs core::check_sane on it (throws core::insane_figure).
 core::point_result assemble_point(const point_inputs& in);
 
-/// True when every tracked flow has met the precision target (at least 8 intervals).
+/// True when every tracked flow has met the precision target: at least
+/// core::min_blocks_for_target intervals, and the wider of the per-interval and the
+/// between-block interval within the target (core::target_met).
 bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precision);
 
 /// Seconds a point may run past its time cap while some flow has not yet shown any bytes

@@ -232,16 +232,25 @@ class ReportTests(unittest.TestCase):
         self.assertEqual(doc["link"]["source"], "result")
         self.assertIn("alpha_us", doc["link"]["model"])
         self.assertTrue(all(p["time_s"] > 0 and p["nodes"] == 4 for p in doc["predictions"]))
+        # a ring step of 64 MiB over 4 ranks sends 16 MiB; the sweep went up to 1 MiB
+        kinds = [w["kind"] for w in doc["warnings"]]
+        self.assertIn("extrapolation_above", kinds)
+        self.assertIn("16 MiB", next(w["message"] for w in doc["warnings"] if w["kind"] == "extrapolation_above"))
+        rc, out, err = run_cli("plan", "--from", self.run1, "--nodes", "4", "--bytes", "1M", "--format", "json")
+        self.assertEqual(rc, 0, err)
+        self.assertFalse([w for w in json.loads(out)["warnings"] if w["kind"].startswith("extrapolation")])
         rc, out, err = run_cli("plan", "--from", self.run1, "--nodes", "4", "--params", "1e9", "--step-compute-ms", "500")
         self.assertEqual(rc, 0, err)
         self.assertIn("efficiency", out)
         self.assertIn("model t(n)", out)
+        self.assertIn("\nwarnings:\n", out)  # 25 MiB buckets: ring steps of 6.25 MiB, beyond 4 x 1 MiB
         rc, out, err = run_cli("plan", "--matrix", self.matrix, "--bytes", "64M", "--format", "json")
         self.assertEqual(rc, 0, err)
         doc = json.loads(out)
         self.assertEqual(doc["link"]["source"], "matrix")
         self.assertIn(doc["link"]["bounding_link"]["from"], (self.a.address, self.b.address))
         self.assertEqual(doc["topology"]["nodes"], 2)
+        self.assertEqual(doc["warnings"], [])  # a matrix carries no measured size range to check against
 
     def test_plan_bad_options_exit_2(self):
         cases = [

@@ -208,3 +208,50 @@ TEST_CASE("fixed_count_figures: a peer's extreme figures neither overflow nor pa
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("flow_tracker: between-block interval") {
+
+TEST_CASE("a rate that holds each of two levels for stretches of intervals reports the between-block interval") {
+    // 256 intervals of 25 ms; the rate holds 10 or 12 Gbit/s for 16 intervals at a time.
+    // Taken as independent the intervals give about ±1%; the blocks (8 intervals each)
+    // show the swings, about three times wider.
+    flow_tracker t(1, 0.0);
+    std::uint64_t bytes = 0;
+    t.add(0.0, counts{bytes});
+    for (int i = 1; i <= 256; ++i) {
+        const double gbit = ((i - 1) / 16) % 2 ? 12.0 : 10.0;
+        bytes += static_cast<std::uint64_t>(gbit * 1e9 / 8 * 0.025);
+        t.add(0.025 * i, counts{bytes});
+    }
+    const auto c = t.precision();
+    CHECK(c.method == precision_method::blocks);
+    CHECK(c.blocks == 32);
+    CHECK(c.samples_relative_half_width == Approx(t.relative_half_width()));
+    CHECK(c.relative_half_width > 2 * c.samples_relative_half_width);
+    const auto g = t.block_gbit_per_s();
+    REQUIRE(g.size() == 32);
+    CHECK(g.front() == Approx(10.0));
+    CHECK(g[2] == Approx(12.0));
+}
+
+TEST_CASE("a steady rate keeps the per-interval interval; up to max_blocks intervals each interval is a block") {
+    flow_tracker t(1, 0.0);
+    t.add(0.0, counts{0});
+    for (int i = 1; i <= 20; ++i) t.add(0.025 * i, counts{static_cast<std::uint64_t>(i) * 31'250'000 + (i % 2) * 1000});
+    const auto c = t.precision();
+    CHECK(c.method == precision_method::samples);
+    CHECK(c.blocks == 20);
+    CHECK(c.relative_half_width == Approx(t.relative_half_width()));
+}
+
+TEST_CASE("two intervals are too few blocks") {
+    flow_tracker t(1, 0.0);
+    t.add(0.0, counts{0});
+    t.add(0.025, counts{1000});
+    t.add(0.050, counts{2000});
+    const auto c = t.precision();
+    CHECK(c.method == precision_method::too_few_blocks);
+    CHECK_FALSE(target_met(c, 0.5));
+}
+
+}  // TEST_SUITE

@@ -1,5 +1,6 @@
 #include "core/error.hpp"
 #include "core/model.hpp"
+#include "core/stats.hpp"
 
 #include <doctest/doctest.h>
 
@@ -287,6 +288,198 @@ TEST_CASE("describe names the figures with units") {
     CHECK(d.find("α 2 µs") != std::string::npos);
     CHECK(d.find("β 100 Gbit/s (12.5 GB/s)") != std::string::npos);
     CHECK(d.find("n½") != std::string::npos);
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("model: breaks and scatter") {
+
+namespace {
+
+// A latency point whose 16 blocks scatter by `block_sd` (relative) around `true_s`; its time
+// is the blocks' mean and its stated precision their Student-t half-width, as a sweep reports.
+model_sample point_with_blocks(std::uint64_t n, double true_s, double block_sd, std::mt19937& rng) {
+    std::normal_distribution<double> z(0.0, 1.0);
+    model_sample s;
+    s.size_bytes = n;
+    for (int b = 0; b < 16; ++b) s.block_times_s.push_back(true_s * std::max(0.2, 1.0 + block_sd * z(rng)));
+    s.time_s = mean(s.block_times_s);
+    s.rel_half_width = mean_ci_half_width(s.block_times_s) / s.time_s;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("a flat-plus-scatter latency curve whose points state a wide precision gives no break") {
+    // 20 µs + n / 1.25 GB/s, each point off by up to ±25% and its blocks scattered by 50%
+    // (the scheduler moving the threads between CPUs), so each point states about ±25%: one
+    // line misses some points by more than 15%, but a break would only chase the scatter.
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> off(-0.25, 0.25);
+    std::vector<model_sample> s;
+    for (auto n : pow2_sizes(1, 1 << 20))
+        s.push_back(point_with_blocks(n, (20e-6 + static_cast<double>(n) / 1.25e9) * (1 + off(rng)), 0.5, rng));
+    const auto m = fit_model(s);
+    REQUIRE_FALSE(m.line_fits());  // the case the break logic is for
+    CHECK_FALSE(m.piecewise.has_value());
+    CHECK_FALSE(m.piecewise_rejected.empty());
+    CHECK(describe(m).find("no break") != std::string::npos);
+    CHECK(to_json(m).at("piecewise").is_null());
+    CHECK(to_json(m).at("piecewise_rejected").is_string());
+}
+
+TEST_CASE("points that sit at one of two levels by chance give no break, even with a narrow stated precision") {
+    // The sweep: each point ran wholly at 7 µs or wholly at 30 µs (threads on one CPU
+    // or on two), its blocks agreeing to 0.3%. Two lines cannot follow a random pattern.
+    static constexpr bool apart[] = {false, true, false, false, true, false, true, true, false, true, false, false, true, false, true, false};
+    std::mt19937 rng(9);
+    std::vector<model_sample> s;
+    std::size_t i = 0;
+    for (auto n : pow2_sizes(1, 1 << 15)) s.push_back(point_with_blocks(n, (apart[i++] ? 30e-6 : 7e-6) + static_cast<double>(n) / 5e9, 0.003, rng));
+    const auto m = fit_model(s);
+    REQUIRE_FALSE(m.line_fits());
+    CHECK_FALSE(m.piecewise.has_value());
+    CHECK(m.piecewise_rejected.find("scatter") != std::string::npos);
+}
+
+TEST_CASE("a genuine eager to rendezvous step, stable across blocks, gives its break") {
+    // eager up to 8 KiB (2 µs, 5 GB/s), rendezvous from 16 KiB (10 µs, 12 GB/s); blocks scatter by 2%.
+    std::mt19937 rng(13);
+    std::vector<model_sample> s;
+    for (auto n : pow2_sizes()) {
+        const double x = static_cast<double>(n);
+        s.push_back(point_with_blocks(n, n <= 8192 ? 2e-6 + x / 5e9 : 10e-6 + x / 12e9, 0.02, rng));
+    }
+    const auto m = fit_model(s);
+    REQUIRE_FALSE(m.line_fits());
+    REQUIRE(m.piecewise.has_value());
+    CHECK(m.piecewise_rejected.empty());
+    CHECK(m.piecewise->break_after_bytes == 8192);
+    CHECK(m.piecewise->break_before_bytes == 16384);
+    const auto& e = m.piecewise->evidence;
+    REQUIRE(e.stable_share.has_value());
+    CHECK(*e.stable_share >= 0.8);
+    CHECK(e.refits == model_options{}.refits);
+    REQUIRE(e.chi2_drop.has_value());
+    CHECK(*e.chi2_drop > *e.chi2_critical);
+    CHECK(e.explained_share > 0.9);
+    const auto j = to_json(m);
+    CHECK(j.at("piecewise").at("evidence").at("stable_share").get<double>() == doctest::Approx(*e.stable_share));
+    const auto back = model_fit_from_json(j);
+    REQUIRE(back.piecewise.has_value());
+    CHECK(back.piecewise->evidence.stable_share == e.stable_share);
+    CHECK(json_close(to_json(back), j));
+}
+
+TEST_CASE("the stability check: a break that the point figures show but their blocks do not support is refused") {
+    // The point figures follow a clean 12% step at 8 KiB exactly, so the break explains the
+    // misfit; but every point's blocks scatter by 40%, so a refit over them moves the break
+    // about. No stated precision: only stability decides.
+    const auto curve = [](std::uint64_t n, double step) { return (n <= 8192 ? 20e-6 : 20e-6 * step) + static_cast<double>(n) / 1.25e9; };
+    const auto sweep = [&](double step, double block_sd, std::mt19937& rng) {
+        std::vector<model_sample> s;
+        for (auto n : pow2_sizes(1, 1 << 20)) {
+            auto p = point_with_blocks(n, curve(n, step), block_sd, rng);
+            p.time_s = curve(n, step);
+            p.rel_half_width = 0;
+            s.push_back(p);
+        }
+        return s;
+    };
+    std::mt19937 rng(21);
+    const auto m = fit_model(sweep(1.6, 0.4, rng));
+    REQUIRE_FALSE(m.line_fits());
+    CHECK_FALSE(m.piecewise.has_value());
+    CHECK(m.piecewise_rejected.find("not stable") != std::string::npos);
+    // the same step with steady blocks is stable
+    const auto ms = fit_model(sweep(1.6, 0.01, rng));
+    REQUIRE(ms.piecewise.has_value());
+    CHECK(ms.piecewise->break_after_bytes == 8192);
+    CHECK(ms.piecewise->evidence.stable_share.value_or(0) >= 0.8);
+    CHECK_FALSE(ms.piecewise->evidence.chi2_drop.has_value());  // no stated precision: not tested
+}
+
+TEST_CASE("the precision check: a step within the points' stated precision is not reported") {
+    // The point figures follow a 60% step at 8 KiB exactly (so the break explains the misfit),
+    // but each point states ±80%: the points cannot tell the step from their own scatter.
+    // No blocks: only the stated precision decides (the parametric refits use it too).
+    std::vector<model_sample> s;
+    for (auto n : pow2_sizes(1, 1 << 20)) {
+        model_sample p{n, (n <= 8192 ? 20e-6 : 32e-6) + static_cast<double>(n) / 1.25e9, false, 1};
+        p.rel_half_width = 0.8;
+        s.push_back(p);
+    }
+    auto m = fit_model(s);
+    REQUIRE_FALSE(m.line_fits());
+    CHECK_FALSE(m.piecewise.has_value());
+    CHECK(m.piecewise_rejected.find("precision") != std::string::npos);
+    // the same step stated at ±1% is reported, with the χ² figures
+    for (auto& p : s) p.rel_half_width = 0.01;
+    m = fit_model(s);
+    REQUIRE(m.piecewise.has_value());
+    CHECK(m.piecewise->break_after_bytes == 8192);
+    REQUIRE(m.piecewise->evidence.chi2_drop.has_value());
+    CHECK(*m.piecewise->evidence.chi2_drop > *m.piecewise->evidence.chi2_critical);
+    CHECK(*m.piecewise->evidence.chi2_critical == doctest::Approx(11.345));  // 3 extra parameters
+}
+
+TEST_CASE("two points: the line is underdetermined, with no quality figure") {
+    std::vector<model_sample> two{{64, 5e-6, false, 1}, {4096, 6e-6, false, 1}};
+    const auto m = fit_model(two);
+    CHECK(m.line.underdetermined);
+    CHECK(m.line.parameters == 2);
+    const auto j = to_json(m);
+    CHECK(j.at("underdetermined").get<bool>());
+    CHECK(j.at("r_squared").is_null());
+    CHECK(j.at("worst_rel_residual").is_null());
+    CHECK(describe(m).find("underdetermined") != std::string::npos);
+    CHECK(describe(m).find("R²") == std::string::npos);
+    const auto back = model_fit_from_json(j);
+    CHECK(back.line.underdetermined);
+    // three points at three sizes determine a line with one degree of freedom to spare
+    std::vector<model_sample> three{{64, 5e-6, false, 1}, {4096, 6e-6, false, 1}, {65536, 20e-6, false, 1}};
+    CHECK_FALSE(fit_model(three).line.underdetermined);
+    CHECK(to_json(fit_model(three)).at("r_squared").is_number());
+    // latency and stream points at two sizes: 4 points, 3 parameters, but still only two sizes
+    std::vector<model_sample> mixed{{64, 5e-6, false, 1}, {4096, 6e-6, false, 1}, {64, 0.1e-6, true, 1}, {4096, 1.1e-6, true, 1}};
+    const auto mm = fit_model(mixed);
+    CHECK(mm.line.parameters == 3);
+    CHECK(mm.line.underdetermined);
+}
+
+TEST_CASE("a break needs three sizes on each side: with fewer the fit says so") {
+    // a sharp knee after the third of five sizes: each side would have 3 and 2 sizes
+    std::vector<model_sample> s{{1, 1e-6, false, 1}, {2, 1e-6, false, 1}, {4, 1.01e-6, false, 1}, {8, 50e-6, false, 1}, {16, 52e-6, false, 1}};
+    const auto m = fit_model(s);
+    REQUIRE_FALSE(m.line_fits());
+    CHECK_FALSE(m.piecewise.has_value());
+    CHECK(m.piecewise_rejected.find("too few sizes") != std::string::npos);
+}
+
+TEST_CASE("model_samples carries each point's precision and blocks") {
+    run_result r;
+    point_result lat;
+    lat.test = test_kind::latency;
+    lat.size_bytes = 64;
+    lat.lat_ns = summary{100, 1000, 1500, 2000, 3000, 4000, 5000, 1600, 100};
+    lat.precision.achieved = 0.02;
+    lat.precision.block_values = {3000, 3100, 2900};  // RTT ns
+    r.points.push_back(lat);
+    point_result bw;
+    bw.test = test_kind::bandwidth;
+    bw.size_bytes = 1 << 20;
+    bw.gbit_per_s = 80;
+    bw.precision.achieved = 0;  // a fixed-count point: no interval
+    bw.precision.block_values = {80, 40};
+    r.points.push_back(bw);
+    const auto s = model_samples(r);
+    REQUIRE(s.size() == 2);
+    CHECK(s[0].rel_half_width == 0.02);
+    REQUIRE(s[0].block_times_s.size() == 3);
+    CHECK(s[0].block_times_s[1] == doctest::Approx(1.55e-6));  // one-way
+    CHECK(s[1].rel_half_width == 0);
+    REQUIRE(s[1].block_times_s.size() == 2);
+    CHECK(s[1].block_times_s[1] == doctest::Approx((1 << 20) * 8.0 / 40e9));
 }
 
 }  // TEST_SUITE

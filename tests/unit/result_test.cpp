@@ -157,6 +157,11 @@ void check_same(const point_result& a, const point_result& b) {
     CHECK(a.precision.achieved == b.precision.achieved);
     CHECK(a.precision.met == b.precision.met);
     CHECK(a.precision.batches == b.precision.batches);
+    CHECK(a.precision.method == b.precision.method);
+    CHECK(a.precision.blocks == b.precision.blocks);
+    CHECK(a.precision.samples_achieved == b.precision.samples_achieved);
+    CHECK(a.precision.blocks_achieved == b.precision.blocks_achieved);
+    CHECK(a.precision.block_values == b.precision.block_values);
     CHECK(a.cpu.local_percent == b.cpu.local_percent);
     CHECK(a.cpu.remote_percent == b.cpu.remote_percent);
     CHECK(a.duration_s == b.duration_s);
@@ -249,6 +254,69 @@ TEST_CASE("point_result JSON: precision not reached (+inf) travels as null and c
     p.precision = {false, 0.0, 0.0, false, 0};
     CHECK(to_json(p)["precision"]["target"].is_null());
     check_same(p, through_text(p));
+}
+
+TEST_CASE("point_result JSON: the precision method, both views and the block estimates travel, with unit-bearing names") {
+    auto p = latency_point();
+    interval_choice c;
+    c.relative_half_width = 0.4;
+    c.method = precision_method::blocks;
+    c.blocks = 3;
+    c.samples_relative_half_width = 0.001;
+    c.blocks_relative_half_width = 0.4;
+    p.precision.record(c);
+    p.precision.met = false;
+    p.precision.block_values = {14000, 60000, 14100};
+    const auto j = to_json(p);
+    CHECK(j["precision"]["method"] == "blocks");
+    CHECK(j["precision"]["blocks"] == 3);
+    CHECK(j["precision"]["samples_achieved"] == 0.001);
+    CHECK(j["precision"]["blocks_achieved"] == 0.4);
+    CHECK(j["precision"]["achieved"] == 0.4);
+    CHECK(j["precision"]["block_rtt_ns"] == json::array({14000, 60000, 14100}));
+    CHECK_FALSE(j["precision"].contains("block_gbit_per_s"));
+    check_same(p, through_text(p));
+
+    auto b = bandwidth_point();
+    c.method = precision_method::too_few_blocks;
+    c.blocks_relative_half_width = inf_v;
+    b.precision.record(c);
+    b.precision.block_values = {9.5, 10.5};
+    const auto jb = to_json(b);
+    CHECK(jb["precision"]["method"] == "too_few_blocks");
+    CHECK(jb["precision"]["blocks_achieved"].is_null());
+    CHECK(jb["precision"]["block_gbit_per_s"] == json::array({9.5, 10.5}));
+    check_same(b, through_text(b));
+}
+
+TEST_CASE("point_result JSON: a result written before the precision method was recorded still reads, and writes back unchanged") {
+    auto j = to_json(latency_point());
+    const auto old_precision = j["precision"];
+    CHECK_FALSE(old_precision.contains("method"));  // no method recorded: none written
+    const auto p = point_result_from_json(j);
+    CHECK_FALSE(p.precision.method.has_value());
+    CHECK(p.precision.blocks == 0);
+    CHECK(p.precision.block_values.empty());
+    CHECK(std::isinf(p.precision.blocks_achieved));
+    CHECK(to_json(p)["precision"] == old_precision);
+    // an unknown method name from a newer writer reads as "not recorded"
+    j["precision"]["method"] = "bootstrap";
+    CHECK_FALSE(point_result_from_json(j).precision.method.has_value());
+}
+
+TEST_CASE("check_sane: block estimates must be positive and finite, precision views non-negative") {
+    auto p = latency_point();
+    p.precision.method = precision_method::samples;
+    p.precision.block_values = {14000, nan_v};
+    CHECK_THROWS_AS(check_sane(p), insane_figure);
+    p.precision.block_values = {14000, -1};
+    CHECK_THROWS_AS(check_sane(p), insane_figure);
+    p.precision.block_values = {14000, 14001};
+    CHECK_NOTHROW(check_sane(p));
+    p.precision.samples_achieved = nan_v;
+    CHECK_THROWS_AS(check_sane(p), insane_figure);
+    p.precision.samples_achieved = inf_v;  // unknown is allowed
+    CHECK_NOTHROW(check_sane(p));
 }
 
 TEST_CASE("run_result JSON round trip") {
@@ -461,9 +529,10 @@ TEST_CASE("CSV: the header and every row have the same number of columns") {
     r.points[1].warnings = {"sender CPU-bound (95% of a core per stream), figure may be low", "say \"hi\""};
     r.points[2].warnings.push_back("multi\nline");
     const auto header = split_csv(csv_header());
-    CHECK(header.size() == 22);
+    CHECK(header.size() == 24);
     CHECK(header.front() == "run_id");
-    CHECK(header.back() == "warnings");
+    CHECK(header[21] == "warnings");
+    CHECK(header.back() == "precision_blocks");
     for (const auto& p : r.points) {
         CAPTURE(to_string(p.test));
         const auto row = split_csv(to_csv_row(r, p));
@@ -507,6 +576,17 @@ TEST_CASE("CSV: columns hold the figures they name") {
     CHECK(col(bi, "gbit_per_s") == "28.8");
     CHECK(col(bi, "precision_met") == "false");
     CHECK(col(bi, "precision_achieved") == "0.02");
+    CHECK(col(bi, "precision_method").empty());  // not recorded in this point
+
+    auto with_method = r.points[0];
+    with_method.precision.method = precision_method::blocks;
+    with_method.precision.blocks = 24;
+    const auto m = split_csv(to_csv_row(r, with_method));
+    REQUIRE(m.size() == header.size());
+    CHECK(col(m, "precision_method") == "blocks");
+    CHECK(col(m, "precision_blocks") == "24");
+    CHECK(header.back() == "precision_blocks");  // appended: the original columns keep their places
+    CHECK(header[21] == "warnings");
 }
 
 TEST_CASE("CSV: a precision of +inf is an empty cell, not 'inf'") {

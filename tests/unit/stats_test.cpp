@@ -305,3 +305,103 @@ TEST_CASE("log_histogram: every value maps into a bucket whose midpoint is withi
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("stats: between-block interval") {
+
+TEST_CASE("block_means: one batch per block until max_blocks, then pairs merge") {
+    block_means b;
+    for (int i = 1; i <= 5; ++i) b.add(i);
+    CHECK(b.batches() == 5);
+    CHECK(b.batches_per_block() == 1);
+    CHECK(b.means() == std::vector<double>{1, 2, 3, 4, 5});
+    block_means full;
+    for (std::size_t i = 0; i < max_blocks; ++i) full.add(static_cast<double>(i));
+    CHECK(full.batches_per_block() == 1);
+    CHECK(full.means().size() == max_blocks);
+    // one more: 16 blocks of two batches (means 0.5, 2.5, ..., 30.5), and the new batch is
+    // half of the 17th block, which counts
+    full.add(1000.0);
+    CHECK(full.batches_per_block() == 2);
+    const auto m = full.means();
+    REQUIRE(m.size() == max_blocks / 2 + 1);
+    CHECK(m.front() == Approx(0.5));
+    CHECK(m[max_blocks / 2 - 1] == Approx(30.5));
+    CHECK(m.back() == Approx(1000.0));
+}
+
+TEST_CASE("block_means: any length ends with at most max_blocks blocks; a short partial block is left out") {
+    for (std::size_t n : {1u, 31u, 32u, 33u, 64u, 100u, 1000u, 12345u}) {
+        block_means b;
+        for (std::size_t i = 0; i < n; ++i) b.add(1.0);
+        const auto m = b.means();
+        CHECK(m.size() <= max_blocks);
+        CHECK(m.size() >= std::min<std::size_t>(n, max_blocks / 2));
+        for (double v : m) CHECK(v == Approx(1.0));
+    }
+    block_means b;
+    for (int i = 0; i < 64 + 1; ++i) b.add(1.0);  // 32 blocks of 2, and one batch that is left out (32 are complete)
+    CHECK(b.batches_per_block() == 2);
+    CHECK(b.means().size() == 32);
+    b.add(100.0);  // a 33rd block completes: 16 blocks of 4, and these two batches are half of the 17th, kept
+    CHECK(b.batches_per_block() == 4);
+    CHECK(b.means().size() == 17);
+    CHECK(b.means().back() == Approx(50.5));
+}
+
+TEST_CASE("choose_interval: blocks that agree keep the within-sample interval") {
+    std::mt19937 rng(3);
+    std::normal_distribution<double> noise(1000.0, 1.0);
+    std::vector<double> blocks(20);
+    for (auto& v : blocks) v = noise(rng);
+    const double samples_rel = 0.001;  // at least as wide as the blocks' spread (~0.05%)
+    const auto c = choose_interval(samples_rel, blocks, 1000.0);
+    CHECK(c.method == precision_method::samples);
+    CHECK(c.relative_half_width == samples_rel);
+    CHECK(c.blocks == 20);
+    CHECK(c.blocks_relative_half_width < samples_rel);
+    CHECK(target_met(c, 0.01));
+}
+
+TEST_CASE("choose_interval: blocks at two levels report the wide between-block interval") {
+    // Blocks at 7 µs and 30 µs with a narrow within-sample interval (each block is steady).
+    std::vector<double> blocks;
+    for (int i = 0; i < 16; ++i) blocks.push_back(i % 3 == 2 ? 30000.0 : 7000.0);
+    const auto c = choose_interval(0.001, blocks, 7000.0);
+    CHECK(c.method == precision_method::blocks);
+    CHECK(c.relative_half_width == c.blocks_relative_half_width);
+    CHECK(c.relative_half_width == Approx(mean_ci_half_width(blocks) / 7000.0));
+    CHECK(c.relative_half_width > 0.3);
+    CHECK(c.samples_relative_half_width == 0.001);
+    CHECK_FALSE(target_met(c, 0.01));
+}
+
+TEST_CASE("choose_interval: fewer than three blocks cannot be assessed, and never meet a target") {
+    const std::vector<double> two{1000.0, 1000.5};
+    const auto c = choose_interval(0.001, two, 1000.0);
+    CHECK(c.method == precision_method::too_few_blocks);
+    CHECK(c.relative_half_width == 0.001);
+    CHECK(std::isinf(c.blocks_relative_half_width));
+    CHECK_FALSE(target_met(c, 0.01));
+    // even with assessable blocks the target needs min_blocks_for_target of them
+    const std::vector<double> few(min_blocks_for_target - 1, 1000.0);
+    const auto f = choose_interval(0.001, few, 1000.0);
+    CHECK(f.method == precision_method::samples);
+    CHECK_FALSE(target_met(f, 0.01));
+    const std::vector<double> enough(min_blocks_for_target, 1000.0);
+    CHECK(target_met(choose_interval(0.001, enough, 1000.0), 0.01));
+}
+
+TEST_CASE("choose_interval: no within-sample interval falls back to the blocks") {
+    const std::vector<double> blocks{10.0, 11.0, 10.5, 10.2};
+    const auto c = choose_interval(std::numeric_limits<double>::infinity(), blocks, 10.4);
+    CHECK(c.method == precision_method::blocks);
+    CHECK(std::isfinite(c.relative_half_width));
+}
+
+TEST_CASE("precision_method names round-trip") {
+    for (auto m : {precision_method::samples, precision_method::blocks, precision_method::too_few_blocks})
+        CHECK(parse_precision_method(to_string(m)) == m);
+    CHECK_FALSE(parse_precision_method("bogus").has_value());
+}
+
+}  // TEST_SUITE
