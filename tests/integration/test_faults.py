@@ -76,6 +76,13 @@ class FaultTests(unittest.TestCase):
         other = Daemon(env={"MESHPERF_SESSION_PROTOCOL": "2"})
         try:
             rc, out, err = self.sweep(other.address)
+            # The peer refused the session with 426; it must still be up (it used to crash).
+            try:
+                peer_health = other.http("GET", "/healthz", raw=True, timeout=10)[0]
+            except OSError as e:
+                peer_health = f"no answer ({e})"
+            self.assertEqual(peer_health, 200, "the peer stopped serving after refusing the session")
+            self.assertTrue(other.alive(), f"the peer exited after refusing the session: {other.read_log()[-2000:]}")
         finally:
             other.cleanup()
         self.assertEqual(rc, 1)
