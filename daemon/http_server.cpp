@@ -554,19 +554,29 @@ asio::awaitable<void> accept_loop(std::shared_ptr<server_state> state, tcp::acce
 
 }  // namespace
 
-void start_http_server(asio::io_context& io, const std::string& listen, daemon_context& ctx, run_manager& runs,
-                       result_store& store, const http_limits& limits) {
+std::uint16_t start_http_server(asio::io_context& io, const std::string& listen, daemon_context& ctx, run_manager& runs,
+                                result_store& store, const http_limits& limits) {
     const auto ep = transport::parse_endpoint(listen);
     boost::system::error_code ec;
     const auto addr = asio::ip::make_address(ep.host == "localhost" ? "127.0.0.1" : ep.host, ec);
     if (ec) throw std::system_error(EINVAL, std::generic_category(), fmt::format("--listen {}: '{}' is not an IP address", listen, ep.host));
-    tcp::endpoint endpoint(addr, ep.port);
+    return start_http_server(io, tcp::endpoint(addr, ep.port), ctx, runs, store, limits);
+}
+
+std::uint16_t start_http_server(asio::io_context& io, const tcp::endpoint& endpoint, daemon_context& ctx, run_manager& runs,
+                                result_store& store, const http_limits& limits) {
+    boost::system::error_code ec;
     tcp::acceptor acceptor(io);
     acceptor.open(endpoint.protocol());
     acceptor.set_option(tcp::acceptor::reuse_address(true));
     acceptor.bind(endpoint, ec);
-    if (ec) throw std::system_error(ec.value(), std::generic_category(), fmt::format("bind {}", listen));
+    if (ec) {
+        const auto where = endpoint.address().is_v6() ? fmt::format("[{}]:{}", endpoint.address().to_string(), endpoint.port())
+                                                      : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+        throw std::system_error(ec.value(), std::generic_category(), fmt::format("bind {}", where));
+    }
     acceptor.listen(asio::socket_base::max_listen_connections);
+    const auto port = acceptor.local_endpoint().port();
     // Owned by the accept loop and every connection's coroutine: freed with the last of them.
     auto state = std::make_shared<server_state>(ctx, runs, store, limits);
     if (ctx.tls_server) {
@@ -575,6 +585,7 @@ void start_http_server(asio::io_context& io, const std::string& listen, daemon_c
         state->tls = std::make_unique<asio::ssl::context>(ctx.tls_server->native());
     }
     asio::co_spawn(io, accept_loop(std::move(state), std::move(acceptor)), asio::detached);
+    return port;
 }
 
 }  // namespace meshperf::daemon
