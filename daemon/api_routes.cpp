@@ -80,7 +80,8 @@ api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<r
     core::run_spec spec;
     try {
         spec = core::run_spec_from_json(j, s.ctx.limits);
-        transport::parse_endpoint(spec.peer);
+        const auto peer = transport::parse_endpoint(spec.peer);
+        if (const auto why = same_daemon_refusal(peer, s.listening)) return api_error(400, fmt::format("peer: {}", *why));
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }

@@ -97,6 +97,7 @@ struct server_state {
     auth_throttle throttle{ctx.auth_throttle};
     std::unique_ptr<asio::ssl::context> tls;  ///< set when the control plane is TLS
     std::size_t open_connections = 0;         ///< I/O thread only
+    listening_socket listening;               ///< the socket accept_loop accepts on
     idle_connections idle;
 };
 
@@ -281,6 +282,11 @@ std::optional<upgrade_refusal> refuse_upgrade(server_state& s, const request& re
         return std::nullopt;
     }
     if (upgrade_to != session_upgrade) return upgrade_refusal{400, fmt::format("upgrade to {} expected", session_upgrade)};
+    // Before the gate: this daemon's own run holds it, and would wait for itself.
+    if (!s.ctx.instance_id.empty() && req[instance_header] == s.ctx.instance_id)
+        return upgrade_refusal{409, fmt::format("initiator and peer are the same daemon: this meshperfd ({}) received a "
+                                                "session it opened itself; give another daemon as the peer",
+                                                s.ctx.host.address)};
     std::string holder;
     if (!s.ctx.gate.try_acquire("session from " + remote_ip, holder))
         return upgrade_refusal{503, fmt::format("measuring ({})", holder)};
@@ -354,7 +360,7 @@ template <class Stream>
 asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
     auto& tcp = beast::get_lowest_layer(stream);
     beast::flat_buffer buffer;
-    api_state api{s.ctx, s.runs, s.store};
+    api_state api{s.ctx, s.runs, s.store, s.listening};
     while (true) {
         http::request_parser<http::string_body> parser;
         configure_request_parser(parser, s.limits);
@@ -579,6 +585,7 @@ std::uint16_t start_http_server(asio::io_context& io, const tcp::endpoint& endpo
     const auto port = acceptor.local_endpoint().port();
     // Owned by the accept loop and every connection's coroutine: freed with the last of them.
     auto state = std::make_shared<server_state>(ctx, runs, store, limits);
+    state->listening = {acceptor.local_endpoint().address().to_string(), port};
     if (ctx.tls_server) {
         // Asio's context takes a reference of its own on the SSL_CTX.
         SSL_CTX_up_ref(ctx.tls_server->native());
