@@ -10,6 +10,10 @@ import unittest
 
 from meshperf_harness import CLI, QUICK, Daemon, free_port, run_cli, write_token_file
 
+# A name that cannot resolve and that glibc refuses without asking a name server (a label
+# may not begin with '-'), so the tests send nothing off this host.
+UNRESOLVABLE = "-no-such-host-"
+
 
 class TcpForwarder:
     """Forwards connections from 127.0.0.1:<port> to `target_port`, as NAT would: a daemon
@@ -226,6 +230,27 @@ class FaultTests(unittest.TestCase):
         self.assertIn("initiator and peer are the same daemon", err)
         self.assertNotIn("busy", err)
         self.assertLess(elapsed, 5)
+        self.assert_daemon_ok()
+
+    def test_unresolvable_initiator(self):
+        rc, out, err = run_cli("sweep", f"--initiator={UNRESOLVABLE}:7470", "127.0.0.1:7470", *QUICK)
+        self.assertEqual(rc, 3, err)
+        self.assertIn(f"cannot resolve {UNRESOLVABLE}", err)
+        self.assertNotIn("No route to host", err)
+        rc, out, err = run_cli("info", "--", UNRESOLVABLE)
+        self.assertEqual(rc, 3, err)
+        self.assertIn(f"cannot resolve {UNRESOLVABLE}", err)
+
+    def test_unresolvable_peer(self):
+        rc, out, err = run_cli("sweep", "--initiator", self.a.address, "--test", "latency", "--sizes", "64", *QUICK,
+                               "--", f"{UNRESOLVABLE}:7470")
+        self.assertEqual(rc, 1, err)
+        self.assertIn(f"cannot resolve peer {UNRESOLVABLE}", err)
+        self.assertNotIn("No route to host", err)
+        runs = self.a.http("GET", "/v1/runs?limit=1")[1]["runs"]
+        run = self.a.http("GET", f"/v1/runs/{runs[0]['id']}")[1]
+        self.assertEqual(run["state"], "failed")
+        self.assertIn(f"cannot resolve peer {UNRESOLVABLE}", run["error"])
         self.assert_daemon_ok()
 
     def test_invalid_options_send_nothing(self):
