@@ -47,4 +47,9 @@ api_reply handle_cancel_run(api_state&, const std::string& id);
 /// Value of a query parameter ("limit" in "limit=5&peer=x"), URL-decoded; empty if absent.
 std::string query_param(const std::string& query, const std::string& name);
 
+/// The `peer` parameter of GET /v1/runs and /v1/baselines, URL-decoded and as written;
+/// empty when absent. Throws core::spec_error naming the parameter ("peer: address '::::'
+/// has a bad port ''...") when it is not a HOST[:PORT], which both answer with 400.
+std::string peer_query_param(const std::string& query);
+
 }  // namespace meshperf::daemon

@@ -7,6 +7,7 @@ import subprocess
 import threading
 import time
 import unittest
+import urllib.parse
 
 from meshperf_harness import CLI, QUICK, Daemon, free_port, run_cli, write_token_file
 
@@ -252,6 +253,17 @@ class FaultTests(unittest.TestCase):
         self.assertEqual(run["state"], "failed")
         self.assertIn(f"cannot resolve peer {UNRESOLVABLE}", run["error"])
         self.assert_daemon_ok()
+
+    def test_peer_query_parameter_is_validated_alike(self):
+        for bad in ("::::", "node:0", "node:65536", "[::1", "[::1]x"):
+            for path in ("/v1/runs", "/v1/baselines"):
+                status, body = self.a.http("GET", f"{path}?peer={urllib.parse.quote(bad)}")
+                self.assertEqual(status, 400, f"{path}?peer={bad}: {body}")
+                self.assertTrue(body["error"].startswith("peer: "), body)
+        for good in ("node2", "node2:7470", "[::1]:7470", "10.0.0.2"):
+            for path in ("/v1/runs", "/v1/baselines"):
+                status, body = self.a.http("GET", f"{path}?peer={urllib.parse.quote(good)}")
+                self.assertEqual(status, 200, f"{path}?peer={good}: {body}")
 
     def test_invalid_options_send_nothing(self):
         cases = [
