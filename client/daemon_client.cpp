@@ -20,6 +20,13 @@ constexpr auto call_timeout = 30s;
 // arrive at least every point, and queue/wait events when anything changes.
 constexpr auto stream_idle_timeout = 600s;
 
+/// "cannot resolve HOST: Name or service not known (...)": a name that does not resolve is
+/// not "No route to host".
+client_error unresolved(const transport::resolve_error& e, const transport::endpoint_address& addr) {
+    return client_error(exit_unreachable, fmt::format("cannot resolve {}: {} (check the host name of meshperfd at {})", e.host(),
+                                                      e.code().message(), addr.to_string()));
+}
+
 std::string error_of(const transport::http_response& r) {
     const auto body = json::parse(r.body, nullptr, false);
     if (body.is_object() && body.contains("error") && body["error"].is_string()) return body["error"].get<std::string>();
@@ -49,6 +56,8 @@ json daemon_client::call(const std::string& method, const std::string& target, c
         r = transport::http_call(addr_, req, timeout, creds_.tls.get());
     } catch (const transport::tls_error& e) {
         throw client_error(exit_unreachable, e.what());
+    } catch (const transport::resolve_error& e) {
+        throw unresolved(e, addr_);
     } catch (const std::system_error& e) {
         throw client_error(exit_unreachable, fmt::format("cannot reach meshperfd at {}: {} (is it running? check the address and port)",
                                                          addr_.to_string(), e.code().message()));
@@ -105,6 +114,8 @@ json daemon_client::run_streaming(const json& spec, const std::function<void(con
         }, creds_.tls.get());
     } catch (const transport::tls_error& e) {
         throw client_error(exit_unreachable, e.what());
+    } catch (const transport::resolve_error& e) {
+        throw unresolved(e, addr_);
     } catch (const std::system_error& e) {
         if (!result.is_null()) return result;
         if (!answered)

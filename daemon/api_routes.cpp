@@ -41,6 +41,17 @@ std::string query_param(const std::string& query, const std::string& name) {
     return {};
 }
 
+std::string peer_query_param(const std::string& query) {
+    auto peer = query_param(query, "peer");
+    if (peer.empty()) return peer;
+    try {
+        transport::parse_endpoint(peer);
+    } catch (const core::spec_error& e) {
+        throw core::spec_error(fmt::format("peer: {}", e.what()));
+    }
+    return peer;
+}
+
 api_reply handle_healthz(api_state&) {
     api_reply r;
     r.text = "ok\n";
@@ -80,7 +91,8 @@ api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<r
     core::run_spec spec;
     try {
         spec = core::run_spec_from_json(j, s.ctx.limits);
-        transport::parse_endpoint(spec.peer);
+        const auto peer = transport::parse_endpoint(spec.peer);
+        if (const auto why = same_daemon_refusal(peer, s.listening)) return api_error(400, fmt::format("peer: {}", *why));
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }
@@ -112,7 +124,13 @@ api_reply handle_list_runs(api_state& s, const std::string& query) {
         if (ec != std::errc() || p != l.data() + l.size() || limit == 0 || limit > 10000)
             return api_error(400, fmt::format("limit '{}' is not a number in 1..10000", l));
     }
-    return {200, {{"runs", s.store.list(limit, query_param(query, "peer"))}}};
+    std::string peer;
+    try {
+        peer = peer_query_param(query);
+    } catch (const core::spec_error& e) {
+        return api_error(400, e.what());
+    }
+    return {200, {{"runs", s.store.list(limit, peer)}}};
 }
 
 api_reply handle_cancel_run(api_state& s, const std::string& id) {

@@ -4,6 +4,7 @@
 #include "daemon/daemon_context.hpp"
 #include "daemon/result_store.hpp"
 #include "daemon/run_manager.hpp"
+#include "daemon/self_peer.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,6 +27,7 @@ struct api_state {
     daemon_context& ctx;
     run_manager& runs;
     result_store& store;
+    listening_socket listening{};  ///< where this daemon's API listens (a run's peer may not be it)
 };
 
 api_reply handle_info(api_state&);
@@ -34,7 +36,8 @@ api_reply handle_healthz(api_state&);
 inline constexpr int queue_full_retry_after_s = 10;
 
 /// Parses and validates a run spec body; on success queues it and returns 202 with the run.
-/// `record` receives the queued run (for streaming). 400 for a bad spec; 503 with
+/// `record` receives the queued run (for streaming). 400 for a bad spec, or a peer that is
+/// this daemon itself ("peer: initiator and peer are the same daemon: ..."); 503 with
 /// Retry-After when limits.max_queued_runs runs are already waiting (record stays null).
 api_reply handle_submit(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
 api_reply handle_get_run(api_state&, const std::string& id);
@@ -43,5 +46,10 @@ api_reply handle_cancel_run(api_state&, const std::string& id);
 
 /// Value of a query parameter ("limit" in "limit=5&peer=x"), URL-decoded; empty if absent.
 std::string query_param(const std::string& query, const std::string& name);
+
+/// The `peer` parameter of GET /v1/runs and /v1/baselines, URL-decoded and as written;
+/// empty when absent. Throws core::spec_error naming the parameter ("peer: address '::::'
+/// has a bad port ''...") when it is not a HOST[:PORT], which both answer with 400.
+std::string peer_query_param(const std::string& query);
 
 }  // namespace meshperf::daemon

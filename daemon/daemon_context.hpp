@@ -5,6 +5,7 @@
 #include "core/run_spec.hpp"
 #include "daemon/auth.hpp"
 #include "daemon/measurement_gate.hpp"
+#include "daemon/self_peer.hpp"
 #include "daemon/stream_registry.hpp"
 #include "transport/tls.hpp"
 
@@ -21,6 +22,9 @@ struct daemon_context {
     core::host_info host;          ///< this daemon, as results name it
     core::run_limits limits;       ///< bounds on every run this daemon starts or serves
     std::string token;             ///< cluster bearer token; empty = no authentication
+    /// Random, one per daemon: sent on the sessions it opens, so a session it opens to
+    /// itself (through NAT, a DNS alias) is refused at once (daemon/self_peer.hpp).
+    std::string instance_id = new_instance_id();
     stream_registry streams;
     measurement_gate gate;
     cidr_list allowed_peers;       ///< peers sessions may come from and runs may go to; empty = any

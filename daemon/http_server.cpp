@@ -97,6 +97,7 @@ struct server_state {
     auth_throttle throttle{ctx.auth_throttle};
     std::unique_ptr<asio::ssl::context> tls;  ///< set when the control plane is TLS
     std::size_t open_connections = 0;         ///< I/O thread only
+    listening_socket listening;               ///< the socket accept_loop accepts on
     idle_connections idle;
 };
 
@@ -183,7 +184,8 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
     beast::get_lowest_layer(stream).expires_never();
     auto [ec, n] = co_await http::async_write_header(stream, sr, use_tuple);
     if (ec) co_return;
-    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto executor = co_await asio::this_coro::executor;
+    asio::steady_timer timer(executor);
     std::size_t next = 0;
     while (true) {
         bool finished = false;
@@ -191,7 +193,8 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
         next += lines.size();
         for (auto& l : lines) {
             l += '\n';
-            auto [wec, wn] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(l)), use_tuple);
+            const auto chunk = http::make_chunk(asio::buffer(l));
+            auto [wec, wn] = co_await asio::async_write(stream, chunk, use_tuple);
             if (wec) co_return;
         }
         if (finished && lines.empty()) break;
@@ -200,12 +203,14 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
             co_await timer.async_wait(use_tuple);
         }
     }
-    co_await asio::async_write(stream, http::make_chunk_last(), use_tuple);
+    const auto last_chunk = http::make_chunk_last();
+    co_await asio::async_write(stream, last_chunk, use_tuple);
 }
 
 /// Waits, without blocking the I/O thread, for a copy sweep (POST /v1/local) to end.
 asio::awaitable<api_reply> local_copy_result(std::shared_ptr<local_copy_job> job) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
+    const auto executor = co_await asio::this_coro::executor;
+    asio::steady_timer timer(executor);
     while (!job->done()) {
         timer.expires_after(std::chrono::milliseconds(50));
         co_await timer.async_wait(use_tuple);
@@ -213,75 +218,95 @@ asio::awaitable<api_reply> local_copy_result(std::shared_ptr<local_copy_job> job
     co_return job->reply();
 }
 
-/// Answers 101 and hands the connection to a session thread (plain or TLS) or the stream
-/// registry (plain only), or writes the refusal.
-template <class Stream>
-asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_kind kind, const session_handover& hand_over,
-                                     beast::flat_buffer& buffer, request& req, std::string_view target) {
-    auto& tcp = beast::get_lowest_layer(stream);
-    const auto path = target.substr(0, target.find('?'));
-    const auto query = target.find('?') == std::string_view::npos ? std::string() : std::string(target.substr(target.find('?') + 1));
-    const auto version = req.version();
-    auto refuse = [&](int status, const std::string& msg) -> asio::awaitable<void> {
-        auto res = plain_error(version, status, msg);
-        co_await http::async_write(stream, res, use_tuple);
-    };
-    {
-        beast::error_code rec;
-        const auto remote = tcp.socket().remote_endpoint(rec);
-        if (const auto why = incoming_peer_refusal(s.ctx, rec ? std::string("?") : remote.address().to_string())) {
-            log_warn("refused {} upgrade: {}", path, *why);
-            co_await refuse(403, *why);
-            co_return;
-        }
+/// Why an upgrade request is refused: the status and the sentence the client reads.
+struct upgrade_refusal {
+    int status = 0;
+    std::string message;
+};
+
+/// What an upgrade request (GET /v1/session or /v1/stream) asks for, read from its target.
+struct upgrade_ask {
+    std::string path;       ///< "/v1/session" or "/v1/stream"
+    std::string token;      ///< data stream: the token of the session that expects it
+    std::size_t index = 0;  ///< data stream: its index in that session
+    bool is_session() const { return path == "/v1/session"; }
+};
+
+upgrade_ask read_upgrade_ask(std::string_view target) {
+    upgrade_ask ask;
+    const auto qpos = target.find('?');
+    ask.path = std::string(target.substr(0, qpos));
+    const auto query = qpos == std::string_view::npos ? std::string() : std::string(target.substr(qpos + 1));
+    ask.token = query_param(query, "token");
+    const auto index_text = query_param(query, "index");
+    std::from_chars(index_text.data(), index_text.data() + index_text.size(), ask.index);
+    return ask;
+}
+
+/// Decides an upgrade request: nullopt to accept it, else the refusal to write. A plain
+/// function, not a coroutine: GCC 12 miscompiles temporaries and reference-capturing
+/// lambdas inside co_await expressions (a 426 used to free a std::string twice and kill
+/// the daemon), so handle_upgrade only co_awaits the writing of a named response built from
+/// what this returns. An accepted session gets the measurement gate's lease in `lease`.
+std::optional<upgrade_refusal> refuse_upgrade(server_state& s, const request& req, const beast::tcp_stream& tcp,
+                                              channel_kind kind, const upgrade_ask& ask, measurement_gate::lease& lease) {
+    beast::error_code rec;
+    const auto remote = tcp.socket().remote_endpoint(rec);
+    const auto remote_ip = rec ? std::string("?") : remote.address().to_string();
+    if (auto why = incoming_peer_refusal(s.ctx, remote_ip)) {
+        log_warn("refused {} upgrade: {}", ask.path, *why);
+        return upgrade_refusal{403, std::move(*why)};
     }
     std::chrono::milliseconds wait{0};
     if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) {
         const auto r = auth_reply(a, wait);
-        co_await refuse(r.status, r.body["error"].template get<std::string>());
-        co_return;
+        return upgrade_refusal{r.status, r.body["error"].get<std::string>()};
     }
-    const bool is_session = path == "/v1/session";
-    if (is_session && kind == channel_kind::plain_beside_tls) {
-        co_await refuse(403, "this meshperfd requires TLS for peer sessions: give the initiating daemon --tls-cert, "
-                             "--tls-key and --tls-ca too");
-        co_return;
-    }
-    if (!is_session && kind == channel_kind::tls) {
-        co_await refuse(400, "data streams are plain TCP: open /v1/stream without TLS");
-        co_return;
-    }
+    if (ask.is_session() && kind == channel_kind::plain_beside_tls)
+        return upgrade_refusal{403, "this meshperfd requires TLS for peer sessions: give the initiating daemon --tls-cert, "
+                                    "--tls-key and --tls-ca too"};
+    if (!ask.is_session() && kind == channel_kind::tls)
+        return upgrade_refusal{400, "data streams are plain TCP: open /v1/stream without TLS"};
     const auto proto_text = std::string(req[protocol_header]);
     int proto = 0;
     std::from_chars(proto_text.data(), proto_text.data() + proto_text.size(), proto);
-    if (proto != session_protocol_version()) {
-        co_await refuse(426, fmt::format("session protocol mismatch: this meshperfd ({}) speaks version {}, the initiator "
-                                         "version {}; upgrade both to the same meshperf major version",
-                                         MESHPERF_VERSION, session_protocol_version(), proto_text.empty() ? "none" : proto_text));
-        co_return;
-    }
-    const auto token = query_param(query, "token");
-    std::size_t index = 0;
-    const auto index_text = query_param(query, "index");
-    std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
+    if (proto != session_protocol_version())
+        return upgrade_refusal{426, fmt::format("session protocol mismatch: this meshperfd ({}) speaks version {}, the "
+                                                "initiator version {}; upgrade both to the same meshperf major version",
+                                                MESHPERF_VERSION, session_protocol_version(),
+                                                proto_text.empty() ? "none" : proto_text)};
     const auto upgrade_to = std::string(req[http::field::upgrade]);
+    if (!ask.is_session()) {
+        if (upgrade_to != data_upgrade || !s.ctx.streams.expects(ask.token, ask.index))
+            return upgrade_refusal{403, "no session expects this data stream"};
+        return std::nullopt;
+    }
+    if (upgrade_to != session_upgrade) return upgrade_refusal{400, fmt::format("upgrade to {} expected", session_upgrade)};
+    // Before the gate: this daemon's own run holds it, and would wait for itself.
+    if (!s.ctx.instance_id.empty() && req[instance_header] == s.ctx.instance_id)
+        return upgrade_refusal{409, fmt::format("initiator and peer are the same daemon: this meshperfd ({}) received a "
+                                                "session it opened itself; give another daemon as the peer",
+                                                s.ctx.host.address)};
+    std::string holder;
+    lease = s.ctx.gate.try_acquire("session from " + remote_ip, holder);
+    if (!lease) return upgrade_refusal{503, fmt::format("measuring ({})", holder)};
+    return std::nullopt;
+}
+
+/// Answers 101 and hands the connection to a session thread (plain or TLS) or the stream
+/// registry (plain only), or writes the refusal.
+template <class Stream>
+asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_kind kind, const session_handover& hand_over,
+                                     beast::flat_buffer& buffer, const request& req, std::string_view target) {
+    const upgrade_ask ask = read_upgrade_ask(target);
+    const bool is_session = ask.is_session();
+    const unsigned version = req.version();
     measurement_gate::lease lease;  // a session's, handed to its thread; freed on every other path
-    if (is_session) {
-        if (upgrade_to != session_upgrade) { co_await refuse(400, fmt::format("upgrade to {} expected", session_upgrade)); co_return; }
-        std::string holder;
-        beast::error_code pec;
-        const auto peer_ep = tcp.socket().remote_endpoint(pec);
-        const auto peer_ip = pec ? std::string("?") : peer_ep.address().to_string();
-        lease = s.ctx.gate.try_acquire("session from " + peer_ip, holder);
-        if (!lease) {
-            co_await refuse(503, fmt::format("measuring ({})", holder));
-            co_return;
-        }
-    } else {
-        if (upgrade_to != data_upgrade || !s.ctx.streams.expects(token, index)) {
-            co_await refuse(403, "no session expects this data stream");
-            co_return;
-        }
+    const std::optional<upgrade_refusal> refusal = refuse_upgrade(s, req, beast::get_lowest_layer(stream), kind, ask, lease);
+    if (refusal) {
+        response refused = plain_error(version, refusal->status, refusal->message);
+        co_await http::async_write(stream, refused, use_tuple);
+        co_return;
     }
     http::response<http::empty_body> res{http::status::switching_protocols, version};
     res.set(http::field::upgrade, is_session ? session_upgrade : data_upgrade);
@@ -293,7 +318,7 @@ asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_ki
     try {
         handed = hand_over();
     } catch (const std::exception& e) {
-        log_warn("handing over {}: {}", path, e.what());
+        log_warn("handing over {}: {}", ask.path, e.what());
     }
     if (!handed) co_return;
     if (is_session) {
@@ -303,7 +328,7 @@ asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_ki
             serve_session(ctx, frame_channel(std::move(handed), std::move(leftover), name), std::move(lease));
         }).detach();
     } else {
-        s.ctx.streams.deliver(token, index, handed->release_socket());
+        s.ctx.streams.deliver(ask.token, ask.index, handed->release_socket());
     }
 }
 
@@ -331,7 +356,7 @@ template <class Stream>
 asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
     auto& tcp = beast::get_lowest_layer(stream);
     beast::flat_buffer buffer;
-    api_state api{s.ctx, s.runs, s.store};
+    api_state api{s.ctx, s.runs, s.store, s.listening};
     while (true) {
         http::request_parser<http::string_body> parser;
         configure_request_parser(parser, s.limits);
@@ -384,7 +409,8 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
                 else
                     reply = handle_submit(api, req.body(), record);
                 if (record && header_contains(req, http::field::accept, "application/x-ndjson")) {
-                    co_await stream_events(stream, req, record);
+                    auto events = stream_events(stream, req, std::move(record));
+                    co_await std::move(events);
                     co_return;
                 }
             } else if (req.method() == http::verb::get) {
@@ -405,7 +431,8 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
                 std::shared_ptr<local_copy_job> job;
                 reply = handle_local_copy(api, req.body(), job);
                 if (job) {
-                    reply = co_await local_copy_result(job);
+                    auto copy_sweep = local_copy_result(std::move(job));
+                    reply = co_await std::move(copy_sweep);
                     tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));  // the read's deadline has passed
                 }
             }
@@ -432,7 +459,8 @@ asio::awaitable<void> serve_plain(server_state& s, beast::tcp_stream stream, cha
         transport::set_blocking(fd.get(), true);
         return transport::make_plain_stream(std::move(fd));
     };
-    co_await handle_connection(s, stream, kind, std::move(hand_over));
+    auto connection = handle_connection(s, stream, kind, std::move(hand_over));
+    co_await std::move(connection);
 }
 
 /// The server side of a TLS handshake; the connection counts as idle meanwhile.
@@ -454,7 +482,8 @@ asio::awaitable<void> serve_tls(server_state& s, beast::tcp_stream tcp_stream) {
         co_return;
     }
     session_handover hand_over = [stream]() { return make_tls_session_stream(stream); };
-    co_await handle_connection(s, *stream, channel_kind::tls, std::move(hand_over));
+    auto connection = handle_connection(s, *stream, channel_kind::tls, std::move(hand_over));
+    co_await std::move(connection);
 }
 
 /// One accepted connection: with TLS configured, its first byte tells a TLS handshake from
@@ -488,7 +517,8 @@ asio::awaitable<void> serve_connection(std::shared_ptr<server_state> state, tcp:
         }
     }
     if (!s.tls) {
-        co_await serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain);
+        auto plain = serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain);
+        co_await std::move(plain);
         co_return;
     }
     asio::steady_timer first_byte_timer(socket.get_executor(), std::chrono::seconds(s.limits.idle_timeout_s));
@@ -502,10 +532,10 @@ asio::awaitable<void> serve_connection(std::shared_ptr<server_state> state, tcp:
     beast::error_code pec;
     const auto n = socket.receive(asio::buffer(&first, 1), tcp::socket::message_peek, pec);
     if (pec || n == 0) co_return;
-    if (first == transport::tls_handshake_record)
-        co_await serve_tls(s, beast::tcp_stream(std::move(socket)));
-    else
-        co_await serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain_beside_tls);
+    auto served = first == transport::tls_handshake_record
+                      ? serve_tls(s, beast::tcp_stream(std::move(socket)))
+                      : serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain_beside_tls);
+    co_await std::move(served);
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<server_state> state, tcp::acceptor acceptor) {
@@ -526,27 +556,39 @@ asio::awaitable<void> accept_loop(std::shared_ptr<server_state> state, tcp::acce
 
 }  // namespace
 
-void start_http_server(asio::io_context& io, const std::string& listen, daemon_context& ctx, run_manager& runs,
-                       result_store& store, const http_limits& limits) {
+std::uint16_t start_http_server(asio::io_context& io, const std::string& listen, daemon_context& ctx, run_manager& runs,
+                                result_store& store, const http_limits& limits) {
     const auto ep = transport::parse_endpoint(listen);
     boost::system::error_code ec;
     const auto addr = asio::ip::make_address(ep.host == "localhost" ? "127.0.0.1" : ep.host, ec);
     if (ec) throw std::system_error(EINVAL, std::generic_category(), fmt::format("--listen {}: '{}' is not an IP address", listen, ep.host));
-    tcp::endpoint endpoint(addr, ep.port);
+    return start_http_server(io, tcp::endpoint(addr, ep.port), ctx, runs, store, limits);
+}
+
+std::uint16_t start_http_server(asio::io_context& io, const tcp::endpoint& endpoint, daemon_context& ctx, run_manager& runs,
+                                result_store& store, const http_limits& limits) {
+    boost::system::error_code ec;
     tcp::acceptor acceptor(io);
     acceptor.open(endpoint.protocol());
     acceptor.set_option(tcp::acceptor::reuse_address(true));
     acceptor.bind(endpoint, ec);
-    if (ec) throw std::system_error(ec.value(), std::generic_category(), fmt::format("bind {}", listen));
+    if (ec) {
+        const auto where = endpoint.address().is_v6() ? fmt::format("[{}]:{}", endpoint.address().to_string(), endpoint.port())
+                                                      : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port());
+        throw std::system_error(ec.value(), std::generic_category(), fmt::format("bind {}", where));
+    }
     acceptor.listen(asio::socket_base::max_listen_connections);
+    const auto port = acceptor.local_endpoint().port();
     // Owned by the accept loop and every connection's coroutine: freed with the last of them.
     auto state = std::make_shared<server_state>(ctx, runs, store, limits);
+    state->listening = {acceptor.local_endpoint().address().to_string(), port};
     if (ctx.tls_server) {
         // Asio's context takes a reference of its own on the SSL_CTX.
         SSL_CTX_up_ref(ctx.tls_server->native());
         state->tls = std::make_unique<asio::ssl::context>(ctx.tls_server->native());
     }
     asio::co_spawn(io, accept_loop(std::move(state), std::move(acceptor)), asio::detached);
+    return port;
 }
 
 }  // namespace meshperf::daemon

@@ -7,6 +7,8 @@
 #include "daemon/run_manager.hpp"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
 #include <string>
 
 namespace meshperf::daemon {
@@ -18,9 +20,15 @@ struct http_limits {
     int idle_timeout_s = 30;                  ///< a connection that sends nothing is closed
 };
 
-/// Binds `listen` ("ADDR:PORT") and accepts connections on `io` until it stops. Throws
-/// std::system_error when the address cannot be bound ("bind 0.0.0.0:7470: Address in use").
-void start_http_server(boost::asio::io_context& io, const std::string& listen, daemon_context& ctx, run_manager& runs,
-                       result_store& store, const http_limits& limits = {});
+/// Binds `listen` ("ADDR:PORT") and accepts connections on `io` until it stops. Returns the
+/// port it listens on. Throws std::system_error when the address cannot be bound ("bind
+/// 0.0.0.0:7470: Address in use").
+std::uint16_t start_http_server(boost::asio::io_context& io, const std::string& listen, daemon_context& ctx,
+                                run_manager& runs, result_store& store, const http_limits& limits = {});
+
+/// The same on an endpoint; port 0 lets the kernel choose (tests and fuzz targets serve
+/// 127.0.0.1:0 in-process). Returns the port bound. `listen` names the endpoint in errors.
+std::uint16_t start_http_server(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
+                                daemon_context& ctx, run_manager& runs, result_store& store, const http_limits& limits = {});
 
 }  // namespace meshperf::daemon

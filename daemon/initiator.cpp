@@ -76,6 +76,9 @@ frame_channel open_session(daemon_context& ctx, const transport::endpoint_addres
                                          ctx.tls_client.get());
         } catch (const transport::tls_error& e) {
             throw session_error(fmt::format("cannot open a session with peer {}: {}", peer.to_string(), e.what()));
+        } catch (const transport::resolve_error& e) {
+            throw session_error(fmt::format("cannot resolve peer {}: {} (check the peer's host name)", e.host(),
+                                            e.code().message()));
         } catch (const std::system_error& e) {
             throw session_error(fmt::format("cannot reach peer {}: {} (is meshperfd running there, and the port right?)",
                                             peer.to_string(), e.code().message()));

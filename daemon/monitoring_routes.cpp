@@ -76,15 +76,14 @@ api_reply figures_to_store(api_state& s, const json& body, const std::string& pe
 
 api_reply handle_baselines(api_state& s, const std::string& method, const std::string& query, const std::string& body) {
     if (!s.ctx.baselines) return api_error(503, "baselines are not kept by this meshperfd");
-    std::string peer = query_param(query, "peer");
-    std::string transport = query_param(query, "transport");
-    if (!peer.empty()) {
-        try {
-            peer = transport::parse_endpoint(peer).to_string();
-        } catch (const core::spec_error& e) {
-            return api_error(400, fmt::format("peer: {}", e.what()));
-        }
+    std::string peer;
+    try {
+        peer = peer_query_param(query);
+    } catch (const core::spec_error& e) {
+        return api_error(400, e.what());
     }
+    if (!peer.empty()) peer = transport::parse_endpoint(peer).to_string();  // baselines are kept under HOST:PORT
+    std::string transport = query_param(query, "transport");
     if (!transport.empty()) {
         try {
             core::parse_transport_kind(transport);

@@ -10,6 +10,7 @@ transport::http_request upgrade_request(const daemon_context& ctx, std::string t
     transport::http_request req;
     req.target = std::move(target);
     req.headers[protocol_header] = std::to_string(session_protocol_version());
+    req.headers[instance_header] = ctx.instance_id;  // the peer refuses a session from itself
     if (!ctx.token.empty()) req.headers["Authorization"] = "Bearer " + ctx.token;
     return req;
 }

@@ -55,6 +55,24 @@ std::string ip_of(const sockaddr_storage& ss) {
 
 }  // namespace
 
+namespace {
+
+class resolve_category_impl final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "resolve"; }
+    std::string message(int eai) const override { return ::gai_strerror(eai); }
+};
+
+}  // namespace
+
+const std::error_category& resolve_category() noexcept {
+    static const resolve_category_impl category;
+    return category;
+}
+
+resolve_error::resolve_error(std::string host, int eai_code)
+    : std::system_error(eai_code, resolve_category(), fmt::format("cannot resolve {}", host)), host_(std::move(host)) {}
+
 std::string endpoint_address::to_string() const {
     if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
     return fmt::format("{}:{}", host, port);
@@ -106,9 +124,11 @@ socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds time
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* res = nullptr;
     const auto port = std::to_string(to.port);
-    if (int rc = ::getaddrinfo(to.host.c_str(), port.c_str(), &hints, &res); rc != 0)
-        throw std::system_error(std::make_error_code(std::errc::host_unreachable),
-                                fmt::format("resolve {}: {}", to.host, ::gai_strerror(rc)));
+    if (int rc = ::getaddrinfo(to.host.c_str(), port.c_str(), &hints, &res); rc != 0) {
+        // EAI_SYSTEM carries its reason in errno; keep it rather than "System error".
+        if (rc == EAI_SYSTEM) throw_errno(errno, fmt::format("resolve {}", to.host));
+        throw resolve_error(to.host, rc);
+    }
     int last_err = ECONNREFUSED;
     socket_fd result;
     for (auto* ai = res; ai && !result; ai = ai->ai_next) {

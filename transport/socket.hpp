@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace meshperf::transport {
 
@@ -48,8 +49,24 @@ private:
 
 using clock = std::chrono::steady_clock;
 
+/// Errors of getaddrinfo (EAI_NONAME, EAI_AGAIN, ...): message() is gai_strerror's text.
+const std::error_category& resolve_category() noexcept;
+
+/// A host name that does not resolve. what(): "cannot resolve HOST: Name or service not
+/// known"; code() is in resolve_category(), so code().message() says why as well.
+class resolve_error : public std::system_error {
+public:
+    resolve_error(std::string host, int eai_code);
+    /// The name as it was given.
+    const std::string& host() const noexcept { return host_; }
+
+private:
+    std::string host_;
+};
+
 /// Resolves and connects (IPv4 or IPv6) within the timeout. The socket is returned in
-/// blocking mode. Throws std::system_error: "connect to HOST:PORT: Connection refused".
+/// blocking mode. Throws resolve_error when the name does not resolve, std::system_error
+/// otherwise: "connect to HOST:PORT: Connection refused".
 socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds timeout);
 
 /// Writes all bytes before the deadline. Throws std::system_error (timeout: ETIMEDOUT;

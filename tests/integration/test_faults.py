@@ -7,8 +7,77 @@ import subprocess
 import threading
 import time
 import unittest
+import urllib.parse
 
-from meshperf_harness import CLI, QUICK, Daemon, free_port, run_cli
+from meshperf_harness import CLI, QUICK, Daemon, free_port, run_cli, write_token_file
+
+# A name that cannot resolve and that glibc refuses without asking a name server (a label
+# may not begin with '-'), so the tests send nothing off this host.
+UNRESOLVABLE = "-no-such-host-"
+
+
+class TcpForwarder:
+    """Forwards connections from 127.0.0.1:<port> to `target_port`, as NAT would: a daemon
+    reached through it cannot tell by the address that it is talking to itself."""
+
+    def __init__(self, target_port, max_connections=16):
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(8)
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.target_port = target_port
+        self.max_connections = max_connections
+        self.stopping = False
+        self.thread = threading.Thread(target=self.accept_loop, daemon=True)
+        self.thread.start()
+
+    def accept_loop(self):
+        for _ in range(self.max_connections):
+            while not self.stopping:
+                try:
+                    client, _ = self.listener.accept()
+                    break
+                except socket.timeout:
+                    continue
+            if self.stopping:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target_port), timeout=5)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self.pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def pump(src, dst):
+        src.settimeout(30)
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            src.close()  # the other direction's pump closes dst
+
+    def close(self):
+        self.stopping = True
+        self.thread.join(5)
+        self.listener.close()
+
+
+def own_non_loopback_ipv4():
+    """An IPv4 address of this host that is not loopback, or None."""
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for a in out.split():
+        if "." in a and not a.startswith("127."):
+            return a
+    return None
 
 
 class FaultTests(unittest.TestCase):
@@ -76,11 +145,125 @@ class FaultTests(unittest.TestCase):
         other = Daemon(env={"MESHPERF_SESSION_PROTOCOL": "2"})
         try:
             rc, out, err = self.sweep(other.address)
+            # The peer refused the session with 426; it must still be up (it used to crash).
+            try:
+                peer_health = other.http("GET", "/healthz", raw=True, timeout=10)[0]
+            except OSError as e:
+                peer_health = f"no answer ({e})"
+            self.assertEqual(peer_health, 200, "the peer stopped serving after refusing the session")
+            self.assertTrue(other.alive(), f"the peer exited after refusing the session: {other.read_log()[-2000:]}")
         finally:
             other.cleanup()
         self.assertEqual(rc, 1)
         self.assertIn("protocol mismatch", err)
         self.assert_daemon_ok()
+
+    def test_initiator_and_peer_the_same_daemon(self):
+        """Refused at submission (exit 2, nothing queued), however the peer names this daemon."""
+        before = len(self.a.http("GET", "/v1/runs?limit=1000")[1]["runs"])
+        for peer in (self.a.address, f"localhost:{self.a.port}", f"LocalHost:{self.a.port}"):
+            t0 = time.monotonic()
+            rc, out, err = self.sweep(peer)
+            elapsed = time.monotonic() - t0
+            print(f"\nfaults: sweep --initiator {self.a.address} {peer}: exit {rc} in {elapsed:.2f} s")
+            self.assertEqual(rc, 2, err)
+            self.assertIn("initiator and peer are the same daemon", err)
+            self.assertIn("peer", err)
+            self.assertLess(elapsed, 5)
+        status, body = self.a.http("POST", "/v1/runs", {"peer": self.a.address})
+        self.assertEqual(status, 400)
+        self.assertTrue(body["error"].startswith("peer: initiator and peer are the same daemon"), body)
+        # Another port of this host is another daemon: not refused at submission.
+        status, body = self.a.http("POST", "/v1/runs", {"peer": f"127.0.0.1:{free_port()}", "tests": "latency",
+                                                        "sizes": "64"})
+        self.assertEqual(status, 202, body)
+        self.assertEqual(len(self.a.http("GET", "/v1/runs?limit=1000")[1]["runs"]), before + 1)
+        self.assert_daemon_ok()
+
+    def test_same_daemon_on_every_address(self):
+        """A daemon listening on 0.0.0.0 is also named by 127.0.0.1 and by the host's own addresses."""
+        token_file = write_token_file("same-daemon-token")
+        port = free_port()
+
+        class WildcardDaemon(Daemon):
+            def start(self):
+                self.extra_args = ["--token-file", token_file]
+                self.address = f"0.0.0.0:{self.port}"
+                try:
+                    super().start()
+                finally:
+                    self.address = f"127.0.0.1:{self.port}"
+
+        d = WildcardDaemon(port=port)
+        try:
+            peers = [f"127.0.0.1:{port}", f"localhost:{port}"]
+            if own := own_non_loopback_ipv4():
+                peers.append(f"{own}:{port}")
+            for peer in peers:
+                t0 = time.monotonic()
+                rc, out, err = run_cli("--token-file", token_file, "sweep", "--initiator", f"127.0.0.1:{port}", peer,
+                                       "--test", "latency", "--sizes", "64", *QUICK, timeout=60)
+                elapsed = time.monotonic() - t0
+                print(f"\nfaults: daemon on 0.0.0.0:{port}, peer {peer}: exit {rc} in {elapsed:.2f} s")
+                self.assertEqual(rc, 2, err)
+                self.assertIn("initiator and peer are the same daemon", err)
+                self.assertLess(elapsed, 5)
+        finally:
+            d.cleanup()
+
+    def test_session_to_itself_through_a_forwarder_fails_at_once(self):
+        """What the submission cannot see (NAT, an alias): the session carries the daemon's
+        instance id and the daemon refuses its own session at once, never waiting 120 s for
+        its own measurement gate."""
+        fwd = TcpForwarder(self.a.port)
+        try:
+            t0 = time.monotonic()
+            try:
+                rc, out, err = run_cli("sweep", "--initiator", self.a.address, f"127.0.0.1:{fwd.port}", "--test",
+                                       "latency", "--sizes", "64", *QUICK, timeout=30)
+            except subprocess.TimeoutExpired:
+                self.fail("a session to itself did not fail within 30 s (it waited for its own gate)")
+            elapsed = time.monotonic() - t0
+        finally:
+            fwd.close()
+        print(f"\nfaults: session to itself through a forwarder: exit {rc} in {elapsed:.2f} s: {err.strip()}")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("initiator and peer are the same daemon", err)
+        self.assertNotIn("busy", err)
+        self.assertLess(elapsed, 5)
+        self.assert_daemon_ok()
+
+    def test_unresolvable_initiator(self):
+        rc, out, err = run_cli("sweep", f"--initiator={UNRESOLVABLE}:7470", "127.0.0.1:7470", *QUICK)
+        self.assertEqual(rc, 3, err)
+        self.assertIn(f"cannot resolve {UNRESOLVABLE}", err)
+        self.assertNotIn("No route to host", err)
+        rc, out, err = run_cli("info", "--", UNRESOLVABLE)
+        self.assertEqual(rc, 3, err)
+        self.assertIn(f"cannot resolve {UNRESOLVABLE}", err)
+
+    def test_unresolvable_peer(self):
+        rc, out, err = run_cli("sweep", "--initiator", self.a.address, "--test", "latency", "--sizes", "64", *QUICK,
+                               "--", f"{UNRESOLVABLE}:7470")
+        self.assertEqual(rc, 1, err)
+        self.assertIn(f"cannot resolve peer {UNRESOLVABLE}", err)
+        self.assertNotIn("No route to host", err)
+        runs = self.a.http("GET", "/v1/runs?limit=1")[1]["runs"]
+        run = self.a.http("GET", f"/v1/runs/{runs[0]['id']}")[1]
+        self.assertEqual(run["state"], "failed")
+        self.assertIn(f"cannot resolve peer {UNRESOLVABLE}", run["error"])
+        self.assert_daemon_ok()
+
+    def test_peer_query_parameter_is_validated_alike(self):
+        for bad in ("::::", "node:0", "node:65536", "[::1", "[::1]x"):
+            for path in ("/v1/runs", "/v1/baselines"):
+                status, body = self.a.http("GET", f"{path}?peer={urllib.parse.quote(bad)}")
+                self.assertEqual(status, 400, f"{path}?peer={bad}: {body}")
+                self.assertTrue(body["error"].startswith("peer: "), body)
+        for good in ("node2", "node2:7470", "[::1]:7470", "10.0.0.2"):
+            for path in ("/v1/runs", "/v1/baselines"):
+                status, body = self.a.http("GET", f"{path}?peer={urllib.parse.quote(good)}")
+                self.assertEqual(status, 200, f"{path}?peer={good}: {body}")
 
     def test_invalid_options_send_nothing(self):
         cases = [

@@ -10,13 +10,14 @@ import resource
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
 import time
 import unittest
 
-from meshperf_harness import CLI, QUICK, Daemon, run_cli
+from meshperf_harness import CLI, QUICK, Daemon, run_cli, write_token_file
 
 IDLE_CONNECTIONS = 500
 API_CLIENTS = 200
@@ -255,6 +256,146 @@ class FuzzTests(RobustnessBase):
         finally:
             a.cleanup()
             b.cleanup()
+
+
+def upgrade_exchange(port, path, headers=(), timeout=5):
+    """Sends `GET path` asking for a connection upgrade, with `headers` ("Name: value"), and
+    reads the answer until the daemon closes the connection. Returns (status, body)."""
+    head = [f"GET {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: Upgrade", *headers]
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    status_line, _, rest = data.partition(b"\r\n")
+    _, _, body = rest.partition(b"\r\n\r\n")
+    return int(status_line.split()[1]), body.decode(errors="replace")
+
+
+class UpgradeRefusalTests(RobustnessBase):
+    """Every way meshperfd refuses a session or data-stream upgrade: each refusal is answered
+    with its status and message, and the daemon stays up after each (a 426 used to kill it)."""
+
+    PROTOCOL = "3"   # pinned with MESHPERF_SESSION_PROTOCOL, so the cases do not follow the default
+    ENV = {"MESHPERF_SESSION_PROTOCOL": PROTOCOL}
+
+    def refuse_each(self, d, cases, auth=()):
+        for path, headers, status, fragment in cases:
+            with self.subTest(path=path, headers=headers):
+                got, body = upgrade_exchange(d.port, path, [*auth, *headers])
+                self.assertEqual(got, status, body)
+                self.assertIn(fragment, body)
+            # Outside the subTest: a dead daemon stops the test at the case that killed it.
+            self.assert_still_serving(d, f"{path} {headers}")
+
+    def assert_still_serving(self, d, after):
+        try:
+            status = d.http("GET", "/healthz", raw=True, timeout=10)[0]
+        except OSError as e:
+            status = f"no answer ({e})"
+        self.assertEqual(status, 200, f"meshperfd stopped serving after the refusal of {after}")
+        self.assertTrue(d.alive(), f"meshperfd exited after the refusal of {after}")
+
+    def protocol_cases(self):
+        """Refusals every daemon gives, whatever its authentication."""
+        proto = f"X-Meshperf-Protocol: {self.PROTOCOL}"
+        return [
+            ("/v1/stream", ["Upgrade: meshperf-data"], 426, "protocol mismatch"),
+            ("/v1/stream", ["Upgrade: meshperf-data/1", "X-Meshperf-Protocol: 2"], 426, "version 2"),
+            ("/v1/stream", ["Upgrade: meshperf-data/1", "X-Meshperf-Protocol: not-a-number"], 426, "protocol mismatch"),
+            ("/v1/session", ["Upgrade: meshperf-session/1"], 426, "the initiator version none"),
+            ("/v1/session", ["Upgrade: meshperf-session/1", "X-Meshperf-Protocol: 999999999999"], 426, "protocol mismatch"),
+            ("/v1/session", ["Upgrade: websocket", proto], 400, "meshperf-session/1 expected"),
+            ("/v1/session", [proto], 400, "meshperf-session/1 expected"),
+            ("/v1/stream", ["Upgrade: websocket", proto], 403, "no session expects this data stream"),
+            ("/v1/stream", ["Upgrade: meshperf-data/1", proto], 403, "no session expects this data stream"),
+            ("/v1/stream?token=0123456789abcdef&index=0", ["Upgrade: meshperf-data/1", proto], 403,
+             "no session expects this data stream"),
+            ("/v1/stream?token=x&index=99999999999999999999999", ["Upgrade: meshperf-data/1", proto], 403,
+             "no session expects this data stream"),
+        ]
+
+    def test_refusals_without_a_token(self):
+        d = Daemon(env=self.ENV)
+        try:
+            self.refuse_each(d, self.protocol_cases())
+            # The one-measurement gate: a second session while one holds it gets 503.
+            proto = f"X-Meshperf-Protocol: {self.PROTOCOL}"
+            with socket.create_connection(("127.0.0.1", d.port), timeout=5) as holder:
+                holder.sendall(("GET /v1/session HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                                f"Upgrade: meshperf-session/1\r\n{proto}\r\n\r\n").encode())
+                self.assertIn(b" 101 ", holder.recv(4096))
+                self.refuse_each(d, [("/v1/session", ["Upgrade: meshperf-session/1", proto], 503, "measuring")])
+            self.assert_still_serving(d, "a session upgrade (accepted)")
+        finally:
+            d.cleanup()
+
+    def test_refusals_with_a_token(self):
+        token_file = write_token_file("upgrade-refusal-token")
+        d = Daemon(env=self.ENV, extra_args=["--token-file", token_file])
+        try:
+            self.refuse_each(d, self.protocol_cases(), auth=["Authorization: Bearer upgrade-refusal-token"])
+            upgrade = ["Upgrade: meshperf-session/1", f"X-Meshperf-Protocol: {self.PROTOCOL}"]
+            # Failures last: three in a row are free, the fourth makes the address wait (429).
+            self.refuse_each(d, [
+                ("/v1/session", upgrade, 401, "bearer token"),
+                ("/v1/stream", ["Upgrade: meshperf-data/1", "Authorization: Bearer wrong"], 401, "bearer token"),
+                ("/v1/session", [*upgrade, "Authorization: Bearer wrong"], 401, "bearer token"),
+                ("/v1/stream?token=x&index=0", ["Upgrade: meshperf-data/1", f"X-Meshperf-Protocol: {self.PROTOCOL}",
+                                                "Authorization: Bearer wrong"], 401, "bearer token"),
+                ("/v1/session", [*upgrade, "Authorization: Bearer wrong"], 429, "too many failed authentications"),
+            ])
+        finally:
+            d.cleanup()
+            shutil.rmtree(os.path.dirname(token_file), ignore_errors=True)
+
+    def test_refusal_by_allowed_peer_cidrs(self):
+        fd, path = tempfile.mkstemp(prefix="meshperf-cidrs-", suffix=".toml")
+        with os.fdopen(fd, "w") as f:
+            f.write('[limits]\nallowed_peer_cidrs = ["10.255.0.0/16"]\n')
+        d = Daemon(env=self.ENV, extra_args=["--config", path])
+        try:
+            self.refuse_each(d, [
+                ("/v1/session", ["Upgrade: meshperf-session/1", f"X-Meshperf-Protocol: {self.PROTOCOL}"], 403,
+                 "allowed_peer_cidrs"),
+                ("/v1/stream", ["Upgrade: meshperf-data"], 403, "allowed_peer_cidrs"),
+            ])
+        finally:
+            d.cleanup()
+            os.unlink(path)
+
+    @unittest.skipUnless(shutil.which("openssl"), "needs the openssl command to make certificates")
+    def test_refusals_of_a_tls_daemon(self):
+        import test_tls as certs   # a module import: its TestCase is not collected here
+        work = tempfile.mkdtemp(prefix="meshperf-upgrade-tls-")
+        certs.make_ca(work, "ca")
+        certs.make_leaf(work, "ca", "node")
+        d = Daemon(env=self.ENV, extra_args=["--tls-cert", os.path.join(work, "node.pem"), "--tls-key",
+                                             os.path.join(work, "node.key"), "--tls-ca", os.path.join(work, "ca.pem")])
+        try:
+            proto = f"X-Meshperf-Protocol: {self.PROTOCOL}"
+            # Plain beside TLS: sessions must use TLS; data streams are still refused on their merits.
+            self.refuse_each(d, [
+                ("/v1/session", ["Upgrade: meshperf-session/1", proto], 403, "requires TLS for peer sessions"),
+                ("/v1/stream", ["Upgrade: meshperf-data"], 426, "protocol mismatch"),
+                ("/v1/stream", ["Upgrade: meshperf-data/1", proto], 403, "no session expects"),
+            ])
+            # Over TLS: data streams are refused (plain TCP by design).
+            ctx = ssl.create_default_context(cafile=os.path.join(work, "ca.pem"))
+            ctx.load_cert_chain(os.path.join(work, "node.pem"), os.path.join(work, "node.key"))
+            with socket.create_connection(("127.0.0.1", d.port), timeout=10) as raw:
+                with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+                    s.sendall(("GET /v1/stream HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                               f"Upgrade: meshperf-data/1\r\n{proto}\r\n\r\n").encode())
+                    data = b""
+                    while chunk := s.recv(65536):
+                        data += chunk
+            self.assertIn(b" 400 ", data.split(b"\r\n")[0])
+            self.assertIn(b"data streams are plain TCP", data)
+            self.assert_still_serving(d, "a data stream over TLS")
+        finally:
+            d.cleanup()
+            shutil.rmtree(work, ignore_errors=True)
 
 
 class FullStateDirTests(RobustnessBase):

@@ -1,8 +1,10 @@
 #include "core/error.hpp"
 #include "transport/socket.hpp"
 
+#include <chrono>
 #include <doctest/doctest.h>
 #include <string>
+#include <system_error>
 
 using meshperf::core::spec_error;
 using meshperf::transport::default_port;
@@ -97,6 +99,23 @@ TEST_CASE("missing hosts and broken brackets") {
     CHECK_THROWS_WITH_AS(parse_endpoint("[::1"), Contains("unclosed '['"), spec_error);
     CHECK_THROWS_WITH_AS(parse_endpoint("[::1]7470"), Contains("expected ':PORT' after ']'"), spec_error);
     CHECK_THROWS_WITH_AS(parse_endpoint("[::1]x"), Contains("expected ':PORT'"), spec_error);
+}
+
+TEST_CASE("a name that does not resolve is 'cannot resolve HOST', not 'No route to host'") {
+    // glibc refuses a label that begins with '-' without asking a name server.
+    using meshperf::transport::connect_tcp;
+    using meshperf::transport::resolve_error;
+    try {
+        connect_tcp({"-no-such-host-", 7470}, std::chrono::milliseconds(2000));
+        FAIL("connect_tcp resolved -no-such-host-");
+    } catch (const resolve_error& e) {
+        CHECK(e.host() == "-no-such-host-");
+        CHECK(std::string(e.what()).rfind("cannot resolve -no-such-host-: ", 0) == 0);
+        CHECK(e.code().category() == meshperf::transport::resolve_category());
+        CHECK(e.code() != std::errc::host_unreachable);
+        CHECK(!e.code().message().empty());
+        CHECK(std::string(e.what()).find("No route to host") == std::string::npos);
+    }
 }
 
 }  // TEST_SUITE
