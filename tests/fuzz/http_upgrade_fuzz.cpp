@@ -74,6 +74,7 @@ void set_up(served_daemon& d, asio::io_context& io, const std::string& token) {
     d.ctx.limits.max_streams = 0;  // no run spec is valid: nothing is ever measured
     d.ctx.limits.max_qps = 0;
     d.ctx.token = token;
+    d.ctx.instance_id = "fuzz-instance";  // a session that carries it is "from itself" (409)
     // Failures stay cheap, yet the throttled answer (429) is still reachable.
     d.ctx.auth_throttle.first_delay = 1ms;
     d.ctx.auth_throttle.max_delay = 2ms;
