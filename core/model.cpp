@@ -327,26 +327,27 @@ double chi2_critical_99(std::size_t dof) {
     return table[std::clamp<std::size_t>(dof, 1, 8)];
 }
 
-bool has_blocks(const model_sample& s) { return s.block_times_s.size() >= min_blocks_to_assess; }
+bool has_blocks(const model_sample& s) { return s.block_values.size() >= min_blocks_to_assess; }
 bool has_precision(const model_sample& s) { return s.rel_half_width > 0 && std::isfinite(s.rel_half_width); }
 
 // One bootstrap replicate: each point rescaled by the ratio of a resampled block mean to its
-// block mean, or by a normal draw from its stated precision; points with neither stay put.
+// block mean (for a stream, whose blocks are rates, the inverse ratio), or by a normal draw
+// from its stated precision; points with neither stay put.
 std::vector<model_sample> replicate(std::span<const model_sample> samples, std::mt19937_64& rng) {
     std::vector<model_sample> out(samples.begin(), samples.end());
     std::normal_distribution<double> normal(0.0, 1.0);
     for (auto& s : out) {
         if (has_blocks(s)) {
-            const auto& b = s.block_times_s;
+            const auto& b = s.block_values;
             std::uniform_int_distribution<std::size_t> pick(0, b.size() - 1);
             double sum = 0, resampled = 0;
             for (double v : b) sum += v;
             for (std::size_t i = 0; i < b.size(); ++i) resampled += b[pick(rng)];
-            if (sum > 0) s.time_s *= resampled / sum;
+            if (sum > 0 && resampled > 0) s.time_s *= s.stream ? sum / resampled : resampled / sum;
         } else if (has_precision(s)) {
             s.time_s *= std::max(0.05, 1.0 + normal(rng) * s.rel_half_width / 1.959964);
         }
-        s.block_times_s.clear();
+        s.block_values.clear();
     }
     return out;
 }
@@ -450,13 +451,11 @@ std::vector<model_sample> model_samples(const run_result& r) {
         s.size_bytes = p.size_bytes;
         if (p.test == test_kind::latency && p.lat_ns && p.lat_ns->p50 > 0) {
             s.time_s = p.lat_ns->p50 * 1e-9;
-            for (double rtt_ns : p.precision.block_values)
-                if (rtt_ns > 0) s.block_times_s.push_back(rtt_ns / 2 * 1e-9);
+            s.block_values = p.precision.block_values;  // round-trip ns
         } else if (p.test == test_kind::bandwidth && p.gbit_per_s > 0) {
             s.time_s = static_cast<double>(p.size_bytes) * 8.0 / (p.gbit_per_s * 1e9);
             s.stream = true;
-            for (double gbit : p.precision.block_values)
-                if (gbit > 0) s.block_times_s.push_back(static_cast<double>(p.size_bytes) * 8.0 / (gbit * 1e9));
+            s.block_values = p.precision.block_values;  // Gbit/s
         } else {
             continue;
         }

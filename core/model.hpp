@@ -33,8 +33,10 @@ struct model_sample {
     double weight = 1;                    ///< relative weight of this point's relative error
     /// The point's stated precision: 95% CI half-width relative to time_s (0: not known).
     double rel_half_width = 0;
-    /// The point's per-block estimates of time_s, seconds, in time order (empty: not known).
-    std::vector<double> block_times_s;
+    /// The point's per-block estimates of its figure, in time order (empty: not known):
+    /// latency points a time, stream points a rate (which may be 0 for a block in which
+    /// nothing arrived). Any unit: only their ratios to their mean are used.
+    std::vector<double> block_values;
 };
 
 /// Options of the fit.

@@ -65,10 +65,10 @@ std::vector<model_warning> model_use_warnings(const model_fit& m, std::span<cons
         const auto at = segments ? m.piecewise->worst_size_bytes : m.line.worst_size_bytes;
         if (worst > m.piecewise_threshold)
             out.push_back({"poor_fit", fmt::format("the model fits poorly: it misses the measured time at {} by {:.0f}% (more than "
-                                                   "{:.0f}%){}; its predictions are rough",
+                                                   "{:.0f}%), so its predictions are rough{}",
                                                    format_size(at), worst * 100, m.piecewise_threshold * 100,
                                                    !segments && !m.piecewise_rejected.empty()
-                                                       ? fmt::format(" and no break explains it ({})", m.piecewise_rejected)
+                                                       ? fmt::format("; no break explains it: {}", m.piecewise_rejected)
                                                        : std::string())});
     }
     return out;

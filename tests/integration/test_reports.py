@@ -232,10 +232,10 @@ class ReportTests(unittest.TestCase):
         self.assertEqual(doc["link"]["source"], "result")
         self.assertIn("alpha_us", doc["link"]["model"])
         self.assertTrue(all(p["time_s"] > 0 and p["nodes"] == 4 for p in doc["predictions"]))
-        # a ring step of 64 MiB over 4 ranks sends 16 MiB; the sweep went up to 1 MiB
+        # of 64 MiB, a tree step sends 32 MiB (S/2), a ring step over 4 ranks 16 MiB; the sweep went up to 1 MiB
         kinds = [w["kind"] for w in doc["warnings"]]
         self.assertIn("extrapolation_above", kinds)
-        self.assertIn("16 MiB", next(w["message"] for w in doc["warnings"] if w["kind"] == "extrapolation_above"))
+        self.assertIn("up to 32 MiB", next(w["message"] for w in doc["warnings"] if w["kind"] == "extrapolation_above"))
         rc, out, err = run_cli("plan", "--from", self.run1, "--nodes", "4", "--bytes", "1M", "--format", "json")
         self.assertEqual(rc, 0, err)
         self.assertFalse([w for w in json.loads(out)["warnings"] if w["kind"].startswith("extrapolation")])

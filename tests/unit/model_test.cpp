@@ -302,9 +302,9 @@ model_sample point_with_blocks(std::uint64_t n, double true_s, double block_sd, 
     std::normal_distribution<double> z(0.0, 1.0);
     model_sample s;
     s.size_bytes = n;
-    for (int b = 0; b < 16; ++b) s.block_times_s.push_back(true_s * std::max(0.2, 1.0 + block_sd * z(rng)));
-    s.time_s = mean(s.block_times_s);
-    s.rel_half_width = mean_ci_half_width(s.block_times_s) / s.time_s;
+    for (int b = 0; b < 16; ++b) s.block_values.push_back(true_s * std::max(0.2, 1.0 + block_sd * z(rng)));
+    s.time_s = mean(s.block_values);
+    s.rel_half_width = mean_ci_half_width(s.block_values) / s.time_s;
     return s;
 }
 
@@ -456,6 +456,24 @@ TEST_CASE("a break needs three sizes on each side: with fewer the fit says so") 
     CHECK(m.piecewise_rejected.find("too few sizes") != std::string::npos);
 }
 
+TEST_CASE("stream points: blocks are rates, and a block in which nothing arrived is fine") {
+    // the eager/rendezvous step seen by streams; every point has one empty block among 16
+    std::mt19937 rng(17);
+    std::normal_distribution<double> z(0.0, 0.01);
+    std::vector<model_sample> s;
+    for (auto n : pow2_sizes()) {
+        const double x = static_cast<double>(n);
+        model_sample p{n, n <= 8192 ? 0.2e-6 + x / 5e9 : 4e-6 + x / 12e9, true, 1};
+        for (int b = 0; b < 16; ++b) p.block_values.push_back(b == 5 ? 0.0 : x / p.time_s * (1 + z(rng)));
+        s.push_back(p);
+    }
+    const auto m = fit_model(s);
+    REQUIRE(m.piecewise.has_value());
+    CHECK(m.piecewise->break_after_bytes == 8192);
+    REQUIRE(m.piecewise->evidence.stable_share.has_value());
+    CHECK(*m.piecewise->evidence.stable_share >= 0.8);
+}
+
 TEST_CASE("model_samples carries each point's precision and blocks") {
     run_result r;
     point_result lat;
@@ -475,11 +493,9 @@ TEST_CASE("model_samples carries each point's precision and blocks") {
     const auto s = model_samples(r);
     REQUIRE(s.size() == 2);
     CHECK(s[0].rel_half_width == 0.02);
-    REQUIRE(s[0].block_times_s.size() == 3);
-    CHECK(s[0].block_times_s[1] == doctest::Approx(1.55e-6));  // one-way
+    CHECK(s[0].block_values == std::vector<double>{3000, 3100, 2900});
     CHECK(s[1].rel_half_width == 0);
-    REQUIRE(s[1].block_times_s.size() == 2);
-    CHECK(s[1].block_times_s[1] == doctest::Approx((1 << 20) * 8.0 / 40e9));
+    CHECK(s[1].block_values == std::vector<double>{80, 40});
 }
 
 }  // TEST_SUITE
