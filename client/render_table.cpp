@@ -1,5 +1,6 @@
 #include "client/render_table.hpp"
 
+#include "client/figure_text.hpp"
 #include "client/run_model.hpp"
 #include "core/sizes.hpp"
 
@@ -20,7 +21,8 @@ std::string us(double ns) {
     return fmt::format("{:.2f}", v);
 }
 
-std::string gbit(double g) { return g >= 100 ? fmt::format("{:.1f}", g) : fmt::format("{:.3g}", g); }
+// Three significant digits, never "1.23e-05" (client/figure_text.hpp, as in the HTML report).
+std::string gbit(double g) { return significant_text(g, 3); }
 
 std::string rate(double per_s) {
     if (per_s >= 1e6) return fmt::format("{:.3g} M", per_s / 1e6);
