@@ -346,6 +346,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
+        if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
         const auto started = std::chrono::steady_clock::now();
         matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls));
         m.probe_hosts();
