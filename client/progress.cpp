@@ -26,6 +26,14 @@ std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total,
     return s;
 }
 
+std::optional<double> seconds_left_at(double fraction_done, double elapsed_s) {
+    if (!std::isfinite(fraction_done) || !std::isfinite(elapsed_s) || elapsed_s < 0 || fraction_done <= 0) return std::nullopt;
+    if (fraction_done >= 1) return 0.0;
+    const double s = elapsed_s * (1 - fraction_done) / fraction_done;
+    if (!std::isfinite(s) || s < 0) return std::nullopt;
+    return s;
+}
+
 namespace {
 
 /// "52 s", "3 min", "1 h 5 min"; seconds >= 1.

@@ -21,6 +21,10 @@ std::optional<double> point_time_bound_s(const core::run_spec&);
 std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total, double elapsed_s,
                                             std::optional<double> bound_s);
 
+/// Seconds left when `fraction_done` (0..1) of a job took `elapsed_s`, at the same pace.
+/// Nullopt before any progress or with a bad clock; never negative, infinite or NaN.
+std::optional<double> seconds_left_at(double fraction_done, double elapsed_s);
+
 /// "under a second", "about 40 s", "about 3 min", "about 1 h 5 min": a rounded duration.
 std::string about_duration(double seconds);
 

@@ -227,6 +227,19 @@ class ProgressTests(unittest.TestCase):
         self.assertRegex(points[-1], r"^\[  6/6\] 100% .*done( in \d+ s)?$")
         self.assertTrue(any(l.startswith("measuring ") and "6 points" in l for l in lines), err)
 
+    def test_matrix_progress_in_a_log(self):
+        hosts = f"{self.a.address},{self.b.address}"
+        rc, out, err = run_cli("matrix", "--hosts", hosts, "--max-time", "0.2", "--warmup", "0.02", "--format", "json",
+                               "--progress")
+        self.assertIn(rc, (0, 1), err)  # 1 when a loopback link is judged bad; the progress is what is tested
+        self.assertNotIn("\r", err)
+        self.assertNotIn("\033", err)
+        lines = [l for l in err.splitlines() if l.startswith("matrix: round")]
+        self.assertGreaterEqual(len(lines), 2, err)
+        self.assertRegex(lines[-1], r"^matrix: round 1 of 1, pairs done 1/1 \(100%, done\)$")
+        rc, out, err = run_cli("matrix", "--hosts", hosts, "--max-time", "0.2", "--warmup", "0.02", "--format", "json")
+        self.assertNotIn("matrix: round", err)
+
     def test_quiet_without_a_terminal_by_default(self):
         rc, out, err = self.sweep()
         self.assertEqual(rc, EXIT_OK, err)

@@ -50,6 +50,17 @@ TEST_CASE("time left: measured mean per point, else the spec's bound; never nega
     CHECK_FALSE(client::estimate_seconds_left(2, 16, std::numeric_limits<double>::infinity(), std::nullopt));
 }
 
+TEST_CASE("time left from the share done, for jobs counted in rounds (matrix)") {
+    CHECK(*client::seconds_left_at(0.25, 10) == doctest::Approx(30));
+    CHECK(*client::seconds_left_at(1.0, 10) == 0);
+    CHECK(*client::seconds_left_at(1.5, 10) == 0);
+    CHECK_FALSE(client::seconds_left_at(0, 10));
+    CHECK_FALSE(client::seconds_left_at(0.5, -1));
+    CHECK_FALSE(client::seconds_left_at(std::nan(""), 10));
+    CHECK_FALSE(client::seconds_left_at(0.5, std::numeric_limits<double>::infinity()));
+    CHECK_FALSE(client::seconds_left_at(1e-320, 10));  // would overflow to infinity
+}
+
 TEST_CASE("durations read as people say them") {
     CHECK(client::about_duration(0.3) == "under a second");
     CHECK(client::about_duration(-4) == "under a second");
