@@ -80,7 +80,8 @@ std::uint64_t parse_bytes(std::string_view text, std::uint64_t max, std::string_
     if (value == 0) throw spec_error(fmt::format("size '{}' is zero: give at least 1 byte", t));
     if (decimal) {
         const double bytes = value * static_cast<double>(mult);
-        if (!std::isfinite(bytes) || bytes > static_cast<double>(max))
+        // 0x1p64: (double)UINT64_MAX rounds up to 2^64, which no uint64_t holds.
+        if (!std::isfinite(bytes) || bytes > static_cast<double>(max) || bytes >= 0x1p64)
             throw spec_error(fmt::format("size '{}' is larger than {}", t, limit_text));
         if (bytes != std::floor(bytes) || bytes < 1)
             throw spec_error(fmt::format("size '{}' is {} bytes, not a whole number: give whole bytes (e.g. {})", t, bytes,

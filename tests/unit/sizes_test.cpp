@@ -143,6 +143,10 @@ TEST_CASE("parse_byte_count: one rule for every size, ambiguous units refused wi
     CHECK_THROWS_AS(parse_byte_count("inf", std::uint64_t{1} << 60), spec_error);
     CHECK_THROWS_AS(parse_byte_count("nan", std::uint64_t{1} << 60), spec_error);
     CHECK_THROWS_AS(parse_byte_count("1e400", std::uint64_t{1} << 60), spec_error);
+    CHECK_THROWS_AS(parse_byte_count("16.0E", ~std::uint64_t{0}), spec_error);            // no unit E
+    CHECK_THROWS_AS(parse_byte_count("16384.0P", ~std::uint64_t{0}), spec_error);         // 2^64 exactly
+    CHECK(parse_byte_count("16383.5P", ~std::uint64_t{0}) == (std::uint64_t{32767} << 49));
+    CHECK(parse_byte_count("18446744073709551615", ~std::uint64_t{0}) == ~std::uint64_t{0});
 }
 
 // Was a bug (issue 12): `--sizes 64,1,64` was sorted and deduplicated silently. The list as
