@@ -1,17 +1,16 @@
 #include "client/html_report.hpp"
 
 #include "client/figure_text.hpp"
+#include "client/point_warnings.hpp"
 #include "client/svg_heatmap.hpp"
 #include "client/svg_plot.hpp"
 #include "core/sizes.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <optional>
-#include <set>
 
 namespace meshperf::client {
 
@@ -157,108 +156,14 @@ void render_model(std::string& out, const std::optional<core::model_fit>& m, con
     out += "</div>\n";
 }
 
-/// Point warnings grouped: the daemon words a warning the same at every size apart from
-/// its figures ("sender CPU-bound (97% of a core per stream)..."), so warnings that differ
-/// only in their numbers are one group, shown once with each varying number as a range and
-/// the points it applies to; the point tables refer to it as W1, W2, ...
-struct warning_group {
-    std::vector<std::string> words;                  ///< the text between the numbers
-    std::vector<std::vector<std::string>> numbers;   ///< per number slot, the values seen
-    std::vector<const core::point_result*> points;   ///< where it was raised, in run order
-};
-
-struct point_warnings {
-    std::vector<warning_group> groups;
-    std::map<const core::point_result*, std::vector<std::size_t>> of_point;  ///< point -> group indexes
-};
-
-/// Splits a warning into words and numbers (a number starts with a digit not glued to a
-/// letter, as in "p2p" or "mlx5_0").
-void split_numbers(std::string_view text, std::vector<std::string>& words, std::vector<std::string>& numbers) {
-    words.assign(1, "");
-    numbers.clear();
-    for (std::size_t i = 0; i < text.size();) {
-        const auto c = static_cast<unsigned char>(text[i]);
-        const bool glued = i > 0 && (std::isalpha(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
-        if (std::isdigit(c) && !glued) {
-            std::size_t j = i;
-            while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-            if (j + 1 < text.size() && text[j] == '.' && std::isdigit(static_cast<unsigned char>(text[j + 1]))) {
-                ++j;
-                while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
-            }
-            numbers.emplace_back(text.substr(i, j - i));
-            words.emplace_back();
-            i = j;
-        } else {
-            words.back() += text[i++];
-        }
-    }
-}
-
-point_warnings group_point_warnings(const core::run_result& r) {
-    point_warnings pw;
-    std::map<std::vector<std::string>, std::size_t> by_words;
-    std::vector<std::string> words, numbers;
-    for (const auto& p : r.points)
-        for (const auto& w : p.warnings) {
-            split_numbers(w, words, numbers);
-            auto [it, added] = by_words.try_emplace(words, pw.groups.size());
-            if (added) pw.groups.push_back({words, std::vector<std::vector<std::string>>(numbers.size()), {}});
-            auto& g = pw.groups[it->second];
-            for (std::size_t k = 0; k < numbers.size(); ++k) g.numbers[k].push_back(numbers[k]);
-            if (g.points.empty() || g.points.back() != &p) g.points.push_back(&p);
-            auto& refs = pw.of_point[&p];
-            if (std::find(refs.begin(), refs.end(), it->second) == refs.end()) refs.push_back(it->second);
-        }
-    return pw;
-}
-
-/// The group's text, each number that varies as "low–high".
-std::string group_text(const warning_group& g) {
-    std::string text = g.words[0];
-    for (std::size_t k = 0; k < g.numbers.size(); ++k) {
-        const auto& seen = g.numbers[k];
-        const auto [lo, hi] = std::minmax_element(seen.begin(), seen.end(), [](const std::string& a, const std::string& b) {
-            return std::stod(a) < std::stod(b);
-        });
-        text += std::stod(*lo) == std::stod(*hi) ? *lo : *lo + "–" + *hi;
-        text += g.words[k + 1];
-    }
-    return text;
-}
-
-/// Where a group applies: "every point", "every latency point", or the sizes per test.
-std::string group_where(const warning_group& g, const core::run_result& r) {
-    if (g.points.size() == r.points.size()) return r.points.size() == 1 ? "the only point" : fmt::format("all {} points", r.points.size());
-    std::string where;
-    for (auto t : {core::test_kind::latency, core::test_kind::bandwidth, core::test_kind::bidir}) {
-        std::vector<std::uint64_t> sizes;
-        for (const auto* p : g.points)
-            if (p->test == t) sizes.push_back(p->size_bytes);
-        if (sizes.empty()) continue;
-        const auto of_test = static_cast<std::size_t>(
-            std::count_if(r.points.begin(), r.points.end(), [&](const core::point_result& p) { return p.test == t; }));
-        std::string part;
-        if (sizes.size() == of_test && of_test > 1) part = fmt::format("every {} point", core::to_string(t));
-        else {
-            std::sort(sizes.begin(), sizes.end());
-            part = fmt::format("{} at ", core::to_string(t));
-            for (std::size_t i = 0; i < sizes.size(); ++i) part += (i ? ", " : "") + core::format_size(sizes[i]);
-        }
-        where += (where.empty() ? "" : "; ") + part;
-    }
-    return where;
-}
-
-void render_point_warnings(std::string& out, const core::run_result& r, const point_warnings& pw, std::size_t run_index) {
+void render_point_warnings(std::string& out, const point_warnings& pw, std::size_t run_index) {
     if (pw.groups.empty()) return;
     out += "<h3>Warnings on points</h3>\n";
     for (std::size_t k = 0; k < pw.groups.size(); ++k) {
         const auto& g = pw.groups[k];
         fmt::format_to(std::back_inserter(out),
                        "<div class=\"warn\" id=\"run-{}-w{}\"><strong>W{}</strong> {} <span class=\"meta\">— {}</span></div>\n",
-                       run_index + 1, k + 1, k + 1, esc(group_text(g)), esc(group_where(g, r)));
+                       run_index + 1, k + 1, k + 1, esc(g.text), esc(g.where));
     }
 }
 
@@ -373,7 +278,7 @@ void render_run(std::string& out, const core::run_result& r, const std::string& 
         out += "</div>\n";
     }
     const auto pw = group_point_warnings(r);
-    render_point_warnings(out, r, pw, index);
+    render_point_warnings(out, pw, index);
     if (opt.point_tables) render_points(out, r, pw, index);
     out += "</section>\n";
 }

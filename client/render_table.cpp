@@ -1,6 +1,7 @@
 #include "client/render_table.hpp"
 
 #include "client/figure_text.hpp"
+#include "client/point_warnings.hpp"
 #include "client/run_model.hpp"
 #include "core/sizes.hpp"
 
@@ -121,11 +122,11 @@ std::string render_run_table(const core::run_result& run) {
     bool any_missed = false;
     for (const auto& p : run.points) any_missed |= p.precision.adaptive && !p.precision.met;
     if (any_missed) out += "\n* precision target not met within the time cap (raise --max-time or accept the wider interval)\n";
+    // Each warning once, with the points it applies to (client/point_warnings.hpp); the
+    // precision ones are the '*' above.
     std::vector<std::string> warnings;
-    for (const auto& p : run.points)
-        for (const auto& w : p.warnings)
-            if (w.rfind("precision target not met", 0) != 0)
-                warnings.push_back(fmt::format("{} {}: {}", core::to_string(p.test), core::format_size(p.size_bytes), w));
+    for (const auto& g : group_point_warnings(run).groups)
+        if (g.text.rfind("precision target not met", 0) != 0) warnings.push_back(fmt::format("{} ({})", g.text, g.where));
     for (const auto& w : run.warnings) warnings.push_back(w);
     if (!warnings.empty()) {
         out += "\nwarnings:\n";

@@ -297,6 +297,13 @@ TEST_CASE("point warnings are grouped once, with the sizes they apply to") {
     const auto brief = client::render_html_report(std::span(&r, 1), {}, opt);
     CHECK(count_of(brief, "sender CPU-bound") == 1);
     CHECK_FALSE(contains(brief, "href=\"#run-1-w"));
+    // The text table lists the same groups, once each.
+    const auto table = client::render_run_table(r);
+    CHECK(count_of(table, "sender CPU-bound") == 1);
+    CHECK(contains(table, "  - sender CPU-bound (96–" + std::to_string(95 + bw_points) +
+                              "% of a core per stream): the figure may be limited by the sender's CPU, not the path "
+                              "(every bandwidth point)\n"));
+    CHECK(contains(table, "  - stopped at the byte limit: 1 GiB per direction per point (latency at 1 B)\n"));
 }
 
 // Was a bug (issue 12): a latency-only run had an empty bandwidth chart (and the reverse).
