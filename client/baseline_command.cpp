@@ -95,6 +95,7 @@ command_runner add_baseline_command(CLI::App& app, const common_options& common)
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
+        if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
         // Measure everything first: a baseline is stored only when every run completed.
         std::vector<std::string> ids;
         for (const auto& spec : specs) {

@@ -29,7 +29,7 @@ using nlohmann::json;
 
 std::string render_check(const core::check_result& r, const std::string& format) {
     if (format == "json") return core::to_json(r).dump(2) + "\n";
-    return core::nagios_line(r) + "\n";
+    return core::nagios_output(r) + "\n";
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -67,14 +67,15 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     }
 }
 
-int check_parse_failure(CLI::App& app, const CLI::ParseError& e) {
+int check_parse_failure(CLI::App& app, const CLI::ParseError& e, const std::string& hint) {
     CLI::App* check = nullptr;
     for (auto* sub : app.get_subcommands({}))
         if (sub->get_name() == "check") check = sub;
     if (!check || !check->parsed()) return -1;
-    const int rc = app.exit(e);
-    if (rc == 0) return 0;  // --help
-    std::string what = e.what();
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    if (hint.empty()) app.exit(e);
+    else std::fprintf(stderr, "meshperf: %s\n", hint.c_str());
+    std::string what = hint.empty() ? e.what() : hint;
     std::replace(what.begin(), what.end(), '\n', ' ');
     std::replace(what.begin(), what.end(), '|', '/');
     std::printf("MESHPERF UNKNOWN - bad options: %s\n", what.c_str());
@@ -83,6 +84,9 @@ int check_parse_failure(CLI::App& app, const CLI::ParseError& e) {
 }
 
 namespace {
+
+/// The longest --timeout: a day. Longer (or inf) would overflow the watchdog's clock.
+constexpr double max_check_timeout_s = 86400;
 
 struct check_options {
     std::string peer;
@@ -211,10 +215,14 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
         try {
             target.peer = transport::parse_endpoint(o->peer).to_string();
             if (!target.initiator.empty()) target.initiator = transport::parse_endpoint(o->initiator).to_string();
-            if (!(o->timeout_s > 0)) throw core::spec_error("--timeout must be a positive number of seconds");
+            if (!(o->timeout_s > 0 && o->timeout_s <= max_check_timeout_s))
+                throw core::spec_error(fmt::format("--timeout {} is out of range: give 0 < seconds <= {}", o->timeout_s,
+                                                   max_check_timeout_s));
         } catch (const core::spec_error& e) {
             return reporter->report(core::unknown_result(target, fmt::format("bad options: {}", e.what())));
         }
+        // stderr: a monitoring system reads only the verdict on stdout.
+        if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
         if (!cmd->count("--min-gbit") && !cmd->count("--max-lat-us") && o->baseline.empty())
             return reporter->report(core::unknown_result(target, "bad options: give --min-gbit and/or --max-lat-us, or --baseline FILE|stored"));
 

@@ -9,8 +9,9 @@
 
 namespace meshperf::client {
 
-/// What the check prints for a result: the Nagios line, or the JSON document, ending in a
-/// newline. `format` is "nagios" or "json".
+/// What the check prints for a result: the Nagios plugin output (core::nagios_output: one
+/// line, or a short status line with the details on the lines after it), or the JSON
+/// document, ending in a newline. `format` is "nagios" or "json".
 std::string render_check(const core::check_result& r, const std::string& format);
 
 /// Writes `text` to `path` atomically for node_exporter's textfile collector: a temporary
@@ -24,6 +25,7 @@ void write_file_atomically(const std::string& path, const std::string& text);
 /// on stderr and an UNKNOWN line on stdout, and returns 3 (0 for --help); otherwise
 /// returns -1 and main() handles the error as for any command. Monitoring systems read
 /// 3 as "the check could not run", where the CLI's usual 2 would read as CRITICAL.
-int check_parse_failure(CLI::App& app, const CLI::ParseError& e);
+/// `hint`, when not empty, replaces CLI11's message (a "did you mean" from cli_suggest).
+int check_parse_failure(CLI::App& app, const CLI::ParseError& e, const std::string& hint = {});
 
 }  // namespace meshperf::client

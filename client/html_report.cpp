@@ -1,5 +1,7 @@
 #include "client/html_report.hpp"
 
+#include "client/figure_text.hpp"
+#include "client/point_warnings.hpp"
 #include "client/svg_heatmap.hpp"
 #include "client/svg_plot.hpp"
 #include "core/sizes.hpp"
@@ -7,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
 
 namespace meshperf::client {
@@ -51,7 +54,9 @@ std::string us_text(double ns) {
     return fmt::format("{:.2f}", us);
 }
 
-std::string fixed(double v, int digits) { return std::isfinite(v) ? fmt::format("{:.{}f}", v, digits) : "–"; }
+/// Rates: three significant digits (client/figure_text.hpp), so 1 B at 0.000123 Gbit/s is
+/// not "0.00".
+std::string rate_figure(double v) { return significant_text(v, 3, "–"); }
 
 std::string rate_text(double v) {
     if (!std::isfinite(v)) return "–";
@@ -151,7 +156,28 @@ void render_model(std::string& out, const std::optional<core::model_fit>& m, con
     out += "</div>\n";
 }
 
-void render_points(std::string& out, const core::run_result& r) {
+void render_point_warnings(std::string& out, const point_warnings& pw, std::size_t run_index) {
+    if (pw.groups.empty()) return;
+    out += "<h3>Warnings on points</h3>\n";
+    for (std::size_t k = 0; k < pw.groups.size(); ++k) {
+        const auto& g = pw.groups[k];
+        fmt::format_to(std::back_inserter(out),
+                       "<div class=\"warn\" id=\"run-{}-w{}\"><strong>W{}</strong> {} <span class=\"meta\">— {}</span></div>\n",
+                       run_index + 1, k + 1, k + 1, esc(g.text), esc(g.where));
+    }
+}
+
+/// The warnings cell of a point: links to its groups ("W1, W3").
+std::string warning_refs(const core::point_result* p, const point_warnings& pw, std::size_t run_index) {
+    const auto it = pw.of_point.find(p);
+    if (it == pw.of_point.end()) return {};
+    std::string refs;
+    for (auto k : it->second)
+        refs += fmt::format("{}<a href=\"#run-{}-w{}\">W{}</a>", refs.empty() ? "" : ", ", run_index + 1, k + 1, k + 1);
+    return refs;
+}
+
+void render_points(std::string& out, const core::run_result& r, const point_warnings& pw, std::size_t run_index) {
     std::vector<const core::point_result*> lat, bw, bidir;
     for (const auto& p : r.points)
         (p.test == core::test_kind::latency ? lat : p.test == core::test_kind::bidir ? bidir : bw).push_back(&p);
@@ -167,8 +193,7 @@ void render_points(std::string& out, const core::run_result& r) {
                "<th>warnings</th></tr>\n";
         for (const auto* p : lat) {
             const core::summary s = p->lat_ns.value_or(core::summary{});
-            std::string warn;
-            for (const auto& w : p->warnings) warn += (warn.empty() ? "" : "; ") + esc(w);
+            const std::string warn = warning_refs(p, pw, run_index);
             row(out,
                 {esc(core::format_size(p->size_bytes)), us_text(s.min), us_text(s.p50), us_text(s.p90), us_text(s.p99),
                  us_text(s.p999), us_text(s.max), us_text(s.mean), fmt::format("{}", s.count), esc(precision_text(p->precision)),
@@ -190,11 +215,10 @@ void render_points(std::string& out, const core::run_result& r) {
                 imin = std::min(imin, f.interval_min_gbit);
                 imax = std::max(imax, f.interval_max_gbit);
             }
-            std::string warn;
-            for (const auto& w : p->warnings) warn += (warn.empty() ? "" : "; ") + esc(w);
+            const std::string warn = warning_refs(p, pw, run_index);
             row(out,
-                {esc(core::format_size(p->size_bytes)), fixed(p->gbit_per_s, 2), fixed(p->gbit_per_s / 8, 3),
-                 rate_text(p->msg_per_s), p->flows.empty() ? "–" : fixed(imin, 2) + " – " + fixed(imax, 2),
+                {esc(core::format_size(p->size_bytes)), rate_figure(p->gbit_per_s), rate_figure(p->gbit_per_s / 8),
+                 rate_text(p->msg_per_s), p->flows.empty() ? "–" : rate_figure(imin) + " – " + rate_figure(imax),
                  fmt::format("{:.0f} / {:.0f}", p->cpu.local_percent, p->cpu.remote_percent), esc(precision_text(p->precision)),
                  warn},
                 {true, true, true, true, true, true, false, false});
@@ -211,8 +235,8 @@ std::string tests_text(const core::run_spec& s) {
     return t;
 }
 
-void render_run(std::string& out, const core::run_result& r, std::size_t index, const report_options& opt) {
-    const std::string label = run_label(r);
+void render_run(std::string& out, const core::run_result& r, const std::string& label, std::size_t index,
+                const report_options& opt) {
     fmt::format_to(std::back_inserter(out), "<section id=\"run-{}\">\n<h2>{}</h2>\n", index + 1, esc(label));
     out += "<table class=\"kv\">\n";
     if (!r.id.empty()) kv(out, "run", "<code>" + esc(r.id) + "</code>");
@@ -245,17 +269,21 @@ void render_run(std::string& out, const core::run_result& r, std::size_t index, 
 
     if (opt.plots && !r.points.empty()) {
         plot_run pr{label, r, model};
-        plot_options po;
-        po.title = "Latency and bandwidth against message size";
+        plot_options po = measured_panels(std::span(&r, 1));  // no empty panel
+        po.title = po.latency && po.bandwidth ? "Latency and bandwidth against message size"
+                   : po.latency               ? "Latency against message size"
+                                              : "Bandwidth against message size";
         out += "<div class=\"figure\">\n";
         out += render_sweep_svg(std::span<const plot_run>(&pr, 1), po);
         out += "</div>\n";
     }
-    if (opt.point_tables) render_points(out, r);
+    const auto pw = group_point_warnings(r);
+    render_point_warnings(out, pw, index);
+    if (opt.point_tables) render_points(out, r, pw, index);
     out += "</section>\n";
 }
 
-std::string fig(const std::optional<double>& v) { return v ? fmt::format("{:.3g}", *v) : "–"; }
+std::string fig(const std::optional<double>& v) { return v ? significant_text(*v, 3, "–") : "–"; }
 
 void render_matrix(std::string& out, const report_matrix& m, std::size_t index, const report_options& opt) {
     const auto& a = m.analysis;
@@ -311,6 +339,17 @@ void render_matrix(std::string& out, const report_matrix& m, std::size_t index, 
     out += "</section>\n";
 }
 
+/// run_label of each run; runs that would still share a label (the same path measured
+/// twice) get their run id, or their place in the report, after it.
+std::vector<std::string> distinct_labels(std::span<const core::run_result> runs) {
+    std::vector<std::string> labels;
+    std::map<std::string, std::size_t> seen;
+    for (const auto& r : runs) ++seen[labels.emplace_back(run_label(r))];
+    for (std::size_t i = 0; i < runs.size(); ++i)
+        if (seen[labels[i]] > 1) labels[i] += runs[i].id.empty() ? fmt::format(" #{}", i + 1) : " · " + runs[i].id;
+    return labels;
+}
+
 }  // namespace
 
 std::string render_html_report(std::span<const core::run_result> runs, std::span<const report_matrix> matrices,
@@ -326,10 +365,11 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
     if (!opt.generated_at.empty()) summary += " · generated " + opt.generated_at;
     fmt::format_to(std::back_inserter(out), "<p class=\"meta\">{}</p>\n", esc(summary));
 
+    const auto labels = distinct_labels(runs);
     if (runs.size() + matrices.size() > 1) {
         out += "<nav><ol>\n";
         for (std::size_t i = 0; i < runs.size(); ++i)
-            fmt::format_to(std::back_inserter(out), "<li><a href=\"#run-{}\">{}</a></li>\n", i + 1, esc(run_label(runs[i])));
+            fmt::format_to(std::back_inserter(out), "<li><a href=\"#run-{}\">{}</a></li>\n", i + 1, esc(labels[i]));
         for (std::size_t i = 0; i < matrices.size(); ++i)
             fmt::format_to(std::back_inserter(out), "<li><a href=\"#matrix-{}\">{}</a></li>\n", i + 1,
                            esc(matrices[i].title.empty()
@@ -340,8 +380,9 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
 
     if (opt.plots && runs.size() > 1) {
         std::vector<plot_run> all;
-        for (const auto& r : runs) {
-            plot_run pr{run_label(r), r, std::nullopt};
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const auto& r = runs[i];
+            plot_run pr{labels[i], r, std::nullopt};
             try {
                 pr.model = core::fit_model(r, opt.model);
             } catch (const std::exception&) {
@@ -349,12 +390,12 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
             }
             all.push_back(std::move(pr));
         }
-        plot_options po;
+        plot_options po = measured_panels(runs);
         po.title = fmt::format("All {} runs", runs.size());
         out += "<section id=\"overview\">\n<h2>Overview</h2>\n<div class=\"figure\">\n" + render_sweep_svg(all, po) +
                "</div>\n</section>\n";
     }
-    for (std::size_t i = 0; i < runs.size(); ++i) render_run(out, runs[i], i, opt);
+    for (std::size_t i = 0; i < runs.size(); ++i) render_run(out, runs[i], labels[i], i, opt);
     for (std::size_t i = 0; i < matrices.size(); ++i) render_matrix(out, matrices[i], i, opt);
     if (runs.empty() && matrices.empty()) out += "<p>Nothing to report: no runs and no matrices were given.</p>\n";
 

@@ -84,12 +84,16 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
         spec.copies = o->copies;
         spec.device = o->device;
         spec.verify = o->verify;
+        std::string size_note;
         try {
-            spec.sizes = core::parse_size_list(o->sizes);
+            const auto sizes = core::parse_size_list_as_written(o->sizes);
+            spec.sizes = sizes.sizes;
+            size_note = core::size_order_note("--sizes", o->sizes, sizes);
             core::validate(spec);
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
+        if (!size_note.empty()) std::fprintf(stderr, "%s\n", size_note.c_str());
         const bool tty = ::isatty(STDERR_FILENO);
         const auto doc = o->host.empty() ? sweep_here(spec, tty)
                                          : sweep_remote(o->host, spec, client_credentials(common.token_file, common.tls), tty);

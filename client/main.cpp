@@ -1,5 +1,6 @@
 // meshperf: the command-line client of meshperfd.
 #include "client/check_command.hpp"
+#include "client/cli_suggest.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "core/error.hpp"
@@ -7,6 +8,8 @@
 #include <csignal>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 using namespace meshperf::client;
 
@@ -41,7 +44,13 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        if (const int check_rc = check_parse_failure(app, e); check_rc >= 0) return check_rc;  // check: UNKNOWN (3)
+        // A mistyped command or long option: name the nearest one instead of CLI11's message.
+        const auto hint = e.get_exit_code() == 0 ? std::string() : explain_unknown_name(app, std::vector<std::string>(argv + 1, argv + argc));
+        if (const int check_rc = check_parse_failure(app, e, hint); check_rc >= 0) return check_rc;  // check: UNKNOWN (3)
+        if (!hint.empty()) {
+            std::fprintf(stderr, "meshperf: %s\n", hint.c_str());
+            return exit_usage;
+        }
         const int rc = app.exit(e);
         return rc == 0 ? exit_ok : exit_usage;
     }

@@ -6,6 +6,7 @@
 #include "client/output_format.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
+#include "client/progress.hpp"
 #include "client/render_table.hpp"
 #include "client/short_runs.hpp"
 #include "core/error.hpp"
@@ -14,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
 #include <map>
@@ -37,7 +39,8 @@ struct matrix_options {
     double bad_lat_multiple = 2.0;
     double suspect_fraction = 0.5;
     bool no_retest = false;
-    bool quiet = false;
+    bool quiet = false;     ///< -q, --no-progress
+    bool progress = false;  ///< --progress: also when stderr is not a terminal (plain lines)
     std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once
 };
 
@@ -56,7 +59,9 @@ public:
         for (const auto& n : names_) addrs_.push_back(transport::parse_endpoint(n).to_string());
         down_.assign(names_.size(), false);
         index_.assign(names_.size() * names_.size(), SIZE_MAX);
-        tty_ = ::isatty(STDERR_FILENO) && !o_.quiet;
+        const bool terminal = ::isatty(STDERR_FILENO) != 0;
+        tty_ = terminal && (o_.progress || !o_.quiet);
+        log_ = !terminal && o_.progress;
     }
 
     /// Asks every daemon for /v1/info at once; those that do not answer are down from the start.
@@ -122,6 +127,7 @@ private:
     }
 
     void run_round(const std::vector<core::host_pair>& pairs, const char* what, std::size_t k, std::size_t of, bool retest) {
+        if (k == 1) phase_started_ = std::chrono::steady_clock::now();
         pairs_done_ = 0;
         progress(what, k, of, pairs.size());
         // At most max_parallel pairs at once: a round with more runs in waves.
@@ -135,10 +141,23 @@ private:
         });
     }
 
+    /// On a terminal one line rewritten in place; with --progress in a log, a plain line per
+    /// event. Both with the share of this phase done (rounds, or retest rounds) and the time left.
     void progress(const char* what, std::size_t k, std::size_t of, std::size_t total) {
-        if (!tty_) return;
+        if (!tty_ && !log_) return;
         std::lock_guard lock(progress_m_);
-        std::fprintf(stderr, "\r\033[Kmatrix: %s %zu of %zu, pairs done %zu/%zu", what, k, of, pairs_done_.load(), total);
+        const std::size_t done = pairs_done_.load();
+        const double fraction = of && total ? (static_cast<double>(k - 1) + static_cast<double>(done) / static_cast<double>(total)) /
+                                                  static_cast<double>(of)
+                                            : 0.0;
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_started_).count();
+        std::string left;
+        if (fraction >= 1) left = "done";
+        else if (const auto s = seconds_left_at(fraction, elapsed)) left = about_duration(*s) + " left";
+        const auto text = fmt::format("matrix: {} {} of {}, pairs done {}/{} ({:.0f}%{}{})", what, k, of, done, total,
+                                      std::floor(fraction * 100), left.empty() ? "" : ", ", left);
+        if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
+        else std::fprintf(stderr, "%s\n", text.c_str());
         std::fflush(stderr);
     }
 
@@ -198,7 +217,9 @@ private:
     std::vector<std::string> names_;  // as given
     std::vector<std::string> addrs_;  // normalised host:port, as the initiating daemon reaches them
     credentials creds_;
-    bool tty_ = false;
+    bool tty_ = false;  // progress rewritten in place on a terminal
+    bool log_ = false;  // progress as plain lines (--progress without a terminal)
+    std::chrono::steady_clock::time_point phase_started_ = std::chrono::steady_clock::now();
     std::mutex m_, progress_m_;
     std::vector<bool> down_;
     std::map<std::size_t, std::string> down_why_;
@@ -337,7 +358,10 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
         ->capture_default_str();
     cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again");
-    cmd->add_flag("-q,--quiet", o->quiet, "no progress display");
+    auto* progress = cmd->add_flag("--progress", o->progress,
+                                   "progress on stderr even when it is not a terminal: plain lines with the time left, for logs");
+    cmd->add_flag("-q,--quiet,--no-progress", o->quiet, "no progress display (the default when stderr is not a terminal)")
+        ->excludes(progress);
     return [o, &common]() -> int {
         std::vector<std::string> hosts = read_host_list(o->hosts);
         try {
@@ -347,6 +371,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
+        if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
         const auto started = std::chrono::steady_clock::now();
         matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls));
         m.probe_hosts();

@@ -33,12 +33,23 @@ struct plan_cli {
     std::string format = "table", output;
 };
 
-/// A number with an optional multiplier suffix: IEC (K, M, G, T; KiB...) for bytes, decimal
-/// (K, M, B/G, T) for counts. "70e9", "1.5G", "25M".
-double parse_scaled(const std::string& text, bool iec, const char* what) {
+/// The largest --bytes or --bucket: 2^60 bytes (1 EiB).
+constexpr std::uint64_t max_plan_bytes = std::uint64_t{1} << 60;
+
+/// A byte amount (--bytes, --bucket): core/sizes, the one parser of sizes.
+std::uint64_t parse_plan_bytes(const std::string& text, const char* what) {
+    try {
+        return core::parse_byte_count(text, max_plan_bytes);
+    } catch (const core::spec_error& e) {
+        throw core::spec_error(fmt::format("{}: {}", what, e.what()));
+    }
+}
+
+/// A count with an optional decimal multiplier (K, M, B or G, T = 10^3..): "70e9", "7B", "350M".
+double parse_count(const std::string& text, const char* what) {
     const auto usage = [&] {
-        return core::spec_error(fmt::format("{} \"{}\": expected a positive number with an optional suffix ({})", what, text,
-                                            iec ? "K, M, G, T = 2^10.. bytes" : "K, M, B or G, T = 10^3.."));
+        return core::spec_error(fmt::format("{} \"{}\": expected a positive number with an optional suffix (K, M, B or G, T = 10^3..)",
+                                            what, text));
     };
     double v = 0;
     const char* end = text.data() + text.size();
@@ -46,15 +57,12 @@ double parse_scaled(const std::string& text, bool iec, const char* what) {
     if (ec != std::errc() || p == text.data()) throw usage();
     std::string suffix(p, end);
     for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (iec && (suffix.size() == 3 && suffix.substr(1) == "IB")) suffix.resize(1);
-    if (iec && suffix.size() == 2 && suffix[1] == 'B' && suffix[0] != 'B') suffix.resize(1);
     double mult = 1;
     if (suffix.empty()) mult = 1;
-    else if (suffix == "K") mult = iec ? 0x1p10 : 1e3;
-    else if (suffix == "M") mult = iec ? 0x1p20 : 1e6;
-    else if (suffix == "G" || (!iec && suffix == "B")) mult = iec ? 0x1p30 : 1e9;
-    else if (suffix == "T") mult = iec ? 0x1p40 : 1e12;
-    else if (iec && suffix == "B") mult = 1;
+    else if (suffix == "K") mult = 1e3;
+    else if (suffix == "M") mult = 1e6;
+    else if (suffix == "G" || suffix == "B") mult = 1e9;
+    else if (suffix == "T") mult = 1e12;
     else throw usage();
     v *= mult;
     if (!std::isfinite(v) || v < 1 || v > 1e18) throw usage();
@@ -176,10 +184,10 @@ command_runner add_plan_command(CLI::App& app, const common_options&) {
     auto* beta = cmd->add_option("--beta-gbit", o->beta_gbit, "link bandwidth β, Gbit/s (with --alpha-us)");
     auto* nodes = cmd->add_option("--nodes", o->nodes, "p, nodes joined by the link (default with --matrix: its hosts)");
     cmd->add_option("--gpus-per-node", o->gpus_per_node, "G, ranks per node")->capture_default_str();
-    cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying the link (default: one per GPU)");
+    auto* nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying the link (default: one per GPU)");
     auto* ia = cmd->add_option("--intra-alpha-us", o->intra_alpha_us, "intra-node link (NVLink) α, µs (default: intra-node is free)");
     auto* ib = cmd->add_option("--intra-beta-gbit", o->intra_beta_gbit, "intra-node link β, Gbit/s");
-    auto* bytes = cmd->add_option("--bytes", o->bytes, "S, bytes per collective as nccl-tests' size (25M, 1G: IEC)");
+    auto* bytes = cmd->add_option("--bytes", o->bytes, "S, bytes per collective as nccl-tests' size (25M, 1G, 1.5T: IEC, 1G = 2^30)");
     auto* params = cmd->add_option("--params", o->params, "N, parameters of a data-parallel model (70e9, 7B, 350M)");
     cmd->add_option("--dtype", o->dtype, "gradient type: bf16, fp16 or fp32")->capture_default_str();
     cmd->add_option("--bucket", o->bucket, "gradient bucket size (IEC; DDP default 25M)")->capture_default_str();
@@ -204,8 +212,11 @@ command_runner add_plan_command(CLI::App& app, const common_options&) {
         }
         core::topology topo;
         topo.nodes = nodes->count() ? o->nodes : (mat ? static_cast<unsigned>(mat->hosts.size()) : 0);
-        if (!topo.nodes) throw usage("plan needs --nodes P");
+        if (!topo.nodes) throw usage(nodes->count() ? "--nodes must be at least 1" : "plan needs --nodes P");
         topo.gpus_per_node = o->gpus_per_node;
+        // 0 means "one NIC per GPU" inside the model; given, it is a mistake, not that default.
+        if (nics->count() && o->nics_per_node == 0)
+            throw usage("--nics-per-node must be at least 1 (leave it out for one NIC per GPU)");
         topo.nics_per_node = o->nics_per_node;
         if (ia->count()) topo.intra = core::link_model::from_us_gbit(o->intra_alpha_us, o->intra_beta_gbit);
 
@@ -213,11 +224,11 @@ command_runner add_plan_command(CLI::App& app, const common_options&) {
         std::uint64_t size = 0;
         try {
             core::validate(topo);
-            if (bytes->count()) size = static_cast<std::uint64_t>(std::llround(parse_scaled(o->bytes, true, "--bytes")));
+            if (bytes->count()) size = parse_plan_bytes(o->bytes, "--bytes");
             else {
-                step.params = static_cast<std::uint64_t>(std::llround(parse_scaled(o->params, false, "--params")));
+                step.params = static_cast<std::uint64_t>(std::llround(parse_count(o->params, "--params")));
                 step.type = core::parse_dtype(o->dtype);
-                step.bucket_bytes = static_cast<std::uint64_t>(std::llround(parse_scaled(o->bucket, true, "--bucket")));
+                step.bucket_bytes = parse_plan_bytes(o->bucket, "--bucket");
                 if (compute->count()) step.compute_s = o->compute_ms * 1e-3;
                 const auto grad = step.params * core::dtype_bytes(step.type);
                 size = std::min(step.bucket_bytes, grad);  // the collectives table shows one bucket

@@ -48,7 +48,7 @@ std::string plot_runs(const std::vector<loaded_file>& files, const plot_options_
     }
     plot_options po;
     po.title = o.title;
-    return render_sweep_svg(runs, po);
+    return render_sweep_svg(runs, measured_panels(std::span<const plot_run>(runs), po));
 }
 
 }  // namespace

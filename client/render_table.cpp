@@ -1,5 +1,7 @@
 #include "client/render_table.hpp"
 
+#include "client/figure_text.hpp"
+#include "client/point_warnings.hpp"
 #include "client/run_model.hpp"
 #include "core/sizes.hpp"
 
@@ -20,7 +22,8 @@ std::string us(double ns) {
     return fmt::format("{:.2f}", v);
 }
 
-std::string gbit(double g) { return g >= 100 ? fmt::format("{:.1f}", g) : fmt::format("{:.3g}", g); }
+// Three significant digits, never "1.23e-05" (client/figure_text.hpp, as in the HTML report).
+std::string gbit(double g) { return significant_text(g, 3); }
 
 std::string rate(double per_s) {
     if (per_s >= 1e6) return fmt::format("{:.3g} M", per_s / 1e6);
@@ -147,11 +150,11 @@ std::string render_run_table(const core::run_result& run) {
                               "the interval may be too narrow\n",
                               core::min_blocks_to_assess);
     if (!legend.empty()) out += "\n" + legend;
+    // Each warning once, with the points it applies to (client/point_warnings.hpp); the
+    // precision ones are the '*' above.
     std::vector<std::string> warnings;
-    for (const auto& p : run.points)
-        for (const auto& w : p.warnings)
-            if (w.rfind("precision target not met", 0) != 0)
-                warnings.push_back(fmt::format("{} {}: {}", core::to_string(p.test), core::format_size(p.size_bytes), w));
+    for (const auto& g : group_point_warnings(run).groups)
+        if (g.text.rfind("precision target not met", 0) != 0) warnings.push_back(fmt::format("{} ({})", g.text, g.where));
     for (const auto& w : run.warnings) warnings.push_back(w);
     if (!warnings.empty()) {
         out += "\nwarnings:\n";

@@ -44,6 +44,15 @@ std::vector<core::run_spec> short_test_specs(const std::string& peer, const shor
     return specs;
 }
 
+std::string size_order_note(const short_test_options& o) {
+    if (o.sizes.empty()) return {};
+    try {
+        return core::size_order_note("--sizes", o.sizes, core::parse_size_list_as_written(o.sizes));
+    } catch (const core::spec_error&) {
+        return {};
+    }
+}
+
 run_outcome run_to_completion(const daemon_client& initiator, const core::run_spec& spec,
                               const std::function<void(const json&)>& on_event) {
     run_outcome out;

@@ -35,6 +35,11 @@ std::vector<core::run_spec> short_test_specs(const std::string& peer, const shor
                                              std::vector<std::uint64_t> latency_sizes = {},
                                              std::vector<std::uint64_t> bandwidth_sizes = {});
 
+/// What sorting did to `o.sizes` (core::size_order_note for --sizes), for the command to
+/// print on stderr; "" when it was already ascending without repeats, empty or invalid (an
+/// invalid list is reported by short_test_specs).
+std::string size_order_note(const short_test_options& o);
+
 /// How one run ended, seen from the client.
 struct run_outcome {
     bool completed = false;

@@ -368,13 +368,44 @@ double draw_legend(std::string& out, const std::vector<legend_entry>& entries, d
 }  // namespace
 
 std::string run_label(const core::run_result& r) {
-    const std::string& from = !r.initiator.hostname.empty() ? r.initiator.hostname : r.initiator.address;
-    const std::string& to = !r.peer.hostname.empty() ? r.peer.hostname : (!r.peer.address.empty() ? r.peer.address : r.spec.peer);
-    std::string s = fmt::format("{} → {} ({}", from.empty() ? "?" : from, to.empty() ? "?" : to, core::to_string(r.spec.transport));
+    // Host names say the most, unless both ends have the same one (two daemons on one host,
+    // "vm → vm"): then the addresses tell the runs apart.
+    const bool same_host = !r.initiator.hostname.empty() && r.initiator.hostname == r.peer.hostname;
+    auto side = [&](const core::host_info& h, const std::string& spec_address) -> std::string {
+        if (!same_host && !h.hostname.empty()) return h.hostname;
+        if (!h.address.empty()) return h.address;
+        if (!spec_address.empty()) return spec_address;
+        return h.hostname.empty() ? "?" : h.hostname;
+    };
+    std::string s = fmt::format("{} → {} ({}", side(r.initiator, ""), side(r.peer, r.spec.peer), core::to_string(r.spec.transport));
     if (r.spec.local_memory != "host" || r.spec.remote_memory != "host")
         s += fmt::format(", {} → {}", r.spec.local_memory, r.spec.remote_memory);
     if (r.spec.streams > 1) s += fmt::format(", {} streams", r.spec.streams);
     return s + ")";
+}
+
+namespace {
+
+template <class Runs, class RunOf>
+plot_options panels_with_points(const Runs& runs, RunOf run_of, plot_options opt) {
+    bool latency = false, bandwidth = false;
+    for (const auto& r : runs)
+        for (const auto& p : run_of(r).points) (p.test == core::test_kind::latency ? latency : bandwidth) = true;
+    if (latency || bandwidth) {
+        opt.latency = opt.latency && latency;
+        opt.bandwidth = opt.bandwidth && bandwidth;
+    }
+    return opt;
+}
+
+}  // namespace
+
+plot_options measured_panels(std::span<const core::run_result> runs, plot_options opt) {
+    return panels_with_points(runs, [](const core::run_result& r) -> const core::run_result& { return r; }, std::move(opt));
+}
+
+plot_options measured_panels(std::span<const plot_run> runs, plot_options opt) {
+    return panels_with_points(runs, [](const plot_run& r) -> const core::run_result& { return r.run; }, std::move(opt));
 }
 
 std::string render_sweep_svg(std::span<const plot_run> runs, const plot_options& opt) {

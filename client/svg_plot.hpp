@@ -59,8 +59,15 @@ struct plot_options {
     bool percentile_band = true;           ///< shade one-way latency p50..p99
 };
 
-/// Legend label of a run: "initiator → peer (transport)", host names where known.
+/// Legend label of a run: "initiator → peer (transport)", host names where known and
+/// different, else the addresses (host:port).
 std::string run_label(const core::run_result&);
+
+/// `opt` with only the panels some run has points for: no empty bandwidth panel for
+/// latency-only runs, no empty latency panel for bandwidth-only runs. Without any points
+/// both stay, each saying so.
+plot_options measured_panels(std::span<const core::run_result> runs, plot_options opt = {});
+plot_options measured_panels(std::span<const plot_run> runs, plot_options opt = {});
 
 /// Renders one-way latency (p50, in µs or ms) and bandwidth (Gbit/s) against message size
 /// (log₂ axis, IEC ticks) as two panels stacked in one SVG, with gridlines, a shared

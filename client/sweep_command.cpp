@@ -1,5 +1,6 @@
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
+#include "client/progress.hpp"
 #include "client/render_table.hpp"
 #include "client/run_model.hpp"
 #include "client/svg_plot.hpp"
@@ -7,9 +8,11 @@
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <unistd.h>
 
 namespace meshperf::client {
@@ -44,34 +47,43 @@ struct sweep_options {
     std::string format = "table";
     std::string output;
     std::string svg;
-    bool quiet = false;
+    bool quiet = false;     ///< -q, --no-progress
+    bool progress = false;  ///< --progress: also when stderr is not a terminal
 };
 
-/// Builds and validates the spec here, so bad options fail before anything is sent.
-core::run_spec build_spec(const sweep_options& o) {
+/// Builds and validates the spec here, so bad options fail before anything is sent. An
+/// option is taken when it was given (`cmd.count`), never by its value: `--duration 0` or
+/// `--iterations 0` must be refused by validate(), not read as "not given".
+/// `size_note` receives what sorting did to --sizes (size_order_note), or "".
+core::run_spec build_spec(const sweep_options& o, const CLI::App& cmd, std::string& size_note) {
+    const auto given = [&](const char* name) { return cmd.count(name) > 0; };
     core::run_spec s;
     s.peer = o.peer;
     s.transport = core::parse_transport_kind(o.transport);
     s.tests = core::parse_test_list(o.tests);
-    s.sizes = core::parse_size_list(o.sizes);
-    s.streams = o.qps ? o.qps : o.streams;
+    const auto sizes = core::parse_size_list_as_written(o.sizes);
+    s.sizes = sizes.sizes;
+    size_note = core::size_order_note("--sizes", o.sizes, sizes);
+    if (given("--qps") && given("--streams") && o.qps != o.streams)
+        throw core::spec_error(fmt::format("--qps {} and --streams {} disagree: they are the same setting, give one", o.qps, o.streams));
+    s.streams = given("--qps") ? o.qps : o.streams;
     s.reverse = o.reverse;
-    if (o.iterations) s.iterations = o.iterations;
-    if (o.duration > 0) s.duration_s = o.duration;
+    if (given("--iterations")) s.iterations = o.iterations;
+    if (given("--duration")) s.duration_s = o.duration;
     s.precision = o.precision;
     s.max_point_s = o.max_time;
     s.warmup_s = o.warmup;
     s.verify = o.verify;
     s.busy_poll = o.busy_poll;
-    if (!o.window.empty()) s.window_bytes = core::parse_size(o.window);
-    if (!o.cpus.empty()) s.cpus = core::parse_cpu_list(o.cpus);
+    if (given("--window")) s.window_bytes = core::parse_size(o.window);
+    if (given("--cpu")) s.cpus = core::parse_cpu_list(o.cpus);
     s.op = core::parse_rdma_op(o.op);
     s.tx_depth = o.tx_depth;
     s.rdma_device = o.device;
     s.rdma_port = o.port;
-    if (o.gid_index >= 0) s.gid_index = o.gid_index;
-    s.local_memory = !o.local_memory.empty() ? o.local_memory : (!o.memory.empty() ? o.memory : "host");
-    s.remote_memory = !o.remote_memory.empty() ? o.remote_memory : (!o.memory.empty() ? o.memory : "host");
+    if (given("--gid-index")) s.gid_index = o.gid_index;
+    s.local_memory = given("--local-memory") ? o.local_memory : (given("--memory") ? o.memory : "host");
+    s.remote_memory = given("--remote-memory") ? o.remote_memory : (given("--memory") ? o.memory : "host");
     // The peer is named as the initiator will reach it; default its port like everywhere else.
     s.peer = transport::parse_endpoint(o.peer).to_string();
     core::validate(s);
@@ -133,32 +145,59 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
     cmd->add_option("-o,--output", o->output, "write the result to FILE instead of stdout");
     cmd->add_option("--svg", o->svg, "also draw latency and bandwidth against size, with the fitted model, to FILE.svg");
-    cmd->add_flag("-q,--quiet", o->quiet, "no progress display");
+    auto* progress = cmd->add_flag("--progress", o->progress,
+                                   "progress on stderr even when it is not a terminal: one line per point with the time left, for logs");
+    cmd->add_flag("-q,--quiet,--no-progress", o->quiet, "no progress display (the default when stderr is not a terminal)")
+        ->excludes(progress);
     return [cmd, o, &common]() -> int {
-        (void)cmd;
         core::run_spec spec;
+        std::string size_note;
         try {
-            spec = build_spec(*o);
+            spec = build_spec(*o, *cmd, size_note);
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
+        if (!size_note.empty()) std::fprintf(stderr, "%s\n", size_note.c_str());
         daemon_client daemon(o->initiator, client_credentials(common.token_file, common.tls));
-        const bool tty = ::isatty(STDERR_FILENO) && !o->quiet;
+        // On a terminal, the queue and wait states rewrite one line; in a log (--progress
+        // without a terminal) every state is a line of its own, with no control characters.
+        const bool tty = ::isatty(STDERR_FILENO) != 0;
+        const bool show = o->progress || (tty && !o->quiet);
+        const auto bound = point_time_bound_s(spec);
+        std::optional<std::chrono::steady_clock::time_point> started;
+        bool status_open = false;  // a terminal status line waits for its newline
+        auto status = [&](const std::string& text) {
+            if (tty) std::fprintf(stderr, "\r\033[K%s", text.c_str());
+            else std::fprintf(stderr, "%s\n", text.c_str());
+            status_open = tty;
+        };
+        auto line = [&](const std::string& text) {
+            std::fprintf(stderr, "%s%s\n", status_open ? "\r\033[K" : "", text.c_str());
+            status_open = false;
+        };
         const auto result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) {
-            if (!tty) return;
+            if (!show) return;
             const auto kind = ev.value("event", "");
             if (kind == "queued")
-                std::fprintf(stderr, "\r\033[Kqueued at position %d%s", ev.value("position", 0),
-                             ev.value("running", "").empty() ? "" : (" (measuring: " + ev.value("running", "") + ")").c_str());
+                status(fmt::format("queued at position {}{}", ev.value("position", 0),
+                                   ev.value("running", "").empty() ? "" : " (measuring: " + ev.value("running", "") + ")"));
             else if (kind == "waiting")
-                std::fprintf(stderr, "\r\033[Kwaiting: %s", ev.value("reason", "").c_str());
-            else if (kind == "started")
-                std::fprintf(stderr, "\r\033[Kmeasuring %s -> %s\n", daemon.address().to_string().c_str(), spec.peer.c_str());
-            else if (kind == "point") {
+                status("waiting: " + ev.value("reason", ""));
+            else if (kind == "started") {
+                started = std::chrono::steady_clock::now();
+                const auto total = spec.tests.size() * spec.sizes.size();
+                const auto at_most = bound ? fmt::format(", up to about {:.3g} s each", *bound) : std::string();
+                line(fmt::format("measuring {} -> {}: {} point{}{}", daemon.address().to_string(), spec.peer, total,
+                                 total == 1 ? "" : "s", at_most));
+            } else if (kind == "point") {
+                if (!started) started = std::chrono::steady_clock::now();
+                const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *started).count();
                 const auto p = core::point_result_from_json(ev["point"]);
-                std::fprintf(stderr, "%s\n", point_progress_line(p, ev.value("index", 0), ev.value("total", 0)).c_str());
+                line(progress_line(p, ev.value("index", std::size_t{0}), ev.value("total", std::size_t{0}), elapsed, bound));
             }
+            std::fflush(stderr);
         });
+        if (status_open) std::fprintf(stderr, "\n");
         core::run_result run;
         try {
             run = core::run_result_from_json(result_doc);
@@ -166,7 +205,7 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
             throw client_error(exit_unreachable, fmt::format("the daemon returned a result this meshperf cannot read: {}", e.what()));
         }
         write_output(o->output, render(o->format, run, result_doc));
-        if (!o->svg.empty() && !run.points.empty()) write_output(o->svg, render_sweep_svg(run));
+        if (!o->svg.empty() && !run.points.empty()) write_output(o->svg, render_sweep_svg(run, measured_panels(std::span(&run, 1))));
         if (run.state != "completed") {
             std::fprintf(stderr, "meshperf: run %s %s: %s\n", run.id.c_str(), run.state.c_str(), run.error.c_str());
             return exit_run_failed;

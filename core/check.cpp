@@ -224,16 +224,10 @@ std::string perfdata_item(std::string_view label, double value, std::string_view
                        std::isfinite(value) ? perf_number(value) : "U", warn, crit, min, max);
 }
 
-std::string nagios_line(const check_result& r) {
-    const std::string what = describe(r.target);
-    std::string text = fmt::format("MESHPERF {} - {}", to_string(r.state), what);
-    std::vector<std::string> parts;
-    if (!r.message.empty()) parts.push_back(r.message);
-    for (const figure_verdict& v : r.figures) parts.push_back(figure_text(v));
-    if (!parts.empty()) text += what.empty() ? "" : ": ";
-    for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];
-    text = one_line(std::move(text));
+namespace {
 
+/// One perfdata item per figure, in the order of r.figures.
+std::vector<std::string> perfdata_of(const check_result& r) {
     std::size_t per_kind[2] = {0, 0};
     for (const figure_verdict& v : r.figures) ++per_kind[static_cast<int>(v.figure.kind)];
     std::vector<std::string> perf;
@@ -248,10 +242,118 @@ std::string nagios_line(const check_result& r) {
         perf.push_back(perfdata_item(label, positive_finite(f.value) ? f.value : std::nan(""), range(v.warn_at),
                                      range(v.crit_at), "0", ""));
     }
+    return perf;
+}
+
+/// The single-line form: every figure and all perfdata on one line.
+std::string single_line(const check_result& r, const std::vector<std::string>& perf) {
+    const std::string what = describe(r.target);
+    std::string text = fmt::format("MESHPERF {} - {}", to_string(r.state), what);
+    std::vector<std::string> parts;
+    if (!r.message.empty()) parts.push_back(r.message);
+    for (const figure_verdict& v : r.figures) parts.push_back(figure_text(v));
+    if (!parts.empty()) text += what.empty() ? "" : ": ";
+    for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];
+    text = one_line(std::move(text));
     if (!perf.empty()) {
         text += " |";
         for (const std::string& p : perf) text += " " + p;
     }
+    return text;
+}
+
+/// `text` cut to at most `max` bytes, on a UTF-8 boundary, ending in "..." when cut.
+std::string cut(std::string text, std::size_t max) {
+    if (text.size() <= max) return text;
+    std::size_t n = max >= 3 ? max - 3 : 0;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+    text.resize(n);
+    return text + "...";
+}
+
+struct plugin_output {
+    std::string first;                ///< the status line, shorter than nagios_first_line_max
+    std::vector<std::string> more;    ///< long text and perfdata lines after it
+};
+
+plugin_output render(const check_result& r) {
+    const auto perf = perfdata_of(r);
+    plugin_output out;
+    out.first = single_line(r, perf);
+    if (out.first.size() < nagios_first_line_max) return out;
+
+    // Too long for the status line: the worst figure (the first at the overall state) with
+    // a count of the others, its perfdata; every figure and the other perfdata below.
+    std::size_t worst_at = 0;
+    for (std::size_t i = 0; i < r.figures.size(); ++i)
+        if (r.figures[i].state == r.state) {
+            worst_at = i;
+            break;
+        }
+    const std::string what = describe(r.target);
+    const std::string head = fmt::format("MESHPERF {} - {}{}", to_string(r.state), what, what.empty() ? "" : ": ");
+    std::string summary;
+    if (!r.message.empty()) summary = r.message;
+    std::string worst_full, worst_short, others;
+    if (!r.figures.empty()) {
+        const figure_verdict& w = r.figures[worst_at];
+        worst_full = figure_text(w);
+        worst_short = positive_finite(w.figure.value)
+                          ? fmt::format("{} {} at {}", figure(w.figure.value), unit_of(w.figure.kind), format_size(w.figure.size_bytes))
+                          : fmt::format("{} at {}: no valid figure", to_string(w.figure.kind), format_size(w.figure.size_bytes));
+        if (w.state != check_state::ok) worst_short += fmt::format(" ({})", to_string(w.state));
+        if (r.figures.size() > 1) {
+            std::size_t count[4] = {0, 0, 0, 0};
+            for (std::size_t i = 0; i < r.figures.size(); ++i)
+                if (i != worst_at) ++count[static_cast<int>(r.figures[i].state)];
+            std::string by_state;
+            for (check_state st : {check_state::critical, check_state::warning, check_state::unknown, check_state::ok})
+                if (count[static_cast<int>(st)])
+                    by_state += fmt::format("{}{} {}", by_state.empty() ? "" : ", ", count[static_cast<int>(st)], to_string(st));
+            others = fmt::format("; {} other figure{} ({}), details below", r.figures.size() - 1, r.figures.size() == 2 ? "" : "s",
+                                 by_state);
+        }
+    }
+    const std::string first_perf = r.figures.empty() ? std::string() : " | " + perf[worst_at];
+    const std::size_t room = nagios_first_line_max - 1 - first_perf.size();
+    auto compose = [&](const std::string& worst) {
+        std::string t = summary;
+        if (!worst.empty()) t += (t.empty() ? "" : "; ") + worst;
+        return one_line(head + t + others);
+    };
+    std::string text = compose(worst_full);
+    if (text.size() > room) text = compose(worst_short);
+    out.first = cut(text, room) + first_perf;
+
+    if (!r.message.empty()) out.more.push_back(one_line(r.message));
+    for (const figure_verdict& v : r.figures) {
+        const check_figure& f = v.figure;
+        std::string line = fmt::format("{}: ", to_string(v.state));
+        line += positive_finite(f.value)
+                    ? fmt::format("{} {} at {}", figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
+                    : fmt::format("{} at {}: no valid figure", to_string(f.kind), format_size(f.size_bytes));
+        if (!v.reason.empty()) line += ": " + v.reason;
+        out.more.push_back(one_line(std::move(line)));
+    }
+    // Plugin guidelines: "LONG TEXT LINE N | PERFDATA LINE 2", then more perfdata lines.
+    bool first_extra = true;
+    for (std::size_t i = 0; i < perf.size(); ++i) {
+        if (i == worst_at) continue;
+        if (first_extra && !out.more.empty()) out.more.back() += " | " + perf[i];
+        else out.more.push_back(perf[i]);
+        first_extra = false;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string nagios_line(const check_result& r) { return render(r).first; }
+
+std::string nagios_output(const check_result& r) {
+    const auto out = render(r);
+    std::string text = out.first;
+    for (const auto& l : out.more) text += "\n" + l;
     return text;
 }
 
@@ -274,7 +376,9 @@ json to_json(const check_result& r) {
                                 {"warn_at", opt(v.warn_at)},
                                 {"crit_at", opt(v.crit_at)}});
     }
-    j["line"] = nagios_line(r);
+    const auto out = render(r);
+    j["line"] = out.first;
+    j["output"] = nagios_output(r);
     return j;
 }
 

@@ -110,18 +110,33 @@ check_result unknown_result(const check_target&, std::string message);
 std::string perfdata_item(std::string_view label, double value, std::string_view warn = {},
                           std::string_view crit = {}, std::string_view min = {}, std::string_view max = {});
 
-/// The plugin output, one line, no newline:
+/// The first line of the plugin output must stay short: Nagios keeps the first 4 KB of what
+/// a plugin prints, and shows the first line as the status.
+inline constexpr std::size_t nagios_first_line_max = 300;
+
+/// The plugin output, no final newline. One line when it is shorter than
+/// nagios_first_line_max characters:
 /// "MESHPERF OK - tcp to node2:7470: 9.41 Gbit/s at 1 MiB, 23.1 us at 8 B | bw_gbit=9.41;;;0; lat_us=23.1;;;0;"
-/// Figures that are not OK carry their state and reason in parentheses. Perfdata labels
-/// carry the unit (Gbit/s and us are not Nagios UOMs, so no UOM is written): `bw_gbit`,
-/// `lat_us`, suffixed with the size ("bw_gbit_1M") when a kind is measured at several
-/// sizes. warn/crit are Nagios ranges: "X:" (alert below X) for bandwidth, "X" (alert above
-/// X) for latency; min is 0; max is empty. '|' and line breaks in free text are replaced.
+/// Figures that are not OK carry their state and reason in parentheses. Otherwise (many
+/// figures, long reasons) the Nagios long-output form: a first line shorter than
+/// nagios_first_line_max with the state, the worst figure (the first at the overall state;
+/// its reason left out when it does not fit) and a count of the other figures by state,
+/// then " | " and that figure's perfdata; then one line per figure ("CRITICAL: 31.0 us at
+/// 8 B: above baseline ..."); the last of them ends in " | " and the next perfdata item, and
+/// each further item follows on a line of its own (plugin guidelines, "Plugin Output").
+/// Perfdata labels carry the unit (Gbit/s and us are not Nagios UOMs, so no UOM is
+/// written): `bw_gbit`, `lat_us`, suffixed with the size ("bw_gbit_1M") when a kind is
+/// measured at several sizes. warn/crit are Nagios ranges: "X:" (alert below X) for
+/// bandwidth, "X" (alert above X) for latency; min is 0; max is empty. '|' and line breaks
+/// in free text are replaced.
+std::string nagios_output(const check_result&);
+
+/// The first line of nagios_output() (all of it when it is one line).
 std::string nagios_line(const check_result&);
 
 /// JSON: {state, exit_code, target{peer, transport, initiator}, message, figures[{test,
 /// size_bytes, gbit_per_s or lat_us (null when not finite), state, reason, warn_at,
-/// crit_at}], line}.
+/// crit_at}], line (the first line of the plugin output), output (all of it)}.
 nlohmann::json to_json(const check_result&);
 
 }  // namespace meshperf::core

@@ -31,21 +31,21 @@ std::string read_copies(const json& v) {
 }
 
 std::vector<std::uint64_t> read_sizes(const json& v) {
-    std::vector<std::uint64_t> sizes;
+    size_list list;
     try {
         if (v.is_string()) {
-            sizes = parse_size_list(v.get<std::string>());
+            list = parse_size_list_as_written(v.get<std::string>());
         } else if (v.is_array()) {
-            sizes = json_unsigned_list(v, "sizes[]");
-            std::sort(sizes.begin(), sizes.end());
-            sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+            list = make_size_list(json_unsigned_list(v, "sizes[]"));
         } else {
             throw spec_error(fmt::format("must be a string such as \"4K..1G\" or an array of byte counts, not {}", v.dump()));
         }
     } catch (const spec_error& e) {
         throw spec_error(fmt::format("field 'sizes': {}", e.what()));
     }
-    return sizes;
+    // Measured as sent or refused (400): the API never reorders silently (docs/api.md).
+    require_ascending("sizes", list);
+    return std::move(list.sizes);
 }
 
 int read_device(const json& v) {

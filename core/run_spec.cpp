@@ -295,12 +295,16 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
                 }
             } else throw spec_error("field 'tests' must be an array of test names or a string like \"latency,bandwidth\"");
         } else if (key == "sizes") {
-            if (v.is_string()) s.sizes = parse_size_list(v.get<std::string>());
+            // Measured as sent or refused (400): the API never reorders silently (docs/api.md).
+            size_list list;
+            if (v.is_string()) list = parse_size_list_as_written(v.get<std::string>());
             else if (v.is_array()) {
-                for (const auto& x : v) s.sizes.push_back(get_uint(x, "sizes[]"));
-                std::sort(s.sizes.begin(), s.sizes.end());
-                s.sizes.erase(std::unique(s.sizes.begin(), s.sizes.end()), s.sizes.end());
+                std::vector<std::uint64_t> as_sent;
+                for (const auto& x : v) as_sent.push_back(get_uint(x, "sizes[]"));
+                list = make_size_list(std::move(as_sent));
             } else throw spec_error("field 'sizes' must be an array of byte counts or a string like \"1..4M\"");
+            require_ascending("sizes", list);
+            s.sizes = std::move(list.sizes);
         } else if (key == "streams") s.streams = get_u32(v, key);
         else if (key == "reverse") s.reverse = get_bool(v, key);
         else if (key == "iterations") { if (!v.is_null()) s.iterations = get_uint(v, key); }

@@ -52,27 +52,14 @@ std::string type_name(const base_ptr& v) {
     return "a date or time";
 }
 
-/// "64G", "1.5T", "512 MiB", "4096": a byte amount with an optional IEC unit (B, K, M, G, T,
-/// P; KiB.. also). Nullopt when it is not one or overflows.
+/// "64G", "1.5T", "512 MiB", "4096": a byte amount, read by core/sizes as the CLI and the
+/// API read sizes ("64GB" and "64Gb" are refused there as ambiguous). Nullopt when it is not one.
 std::optional<std::uint64_t> parse_byte_amount(std::string_view text) {
-    std::string t(text);
-    while (!t.empty() && t.back() == ' ') t.pop_back();
-    while (!t.empty() && t.front() == ' ') t.erase(0, 1);
-    double value = 0;
-    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
-    if (ec != std::errc() || p == t.data() || !std::isfinite(value) || value < 0) return std::nullopt;
-    std::string unit(p, static_cast<const char*>(t.data() + t.size()));
-    while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
-    for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (unit.size() == 3 && unit.substr(1) == "ib") unit.pop_back();  // "kib" -> "ki"
-    if (unit.size() == 2 && unit[1] == 'i') unit.pop_back();          // "ki" -> "k" ("GB" stays refused: IEC only)
-    static const std::string units = "kmgtp";
-    double scale = 1;
-    if (unit.size() == 1 && units.find(unit[0]) != std::string::npos) scale = std::ldexp(1.0, 10 * (1 + static_cast<int>(units.find(unit[0]))));
-    else if (!unit.empty() && unit != "b") return std::nullopt;
-    const double bytes = std::round(value * scale);
-    if (bytes >= 18446744073709551615.0) return std::nullopt;
-    return static_cast<std::uint64_t>(bytes);
+    try {
+        return core::parse_byte_count(text, ~std::uint64_t{0});
+    } catch (const core::spec_error&) {
+        return std::nullopt;
+    }
 }
 
 /// Reads the keys of one table, with messages that name the file, the table and the key.

@@ -58,6 +58,60 @@ TEST_CASE("check command: the Nagios line and the JSON form") {
     CHECK(unknown == "MESHPERF UNKNOWN - tcp to node2:7470: cannot reach meshperfd at localhost:7470\n");
 }
 
+// Was a bug (issue 12): with a baseline of many sizes the plugin output was one ~3 KB line;
+// Nagios keeps the first 4 KB and shows the first line as the status. Now the first line
+// is short (state, the worst figure, the count of the others) and the details and the
+// rest of the perfdata follow on the next lines (Nagios long output).
+TEST_CASE("check command: many figures give a short first line and the details after it") {
+    const core::check_target target{"node2.example.org:7470", "tcp", "node1.example.org:7470"};
+    core::check_limits limits;
+    std::vector<core::check_figure> measured;
+    for (std::uint64_t size = 1; size <= (4u << 20); size *= 2) {
+        limits.baseline.push_back({core::figure_kind::latency, size, 20.0 + static_cast<double>(size) / 1e4});
+        limits.baseline.push_back({core::figure_kind::bandwidth, size, 9.0});
+        // Latency 1.2x the baseline (WARNING), bandwidth at half (CRITICAL) from 64 KiB on.
+        measured.push_back({core::figure_kind::latency, size, (20.0 + static_cast<double>(size) / 1e4) * 1.2});
+        measured.push_back({core::figure_kind::bandwidth, size, size >= 65536 ? 4.5 : 8.9});
+    }
+    const auto r = core::evaluate_check(target, measured, limits);
+    REQUIRE(r.state == core::check_state::critical);
+    const auto text = client::render_check(r, "nagios");
+    REQUIRE(text.back() == '\n');
+    const auto first = text.substr(0, text.find('\n'));
+    CAPTURE(first);
+    CHECK(first.size() < 300);
+    CHECK(first.rfind("MESHPERF CRITICAL - tcp from node1.example.org:7470 to node2.example.org:7470: ", 0) == 0);
+    CHECK(first.find("4.50 Gbit/s at 64 KiB (CRITICAL") != std::string::npos);  // the worst figure
+    CHECK(first.find("45 other figures (6 CRITICAL, 23 WARNING, 16 OK)") != std::string::npos);
+    CHECK(first.find(" | bw_gbit_64K=4.5;8.1:;6.75:;0;") != std::string::npos);
+    // Every figure on a line of its own after the first, with its state and reason.
+    std::vector<std::string> lines;
+    for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
+        nl = text.find('\n', at);
+        lines.push_back(text.substr(at, nl - at));
+    }
+    // 1 status line, 46 detail lines, then 44 perfdata lines (the 45th item ends the last
+    // detail line after " | ", the 46th is on the first line).
+    REQUIRE(lines.size() == 1 + 46 + 44);
+    CHECK(lines[1].rfind("WARNING: 24.0 us at 1 B: above baseline", 0) == 0);
+    for (std::size_t i = 1; i <= 46; ++i) {
+        CAPTURE(lines[i]);
+        CHECK(lines[i].size() < 300);
+        CHECK(lines[i].find(" at ") != std::string::npos);
+        CHECK((lines[i].rfind("OK: ", 0) == 0 || lines[i].rfind("WARNING: ", 0) == 0 || lines[i].rfind("CRITICAL: ", 0) == 0));
+    }
+    CHECK(lines[46].find(" | lat_us_1=") != std::string::npos);
+    for (std::size_t i = 47; i < lines.size(); ++i) {
+        CAPTURE(lines[i]);
+        CHECK((lines[i].rfind("lat_us_", 0) == 0 || lines[i].rfind("bw_gbit_", 0) == 0));
+        CHECK(lines[i].find(' ') == std::string::npos);  // one item per line
+    }
+    // JSON keeps both: the status line and the whole output.
+    const auto doc = nlohmann::json::parse(client::render_check(r, "json"));
+    CHECK(doc["line"] == first);
+    CHECK(doc["output"] == text.substr(0, text.size() - 1));
+}
+
 TEST_CASE("check command: the textfile is replaced atomically and left readable") {
     const auto dir = scratch_dir();
     const auto path = (dir / "meshperf.prom").string();

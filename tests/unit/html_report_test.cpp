@@ -1,6 +1,11 @@
+#include "client/figure_text.hpp"
 #include "client/html_report.hpp"
+#include "client/render_table.hpp"
+#include "client/svg_plot.hpp"
 
+#include <cmath>
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -207,6 +212,124 @@ TEST_CASE("matrices: heatmaps, medians, bad links and suspects") {
     CHECK(contains(html, "<h3>Bad links</h3>"));
     CHECK(count_of(html, "<td>h3-bad</td>") == 8);  // every link from or to it
     CHECK(contains(html, "<span class=\"badcell\">h3-bad</span>"));
+}
+
+// Was a bug (issue 12): two runs between daemons on one host were both "vm → vm (tcp)".
+TEST_CASE("runs between daemons on one host are told apart by address") {
+    std::vector<core::run_result> runs{sample_run("vm", 2, 10), sample_run("vm", 2, 10)};
+    runs[0].initiator.hostname = runs[1].initiator.hostname = "vm";
+    runs[0].initiator.address = "127.0.0.1:7470";
+    runs[0].peer.address = "127.0.0.1:7471";
+    runs[1].initiator.address = "127.0.0.1:7480";
+    runs[1].peer.address = "127.0.0.1:7481";
+    const auto html = client::render_html_report(runs, {});
+    CHECK_FALSE(contains(html, "vm → vm"));
+    CHECK(count_of(html, "<h2>127.0.0.1:7470 → 127.0.0.1:7471 (tcp)</h2>") == 1);
+    CHECK(count_of(html, "<h2>127.0.0.1:7480 → 127.0.0.1:7481 (tcp)</h2>") == 1);
+    // The same path measured twice: the run id tells them apart.
+    runs[1].initiator.address = "127.0.0.1:7470";
+    runs[1].peer.address = "127.0.0.1:7471";
+    runs[1].id = "run-second";
+    const auto twice = client::render_html_report(runs, {});
+    CHECK(contains(twice, "<h2>127.0.0.1:7470 → 127.0.0.1:7471 (tcp) · run-vm</h2>"));
+    CHECK(contains(twice, "<h2>127.0.0.1:7470 → 127.0.0.1:7471 (tcp) · run-second</h2>"));
+    // Different hosts keep their names.
+    CHECK(client::run_label(sample_run("node-b", 2, 10)) == "node-a → node-b (tcp)");
+}
+
+// Was a bug (issue 12): 1 B at ~1e-4 Gbit/s printed as "0.00 Gbit/s".
+TEST_CASE("small rates keep three significant digits, in the report and the text table") {
+    CHECK(client::significant_text(0.000123456) == "0.000123");
+    CHECK(client::significant_text(9.4137) == "9.41");
+    CHECK(client::significant_text(94.137) == "94.1");
+    CHECK(client::significant_text(941.37) == "941");
+    CHECK(client::significant_text(12345.6) == "12346");
+    CHECK(client::significant_text(9.9996) == "10.0");
+    CHECK(client::significant_text(0) == "0");
+    CHECK(client::significant_text(1e-9) == "0.00000000100");
+    CHECK(client::significant_text(std::nan("")) == "-");
+    core::run_result r = sample_run("node-b", 2, 100);
+    for (auto& p : r.points)
+        if (p.test == core::test_kind::bandwidth && p.size_bytes == 1) {
+            p.gbit_per_s = 0.000123456;
+            p.flows[0].gbit_per_s = p.gbit_per_s;
+            p.flows[0].interval_min_gbit = 0.0000987;
+            p.flows[0].interval_max_gbit = 0.000151;
+        }
+    const auto html = client::render_html_report(std::span(&r, 1), {});
+    CHECK(contains(html, "<td class=\"num\">0.000123</td>"));
+    CHECK(contains(html, "<td class=\"num\">0.0000154</td>"));  // GB/s
+    CHECK(contains(html, "0.0000987 – 0.000151"));
+    CHECK_FALSE(contains(html, ">0.00<"));
+    CHECK_FALSE(contains(html, ">0.000<"));
+    const auto table = client::render_run_table(r);
+    CHECK(contains(table, "0.000123"));
+    CHECK_FALSE(contains(table, "e-0"));
+}
+
+// Was a bug (issue 12): the same warning was repeated in every row of a point table.
+TEST_CASE("point warnings are grouped once, with the sizes they apply to") {
+    core::run_result r = sample_run("node-b", 2, 100);
+    std::size_t bw_points = 0;
+    for (auto& p : r.points) {
+        if (p.test != core::test_kind::bandwidth) continue;
+        ++bw_points;
+        p.warnings.push_back(fmt::format("sender CPU-bound ({}% of a core per stream): the figure may be limited by the "
+                                         "sender's CPU, not the path",
+                                         95 + bw_points));
+    }
+    r.points[0].warnings.push_back("stopped at the byte limit: 1 GiB per direction per point");
+    const auto html = client::render_html_report(std::span(&r, 1), {});
+    std::string err;
+    CHECK_MESSAGE(html_balanced(html, err), err);
+    CHECK(count_of(html, "sender CPU-bound") == 1);
+    CHECK(contains(html, "sender CPU-bound (96–" + std::to_string(95 + bw_points) + "% of a core per stream)"));
+    CHECK(contains(html, "— every bandwidth point</span>"));
+    CHECK(contains(html, "— latency at 1 B</span>"));
+    CHECK(count_of(html, "stopped at the byte limit") == 1);
+    // Each row points at its group.
+    CHECK(count_of(html, "<a href=\"#run-1-w1\">W1</a>") == 1);
+    CHECK(count_of(html, "<a href=\"#run-1-w2\">W2</a>") == bw_points);
+    CHECK(contains(html, "id=\"run-1-w2\""));
+    // Without point tables the warnings are still there, once.
+    client::report_options opt;
+    opt.point_tables = false;
+    const auto brief = client::render_html_report(std::span(&r, 1), {}, opt);
+    CHECK(count_of(brief, "sender CPU-bound") == 1);
+    CHECK_FALSE(contains(brief, "href=\"#run-1-w"));
+    // The text table lists the same groups, once each.
+    const auto table = client::render_run_table(r);
+    CHECK(count_of(table, "sender CPU-bound") == 1);
+    CHECK(contains(table, "  - sender CPU-bound (96–" + std::to_string(95 + bw_points) +
+                              "% of a core per stream): the figure may be limited by the sender's CPU, not the path "
+                              "(every bandwidth point)\n"));
+    CHECK(contains(table, "  - stopped at the byte limit: 1 GiB per direction per point (latency at 1 B)\n"));
+}
+
+// Was a bug (issue 12): a latency-only run had an empty bandwidth chart (and the reverse).
+TEST_CASE("no empty chart: a latency-only run has no bandwidth panel, and the reverse") {
+    core::run_result lat = sample_run("node-b", 2, 100), bw = lat;
+    std::erase_if(lat.points, [](const core::point_result& p) { return p.test != core::test_kind::latency; });
+    std::erase_if(bw.points, [](const core::point_result& p) { return p.test == core::test_kind::latency; });
+    const auto lat_html = client::render_html_report(std::span(&lat, 1), {});
+    CHECK(contains(lat_html, "One-way latency (p50"));
+    CHECK_FALSE(contains(lat_html, "Bandwidth (goodput"));
+    CHECK_FALSE(contains(lat_html, "no bandwidth points"));
+    const auto bw_html = client::render_html_report(std::span(&bw, 1), {});
+    CHECK(contains(bw_html, "Bandwidth (goodput"));
+    CHECK_FALSE(contains(bw_html, "One-way latency (p50"));
+    CHECK_FALSE(contains(bw_html, "no latency points"));
+    // Two latency-only runs: the overview has no bandwidth panel either.
+    std::vector<core::run_result> two{lat, lat};
+    two[1].id = "run-other";
+    const auto both = client::render_html_report(two, {});
+    CHECK(inline_svgs(both).size() == 3);
+    CHECK_FALSE(contains(both, "Bandwidth (goodput"));
+    // A run with both keeps both.
+    const auto full = sample_run("node-b", 2, 100);
+    const auto full_html = client::render_html_report(std::span(&full, 1), {});
+    CHECK(contains(full_html, "One-way latency (p50"));
+    CHECK(contains(full_html, "Bandwidth (goodput"));
 }
 
 TEST_CASE("nothing to report is still a page") {

@@ -41,9 +41,14 @@ TEST_CASE("local copy spec: string and array forms") {
     CHECK(a.sizes == std::vector<std::uint64_t>{64u << 20});
     CHECK(a.device == 3);
     CHECK(a.verify);
-    const auto b = core::local_copy_spec_from_json(json{{"copies", {"d2h", "d2d"}}, {"sizes", {1048576, 4096, 4096}}});
+    const auto b = core::local_copy_spec_from_json(json{{"copies", {"d2h", "d2d"}}, {"sizes", {4096, 1048576}}});
     CHECK(b.copies == "d2h,d2d");
-    CHECK(b.sizes == std::vector<std::uint64_t>{4096, 1048576});  // sorted, duplicates dropped
+    CHECK(b.sizes == std::vector<std::uint64_t>{4096, 1048576});
+    // Out of order or repeated: refused (as POST /v1/runs does), naming the list to send.
+    CHECK_THROWS_WITH_AS(core::local_copy_spec_from_json(json{{"sizes", {1048576, 4096, 4096}}}),
+                         doctest::Contains("send [4096, 1048576]"), core::spec_error);
+    CHECK_THROWS_WITH_AS(core::local_copy_spec_from_json(json{{"sizes", "1M,4K"}}), doctest::Contains("ascending"),
+                         core::spec_error);
 }
 
 TEST_CASE("local copy spec: JSON round trip") {

@@ -359,10 +359,15 @@ TEST_CASE("run_spec_from_json: a peer alone gives the defaults") {
 }
 
 TEST_CASE("run_spec_from_json: sizes as a string or an array") {
-    auto s = run_spec_from_json(json{{"peer", "n:1"}, {"sizes", "64,4K,1..4"}});
+    auto s = run_spec_from_json(json{{"peer", "n:1"}, {"sizes", "1..4,64,4K"}});
     CHECK(s.sizes == std::vector<std::uint64_t>{1, 2, 4, 64, 4096});
-    s = run_spec_from_json(json{{"peer", "n:1"}, {"sizes", {4096, 64, 64}}});
+    s = run_spec_from_json(json{{"peer", "n:1"}, {"sizes", {64, 4096}}});
     CHECK(s.sizes == std::vector<std::uint64_t>{64, 4096});
+    // Was a bug (issue 12): out of order or repeated sizes were sorted silently. The API
+    // measures what it is sent or refuses it, naming the list to send.
+    CHECK(has(json_problem(json{{"peer", "n:1"}, {"sizes", {4096, 64, 64}}}), "send [64, 4096] or \"64,4K\""));
+    CHECK(has(json_problem(json{{"peer", "n:1"}, {"sizes", "64,4K,1..4"}}), "field 'sizes' must list sizes in ascending order"));
+    CHECK(has(json_problem(json{{"peer", "n:1"}, {"sizes", "64,64"}}), "without repeats"));
     CHECK(has(json_problem(json{{"peer", "n:1"}, {"sizes", json::array()}}), "no sizes"));
     CHECK(has(json_problem(json{{"peer", "n:1"}, {"sizes", {64, 0}}}), "size 0"));
     CHECK(has(json_problem(json{{"peer", "n:1"}, {"sizes", {64, (1ull << 30) + 1}}}), "out of range"));

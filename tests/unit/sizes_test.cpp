@@ -93,7 +93,7 @@ TEST_CASE("parse_size: garbage says what is wrong") {
     CHECK_THROWS_WITH_AS(parse_size("abc"), Contains("'abc' does not start with a number"), spec_error);
     CHECK_THROWS_WITH_AS(parse_size("-1"), Contains("does not start with a number"), spec_error);
     CHECK_THROWS_WITH_AS(parse_size("+5"), Contains("does not start with a number"), spec_error);
-    CHECK_THROWS_WITH_AS(parse_size("1.5K"), Contains("unknown unit"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_size("1.3K"), Contains("not a whole number"), spec_error);
     CHECK_THROWS_AS(parse_size("0x10"), spec_error);
     CHECK_THROWS_AS(parse_size("4K4"), spec_error);
 }
@@ -101,14 +101,78 @@ TEST_CASE("parse_size: garbage says what is wrong") {
 TEST_CASE("parse_size: unit typos name the unit and the accepted ones") {
     const auto msg = error_of([] { parse_size("4X"); });
     CHECK(msg.find("unknown unit 'x'") != std::string::npos);
-    CHECK(msg.find("B, K, M or G") != std::string::npos);
+    CHECK(msg.find("B, K, M, G, T or P") != std::string::npos);
     CHECK(msg.find("4K = 4096") != std::string::npos);
     // SI-looking units are not silently taken as IEC, nor as decimal.
-    CHECK_THROWS_WITH_AS(parse_size("4KB"), Contains("unknown unit 'kb'"), spec_error);
-    CHECK_THROWS_WITH_AS(parse_size("4MB"), Contains("unknown unit 'mb'"), spec_error);
-    CHECK_THROWS_WITH_AS(parse_size("1T"), Contains("unknown unit 't'"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_size("4KB"), Contains("ambiguous"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_size("4MB"), Contains("ambiguous"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_size("1T"), Contains("maximum message size"), spec_error);
     CHECK_THROWS_WITH_AS(parse_size("4KiBs"), Contains("unknown unit"), spec_error);
     CHECK_THROWS_WITH_AS(parse_size("4 kilobytes"), Contains("unknown unit"), spec_error);
+}
+
+// Was a bug (issue 12): `plan --bytes 1Gb` read 1 GiB while `sweep --sizes 1GB` was an error.
+// One parser now: IEC letters (K, M, G, T, P = 2^10..), B for bytes, decimals that come to
+// whole bytes; an ambiguous unit is refused with what to write instead.
+TEST_CASE("parse_byte_count: one rule for every size, ambiguous units refused with what to write") {
+    CHECK(parse_byte_count("1G", std::uint64_t{1} << 60) == GiB);
+    CHECK(parse_byte_count("1GiB", std::uint64_t{1} << 60) == GiB);
+    CHECK(parse_byte_count("1.5G", std::uint64_t{1} << 60) == GiB + GiB / 2);
+    CHECK(parse_byte_count("2T", std::uint64_t{1} << 60) == 2 * 1024 * GiB);
+    CHECK(parse_byte_count("1P", std::uint64_t{1} << 60) == std::uint64_t{1} << 50);
+    CHECK(parse_byte_count("1e9", std::uint64_t{1} << 60) == 1'000'000'000);
+    CHECK(parse_size("1.5K") == 1536);
+    CHECK(parse_size("0.5M") == MiB / 2);
+
+    const auto gb = error_of([] { parse_byte_count("1GB", std::uint64_t{1} << 60); });
+    CHECK(gb.find("'1GB' is ambiguous") != std::string::npos);
+    CHECK(gb.find("write 1G (or 1GiB) for 1073741824 bytes") != std::string::npos);
+    const auto bits = error_of([] { parse_byte_count("1Gb", std::uint64_t{1} << 60); });
+    CHECK(bits.find("gigabits") != std::string::npos);
+    CHECK(bits.find("write 1G") != std::string::npos);
+    // The message-size parser says the same: the two used to disagree.
+    CHECK(error_of([] { parse_size("1GB"); }) == error_of([] { parse_byte_count("1GB", GiB); }));
+    CHECK_THROWS_WITH_AS(parse_size("1Gb"), Contains("gigabits"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_size("4kb"), Contains("kilobits"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_size("4kB"), Contains("ambiguous"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_size_list("64,1GB"), Contains("'1GB' is ambiguous"), spec_error);
+
+    CHECK_THROWS_WITH_AS(parse_byte_count("2P", std::uint64_t{1} << 50), Contains("larger than the maximum of"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_byte_count("0.1", std::uint64_t{1} << 60), Contains("not a whole number"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_byte_count("0.0K", std::uint64_t{1} << 60), Contains("zero"), spec_error);
+    CHECK_THROWS_AS(parse_byte_count("inf", std::uint64_t{1} << 60), spec_error);
+    CHECK_THROWS_AS(parse_byte_count("nan", std::uint64_t{1} << 60), spec_error);
+    CHECK_THROWS_AS(parse_byte_count("1e400", std::uint64_t{1} << 60), spec_error);
+    CHECK_THROWS_AS(parse_byte_count("16.0E", ~std::uint64_t{0}), spec_error);            // no unit E
+    CHECK_THROWS_AS(parse_byte_count("16384.0P", ~std::uint64_t{0}), spec_error);         // 2^64 exactly
+    CHECK(parse_byte_count("16383.5P", ~std::uint64_t{0}) == (std::uint64_t{32767} << 49));
+    CHECK(parse_byte_count("18446744073709551615", ~std::uint64_t{0}) == ~std::uint64_t{0});
+}
+
+// Was a bug (issue 12): `--sizes 64,1,64` was sorted and deduplicated silently. The list as
+// written is kept beside the measured one, so the CLI can say so and the API can refuse.
+TEST_CASE("parse_size_list_as_written: the order as written, and what sorting changed") {
+    const auto l = parse_size_list_as_written("64,1,64");
+    CHECK(l.as_written == sizes{64, 1, 64});
+    CHECK(l.sizes == sizes{1, 64});
+    CHECK(l.reordered());
+    CHECK(size_order_change(l) == "in ascending order without repeats");
+    CHECK(size_order_note("--sizes", "64,1,64", l) == "note: --sizes 64,1,64 measured in ascending order without repeats: 1,64");
+    CHECK(size_order_change(parse_size_list_as_written("1M,64")) == "in ascending order");
+    CHECK(size_order_change(parse_size_list_as_written("64,64,1K")) == "without repeats");
+    CHECK(size_order_change(parse_size_list_as_written("1..8,4..16")) == "in ascending order without repeats");
+    for (const char* fine : {"1..4M", "64,4K,1M", "5..5", "1..4,5"}) {
+        CAPTURE(fine);
+        const auto ok = parse_size_list_as_written(fine);
+        CHECK_FALSE(ok.reordered());
+        CHECK(size_order_note("--sizes", fine, ok).empty());
+        CHECK_NOTHROW(require_ascending("sizes", ok));
+    }
+    const auto api = error_of([&] { require_ascending("sizes", l); });
+    CHECK(api.find("field 'sizes'") != std::string::npos);
+    CHECK(api.find("send [1, 64] or \"1,64\"") != std::string::npos);
+    CHECK(make_size_list({4096, 64, 64}).sizes == sizes{64, 4096});
+    CHECK(format_size_list({1, 64, 4096, MiB}) == "1,64,4K,1M");
 }
 
 TEST_CASE("parse_size_list: a range expands to the powers of two between its bounds") {

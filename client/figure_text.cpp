@@ -1,0 +1,21 @@
+#include "client/figure_text.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace meshperf::client {
+
+std::string significant_text(double v, int digits, const std::string& not_finite) {
+    if (!std::isfinite(v)) return not_finite;
+    if (v == 0) return "0";
+    digits = std::clamp(digits, 1, 17);
+    const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+    const int decimals = std::clamp(digits - 1 - magnitude, 0, 30);
+    std::string s = fmt::format("{:.{}f}", v, decimals);
+    // Rounding up may add a digit (9.996 -> "10.00"): drop the one decimal too many.
+    if (decimals > 0 && std::fabs(std::stod(s)) >= std::pow(10.0, magnitude + 1)) s = fmt::format("{:.{}f}", v, decimals - 1);
+    return s;
+}
+
+}  // namespace meshperf::client

@@ -1,0 +1,38 @@
+#pragma once
+/// Progress of a sweep: one line per measured point with the share done and an estimate of
+/// the time left. Arithmetic and formatting only; the command prints (to stderr).
+#include "core/result.hpp"
+#include "core/run_spec.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace meshperf::client {
+
+/// Seconds one point may take by the spec: warm-up plus the fixed duration or the adaptive
+/// time cap. Nullopt when a fixed iteration count sets the length (its time is unknown).
+std::optional<double> point_time_bound_s(const core::run_spec&);
+
+/// Seconds left after `done` of `total` points took `elapsed_s`: the mean measured time per
+/// point so far times the points left; before the first point, `bound_s` times the points
+/// left. Nullopt when nothing sensible can be said (no points, no time known); never
+/// negative, infinite or NaN.
+std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total, double elapsed_s,
+                                            std::optional<double> bound_s);
+
+/// Seconds left when `fraction_done` (0..1) of a job took `elapsed_s`, at the same pace.
+/// Nullopt before any progress or with a bad clock; never negative, infinite or NaN.
+std::optional<double> seconds_left_at(double fraction_done, double elapsed_s);
+
+/// "under a second", "about 40 s", "about 3 min", "about 1 h 5 min": a rounded duration.
+std::string about_duration(double seconds);
+
+/// The progress line of point `index` (1-based) of `total`, e.g.
+/// "[  3/16]  18%  latency        64 B  p50 12.3 µs  about 40 s left";
+/// the last point reads "100%" and "done in 52 s". Plain text: no carriage return or
+/// escape sequence, so it suits logs as well as terminals.
+std::string progress_line(const core::point_result& p, std::size_t index, std::size_t total, double elapsed_s,
+                          std::optional<double> bound_s);
+
+}  // namespace meshperf::client
