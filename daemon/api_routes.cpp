@@ -4,6 +4,7 @@
 #include "core/run_spec.hpp"
 #include "daemon/gpu_support.hpp"
 #include "daemon/rdma_session.hpp"
+#include "daemon/run_placement.hpp"
 #include "transport/socket.hpp"
 
 #include <charconv>
@@ -81,6 +82,7 @@ api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<r
     try {
         spec = core::run_spec_from_json(j, s.ctx.limits);
         transport::parse_endpoint(spec.peer);
+        check_placement_at_submission(spec, read_host_cpu_facts());
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }

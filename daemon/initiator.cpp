@@ -3,11 +3,13 @@
 #include "core/json_fields.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
+#include "core/placement_summary.hpp"
 #include "core/sizes.hpp"
 #include "daemon/frame_channel.hpp"
 #include "daemon/gpu_support.hpp"
 #include "daemon/point_figures.hpp"
 #include "daemon/rdma_session.hpp"
+#include "daemon/run_placement.hpp"
 #include "daemon/session_protocol.hpp"
 #include "transport/http_client.hpp"
 #include "transport/tcp/point_side.hpp"
@@ -204,7 +206,7 @@ core::point_result assemble(point_run& pr, tcp::point_side& side) {
 core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const transport::endpoint_address& peer,
                                  const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::size_t index,
                                  std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
-                                 const std::atomic<bool>& cancel) {
+                                 const run_placement& placement, const std::atomic<bool>& cancel) {
     point_run pr(spec, test, size);
     pr.byte_cap = byte_cap;
     const auto token = random_token();
@@ -215,6 +217,7 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
         throw session_error(fmt::format("expected point_ready, got {}", core::frame_type_name(static_cast<std::uint16_t>(ready.type))));
 
     tcp::point_side side(spec, test, size, open_streams(ctx, peer, token, pr.roles.size()), pr.roles, byte_cap, memory);
+    side.pin_to(placement.cpus);
     ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
     const auto t0 = clock::now();
     auto last_heard = t0;  // the last frame from the peer
@@ -310,7 +313,9 @@ core::point_result measure_point(daemon_context& ctx, frame_channel& ch, const t
         throw session_error("data verification failed: received bytes did not match the pattern (data corrupted)");
     if (const auto e = side.error(); !e.empty()) throw session_error(fmt::format("data stream failed here: {}", e));
     if (const auto e = pr.peer_done.value("error", ""); !e.empty()) throw session_error(fmt::format("data stream failed at the peer: {}", e));
-    return assemble(pr, side);
+    auto point = assemble(pr, side);
+    point.placement = point_placement_at_initiator(placement, side.thread_cpus(), pr.peer_done);
+    return point;
 }
 
 void add_memory_notes(core::run_result& run, const std::vector<std::string>& notes) {
@@ -323,6 +328,16 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
                         const std::atomic<bool>& cancel, const point_measurer& measure) {
     const auto& spec = run.spec;
     const std::size_t total = spec.tests.size() * spec.sizes.size();
+    // Placement warnings cover the points measured, whether the run completes or fails.
+    struct placement_warnings_at_exit {
+        core::run_result& run;
+        ~placement_warnings_at_exit() {
+            try {
+                for (auto& w : core::placement_warnings(run)) run.warnings.push_back(std::move(w));
+            } catch (...) {
+            }
+        }
+    } placement_warnings{run};
     std::size_t index = 0;
     for (auto test : spec.tests)
         for (auto size : spec.sizes) {
@@ -348,19 +363,23 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     auto ch = open_session(ctx, peer, gate, emit, cancel);
     // A cut link or a vanished peer ends the session in seconds, whatever step it is in.
     tcp::set_dead_path_timeout(ch.fd(), session_user_timeout_ms);
+    const auto session_ip = transport::local_ip(ch.fd());
+    auto placement = initiator_placement(spec, read_host_cpu_facts(), session_ip);
     ch.send(core::frame_type::hello,
             {{"protocol", session_protocol_version()}, {"version", MESHPERF_VERSION}, {"run_id", run.id},
              {"spec", core::to_json(spec)}, {"initiator", core::to_json(ctx.host)},
-             {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}}},
+             {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
+             {"placement", hello_placement(placement)}},
             clock::now() + handshake_timeout);
     const auto ok = ch.receive(clock::now() + handshake_timeout);
     if (ok.type != core::frame_type::hello_ok) throw session_error("peer answered the hello with an unexpected frame");
+    settle_initiator_placement(placement, spec, session_ip, ok.body);
     const auto byte_cap = agreed_byte_cap(ctx.limits, ok.body);
     run.peer = core::host_info_from_json(ok.body.value("host", json::object()));
     run.peer.address = spec.peer;
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
     if (spec.transport == core::transport_kind::rdma) {
-        execute_rdma_points(ctx, ch, run, emit, cancel, byte_cap);
+        execute_rdma_points(ctx, ch, run, emit, cancel, byte_cap, placement);
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);
         return;
     }
@@ -370,7 +389,7 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
                                        spec.transport));
     add_memory_notes(run, peer_memory_notes(ok.body));
     measure_all_points(run, "", emit, cancel, [&](core::test_kind test, std::uint64_t size, std::size_t index) {
-        return measure_point(ctx, ch, peer, spec, test, size, index, byte_cap, memory, cancel);
+        return measure_point(ctx, ch, peer, spec, test, size, index, byte_cap, memory, placement, cancel);
     });
     try {
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);

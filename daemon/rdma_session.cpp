@@ -83,9 +83,10 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) {
 
 core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec,
                                  core::test_kind test, std::uint64_t size, std::size_t index, std::uint64_t byte_cap,
-                                 const std::atomic<bool>& cancel) {
+                                 const run_placement& placement, const std::atomic<bool>& cancel) {
     const auto roles = rdma::initiator_qp_roles(test, spec.streams, spec.reverse);
     rdma::point_side side(ep, spec, test, size, roles, static_cast<std::uint32_t>(index));
+    side.pin_to(placement.cpus);
     ch.send(core::frame_type::point_begin, {{"index", index}, {"test", core::to_string(test)}, {"size", size}},
             clock::now() + handshake_timeout);
     side.start_passive();
@@ -153,20 +154,24 @@ core::point_result measure_point(daemon_context&, frame_channel& ch, rdma::endpo
         in.peer_wall_s = peer_done.value("wall_s", 0.0);
         in.sender_is_local = !spec.reverse;
         if (byte_cap_reached) in.byte_cap_reached = byte_cap;
-        return assemble_point(in);
+        auto point = assemble_point(in);
+        point.placement = point_placement_at_initiator(placement, side.thread_cpus(), peer_done);
+        return point;
     } catch (...) {
         side.abort();
         throw;
     }
 }
 
-void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap) {
+void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap,
+                 const run_placement& placement) {
     const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
     const auto size = core::json_unsigned(begin.at("size"), "size");
     const auto index = static_cast<std::uint32_t>(core::json_unsigned(begin.at("index"), "index", UINT32_MAX));
     if (std::find(spec.sizes.begin(), spec.sizes.end(), size) == spec.sizes.end())
         throw session_error("the initiator asked for a size outside the agreed run spec");
     rdma::point_side side(ep, spec, test, size, peer_roles(spec, test), index);
+    side.pin_to(placement.cpus);
     try {
         side.start_passive();
         ch.send(core::frame_type::point_ready, json::object(), clock::now() + handshake_timeout);
@@ -202,7 +207,8 @@ void serve_point(frame_channel& ch, rdma::endpoint& ep, const core::run_spec& sp
                  {"cpu_s", side.cpu_seconds()},
                  {"wall_s", side.wall_seconds()},
                  {"error", side.error()},
-                 {"verify_failed", side.verify_failed()}},
+                 {"verify_failed", side.verify_failed()},
+                 {"placement", core::to_json(observed_placement(placement, side.thread_cpus()))}},
                 clock::now() + handshake_timeout);
     } catch (...) {
         side.abort();
@@ -220,7 +226,7 @@ json rdma_info() {
 }
 
 void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_result& run, const event_sink& emit,
-                         const std::atomic<bool>& cancel, std::uint64_t byte_cap) {
+                         const std::atomic<bool>& cancel, std::uint64_t byte_cap, const run_placement& placement) {
     const auto& spec = run.spec;
     check_supported(spec);
     auto ep = open_endpoint(spec, ch, spec.local_memory);
@@ -234,11 +240,12 @@ void execute_rdma_points(daemon_context& ctx, frame_channel& ch, core::run_resul
 
     measure_all_points(run, fmt::format("rdma {} ", core::to_string(spec.op)), emit, cancel,
                        [&](core::test_kind test, std::uint64_t size, std::size_t index) {
-                           return measure_point(ctx, ch, *ep, spec, test, size, index, byte_cap, cancel);
+                           return measure_point(ctx, ch, *ep, spec, test, size, index, byte_cap, placement, cancel);
                        });
 }
 
-void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap) {
+void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap,
+                       const run_placement& placement) {
     check_supported(spec);
     const auto first = ch.receive(clock::now() + handshake_timeout);
     if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
@@ -257,7 +264,7 @@ void serve_rdma_points(daemon_context& ctx, frame_channel& ch, const core::run_s
     while (true) {
         const auto m = ch.receive(clock::now() + idle_session_timeout);
         if (m.type == core::frame_type::bye) return;
-        if (m.type == core::frame_type::point_begin) serve_point(ch, *ep, spec, m.body, byte_cap);
+        if (m.type == core::frame_type::point_begin) serve_point(ch, *ep, spec, m.body, byte_cap, placement);
         else throw session_error("unexpected frame between RDMA points");
     }
 }

@@ -7,6 +7,7 @@
 #include "daemon/initiator.hpp"
 #include "daemon/log.hpp"
 #include "daemon/rdma_session.hpp"
+#include "daemon/run_placement.hpp"
 #include "daemon/session_protocol.hpp"
 #include "transport/tcp/point_side.hpp"
 
@@ -26,7 +27,7 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) {
 }
 
 void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& spec, const json& begin, std::uint64_t byte_cap,
-                 const tcp::staged_stream_factory& memory) {
+                 const tcp::staged_stream_factory& memory, const run_placement& placement) {
     const auto test = core::parse_test_kind(begin.at("test").get<std::string>());
     const auto size = core::json_unsigned(begin.at("size"), "size");
     const auto token = begin.at("token").get<std::string>();
@@ -47,6 +48,7 @@ void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& s
     // Our senders stop at the agreed cap by themselves; what we receive is checked against
     // our own limit (plus the fixed-count warm-up), so an initiator that ignores it is cut off.
     tcp::point_side side(spec, test, size, std::move(fds), roles, byte_cap, memory);
+    side.pin_to(placement.cpus);
     const std::uint64_t receive_limit =
         ctx.limits.max_bytes_per_point +
         (spec.iterations ? tcp::warm_messages(size) * size * core::streams_per_direction(spec, test) : 0);
@@ -105,7 +107,8 @@ void serve_point(daemon_context& ctx, frame_channel& ch, const core::run_spec& s
              {"verify_failed", side.verify_failed()},
              {"measured_bytes", side.measured_bytes()},
              {"begin_ns", side.begin_ns()},
-             {"end_ns", side.end_ns()}},
+             {"end_ns", side.end_ns()},
+             {"placement", core::to_json(observed_placement(placement, side.thread_cpus()))}},
             clock::now() + handshake_timeout);
 }
 
@@ -136,16 +139,23 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         } catch (const std::exception& e) {
             throw session_error(e.what());
         }
+        run_placement placement;
+        try {
+            placement = peer_placement(spec, read_host_cpu_facts(), transport::local_ip(ch.fd()), hello.body);
+        } catch (const std::exception& e) {
+            throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
+        }
         const auto byte_cap = agreed_byte_cap(ctx.limits, hello.body);
         ch.send(core::frame_type::hello_ok,
                 {{"protocol", session_protocol_version()},
                  {"host", core::to_json(ctx.host)},
                  {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
-                 {"memory_notes", notes}},
+                 {"memory_notes", notes},
+                 {"placement", hello_placement(placement)}},
                 clock::now() + handshake_timeout);
         log_info("session {}: run {} accepted", who, hello.body.value("run_id", "?"));
         if (spec.transport == core::transport_kind::rdma) {
-            serve_rdma_points(ctx, ch, spec, byte_cap);
+            serve_rdma_points(ctx, ch, spec, byte_cap, placement);
             log_info("session {}: finished", who);
             ctx.gate.release();
             return;
@@ -153,7 +163,7 @@ void serve_session(daemon_context& ctx, frame_channel ch) {
         while (true) {
             const auto m = ch.receive(clock::now() + idle_session_timeout);
             if (m.type == core::frame_type::bye) break;
-            if (m.type == core::frame_type::point_begin) serve_point(ctx, ch, spec, m.body, byte_cap, memory);
+            if (m.type == core::frame_type::point_begin) serve_point(ctx, ch, spec, m.body, byte_cap, memory, placement);
             else if (m.type == core::frame_type::point_stop) continue;  // a stop that crossed a natural end
             else throw session_error(fmt::format("unexpected {} between points", core::frame_type_name(static_cast<std::uint16_t>(m.type))));
         }
