@@ -53,6 +53,14 @@ const std::vector<int>& cpus_for_side(const run_spec& s, bool initiator) {
     return own.empty() ? s.cpus : own;
 }
 
+run_spec spec_for_peer(const run_spec& s) {
+    run_spec out = s;
+    out.cpus = cpus_for_side(s, false);
+    out.initiator_cpus.clear();
+    out.peer_cpus.clear();
+    return out;
+}
+
 std::uint32_t streams_per_direction(const run_spec& s, test_kind t) { return t == test_kind::latency ? 1 : s.streams; }
 
 std::uint64_t fixed_point_bytes(const run_spec& s, test_kind t, std::uint64_t size) {

@@ -110,6 +110,12 @@ std::uint32_t streams_per_direction(const run_spec&, test_kind);
 /// cpus); empty when the spec leaves the choice to the daemon.
 const std::vector<int>& cpus_for_side(const run_spec&, bool initiator);
 
+/// The spec as the initiator sends it to its peer: the peer's CPUs in the older `cpus`
+/// field (which each daemon reads as the CPUs of its own threads), without initiator_cpus
+/// and peer_cpus, so that a peer older than those fields pins its threads as asked instead
+/// of refusing them as unknown.
+run_spec spec_for_peer(const run_spec&);
+
 /// Checks every field; throws spec_error naming the first problem and what to do.
 void validate(const run_spec&, const run_limits& = {});
 

@@ -367,7 +367,7 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     auto placement = initiator_placement(spec, read_host_cpu_facts(), session_ip);
     ch.send(core::frame_type::hello,
             {{"protocol", session_protocol_version()}, {"version", MESHPERF_VERSION}, {"run_id", run.id},
-             {"spec", core::to_json(spec)}, {"initiator", core::to_json(ctx.host)},
+             {"spec", core::to_json(core::spec_for_peer(spec))}, {"initiator", core::to_json(ctx.host)},
              {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
              {"placement", hello_placement(placement)}},
             clock::now() + handshake_timeout);

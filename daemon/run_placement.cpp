@@ -23,7 +23,8 @@ bool overlap(const std::vector<int>& a, const std::vector<int>& b) {
 
 const char* cpu_field(const core::run_spec& spec, bool initiator) {
     if (initiator) return spec.initiator_cpus.empty() ? "cpus" : "initiator_cpus";
-    return spec.peer_cpus.empty() ? "cpus" : "peer_cpus";
+    // The initiator hands its peer the peer's CPUs in `cpus` (core::spec_for_peer).
+    return spec.peer_cpus.empty() ? "the CPUs asked of this peer; --cpu A,B puts the peer on B" : "peer_cpus";
 }
 
 bool spins_in_latency(const core::run_spec& spec) {

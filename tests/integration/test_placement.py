@@ -170,7 +170,7 @@ class PlacementTests(unittest.TestCase):
     def test_busy_poll_on_a_shared_cpu_by_default_is_warned(self):
         a, b = self.daemon([self.A]), self.daemon([self.A])
         # Two spinners on one CPU take a scheduler slice per round trip: a few fixed round trips.
-        doc = self.sweep_json(a, b, "--test", "latency", "--sizes", "64", "--busy-poll", "--iterations", "20", "--warmup", "0")
+        doc = self.sweep_json(a, b, "--test", "latency", "--sizes", "64", "--busy-poll", "--iterations", "20")
         self.assertTrue(doc["points"][0]["placement"]["shared_cpu"])
         self.assertTrue([w for w in doc["warnings"] if w.startswith(f"busy-poll with both sides on CPU {self.A} of one host")],
                         doc["warnings"])
@@ -204,7 +204,8 @@ class DefaultCurveTests(unittest.TestCase):
                         f"run {run + 1}: p50 {p50[i + 1] / 1e3:.2f} µs at {pts[i + 1]['size_bytes']} B is below "
                         f"{p50[i] / 1e3:.2f} µs at {pts[i]['size_bytes']} B by more than the stated half-widths "
                         f"({hw[i] / 1e3:.3f} + {hw[i + 1] / 1e3:.3f} µs); curve (µs): "
-                        + ", ".join(f"{x / 1e3:.2f}" for x in p50))
+                        + ", ".join(f"{x / 1e3:.2f}" for x in p50)
+                        + "; load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
                 for p in pts:
                     placements.add(json.dumps(p["placement"], sort_keys=True))
                 self.assertFalse([w for w in doc["warnings"] if "placement changed" in w], doc["warnings"])

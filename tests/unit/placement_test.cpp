@@ -190,6 +190,21 @@ TEST_CASE("run spec: initiator_cpus and peer_cpus; the older cpus keeps its mean
                          doctest::Contains("'initiator_cpus'"), spec_error);
 }
 
+TEST_CASE("the spec a peer receives: its own CPUs in the older field every meshperfd reads") {
+    auto s = run_spec_from_json(json{{"peer", "n:1"}, {"initiator_cpus", {0}}, {"peer_cpus", {1}}});
+    auto j = to_json(spec_for_peer(s));
+    CHECK(j["cpus"] == json{1});
+    CHECK_FALSE(j.contains("initiator_cpus"));
+    CHECK_FALSE(j.contains("peer_cpus"));
+    CHECK(cpus_for_side(run_spec_from_json(j), false) == std::vector<int>{1});
+    // Only the initiator pinned: the peer chooses.
+    s = run_spec_from_json(json{{"peer", "n:1"}, {"initiator_cpus", {0}}});
+    CHECK(to_json(spec_for_peer(s))["cpus"].empty());
+    // The older form passes unchanged.
+    s = run_spec_from_json(json{{"peer", "n:1"}, {"cpus", {2, 3}}});
+    CHECK(to_json(spec_for_peer(s)) == to_json(s));
+}
+
 TEST_CASE("placement warnings: a change within a sweep, and spinning sides on one CPU") {
     run_result run;
     run.spec.peer = "n:1";
