@@ -3,6 +3,7 @@
 #include "client/figure_text.hpp"
 #include "client/point_warnings.hpp"
 #include "client/run_model.hpp"
+#include "core/placement_summary.hpp"
 #include "core/sizes.hpp"
 
 #include <algorithm>
@@ -94,6 +95,7 @@ std::string render_run_table(const core::run_result& run) {
     if (!run.peer.hostname.empty())
         out += fmt::format("initiator {} ({}, {}), peer {} ({}, {})\n", run.initiator.hostname, run.initiator.kernel,
                            run.initiator.cpu_model, run.peer.hostname, run.peer.kernel, run.peer.cpu_model);
+    for (const auto& line : core::placement_lines(run)) out += line + "\n";
     for (auto test : run.spec.tests) {
         std::vector<std::vector<std::string>> rows;
         if (test == core::test_kind::latency) {

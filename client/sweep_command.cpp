@@ -5,6 +5,7 @@
 #include "client/run_model.hpp"
 #include "client/svg_plot.hpp"
 #include "core/error.hpp"
+#include "core/placement.hpp"
 #include "core/result.hpp"
 #include "core/sizes.hpp"
 
@@ -76,7 +77,11 @@ core::run_spec build_spec(const sweep_options& o, const CLI::App& cmd, std::stri
     s.verify = o.verify;
     s.busy_poll = o.busy_poll;
     if (given("--window")) s.window_bytes = core::parse_size(o.window);
-    if (given("--cpu")) s.cpus = core::parse_cpu_list(o.cpus);
+    if (given("--cpu")) {
+        const auto pins = core::parse_cpu_option(o.cpus);
+        s.initiator_cpus = pins.initiator;
+        s.peer_cpus = pins.peer;
+    }
     s.op = core::parse_rdma_op(o.op);
     s.tx_depth = o.tx_depth;
     s.rdma_device = o.device;
@@ -132,7 +137,9 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
     cmd->add_flag("--verify", o->verify, "receiver checks a byte pattern; corruption fails the point");
     cmd->add_flag("--busy-poll", o->busy_poll, "latency: spin on receive instead of sleeping");
     cmd->add_option("--window", o->window, "socket buffer size, e.g. 4M");
-    cmd->add_option("--cpu", o->cpus, "pin both sides' measuring threads to these CPUs, e.g. 2,3 or 0-3");
+    cmd->add_option("--cpu", o->cpus,
+                    "pin the measuring threads: A,B = initiator on CPU A, peer on CPU B; A = both on A; a side may be "
+                    "a range (0-3) its streams spread over. Default: each daemon picks its CPUs once per run");
     cmd->add_option("--op", o->op, "RDMA operation: write, read or send")->capture_default_str();
     cmd->add_option("--tx-depth", o->tx_depth, "RDMA send-queue window")->capture_default_str();
     cmd->add_option("--qps", o->qps, "RDMA queue pairs (same as --streams)");

@@ -165,6 +165,7 @@ json to_json(const point_result& p) {
     j["duration_s"] = p.duration_s;
     j["verified"] = p.verified;
     j["warnings"] = p.warnings;
+    if (p.placement) j["placement"] = to_json(*p.placement);
     return j;
 }
 
@@ -212,6 +213,7 @@ point_result point_result_from_json(const json& j) {
     p.duration_s = num_from(j, "duration_s");
     p.verified = j.value("verified", false);
     p.warnings = j.value("warnings", std::vector<std::string>{});
+    if (j.contains("placement") && !j.at("placement").is_null()) p.placement = point_placement_from_json(j.at("placement"));
     return p;
 }
 

@@ -2,6 +2,7 @@
 /// Result schema: what a run measured, as values and as JSON (schema "meshperf.run/1",
 /// documented in docs/result-schema.md). Every figure passes check_sane() before it is put
 /// into a result.
+#include "core/placement.hpp"
 #include "core/run_spec.hpp"
 #include "core/stats.hpp"
 
@@ -90,6 +91,7 @@ struct point_result {
     double duration_s = 0;          ///< measured window (latency: sum of sampled RTTs' wall time)
     bool verified = false;          ///< --verify was on and every byte matched
     std::vector<std::string> warnings;
+    std::optional<point_placement> placement;  ///< where the measuring threads ran; empty in older results
 };
 
 /// A whole run as stored and returned.

@@ -48,6 +48,19 @@ std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
 
 }  // namespace
 
+const std::vector<int>& cpus_for_side(const run_spec& s, bool initiator) {
+    const auto& own = initiator ? s.initiator_cpus : s.peer_cpus;
+    return own.empty() ? s.cpus : own;
+}
+
+run_spec spec_for_peer(const run_spec& s) {
+    run_spec out = s;
+    out.cpus = cpus_for_side(s, false);
+    out.initiator_cpus.clear();
+    out.peer_cpus.clear();
+    return out;
+}
+
 std::uint32_t streams_per_direction(const run_spec& s, test_kind t) { return t == test_kind::latency ? 1 : s.streams; }
 
 std::uint64_t fixed_point_bytes(const run_spec& s, test_kind t, std::uint64_t size) {
@@ -202,8 +215,11 @@ void validate(const run_spec& s, const run_limits& lim) {
         throw spec_error(fmt::format("precision {} is out of range: give a fraction in (0, 1), e.g. 0.01 for 1%", s.precision));
     if (s.window_bytes && (*s.window_bytes < 4096 || *s.window_bytes > (1ull << 30)))
         throw spec_error(fmt::format("window {} bytes is out of range: use 4K..1G", *s.window_bytes));
-    for (int c : s.cpus)
-        if (c < 0 || c > 65535) throw spec_error(fmt::format("CPU {} is out of range", c));
+    for (const auto* list : {&s.cpus, &s.initiator_cpus, &s.peer_cpus})
+        for (int c : *list)
+            if (c < 0 || c > 65535) throw spec_error(fmt::format("CPU {} is out of range: CPU numbers run from 0", c));
+    if (!s.cpus.empty() && (!s.initiator_cpus.empty() || !s.peer_cpus.empty()))
+        throw spec_error("'cpus' (both sides, the older form) and 'initiator_cpus'/'peer_cpus' both pin the threads: give one form");
     if (s.tx_depth == 0 || s.tx_depth > 8192) throw spec_error(fmt::format("tx-depth {} is out of range: use 1..8192", s.tx_depth));
     if (s.rdma_port == 0 || s.rdma_port > 255) throw spec_error(fmt::format("RDMA port {} is out of range: use 1..255", s.rdma_port));
     if (s.gid_index && (*s.gid_index < 0 || *s.gid_index > 1023))
@@ -231,6 +247,10 @@ json to_json(const run_spec& s) {
     j["busy_poll"] = s.busy_poll;
     j["window_bytes"] = s.window_bytes ? json(*s.window_bytes) : json(nullptr);
     j["cpus"] = s.cpus;
+    // Only when given, so that a peer older than these fields, which refuses unknown ones,
+    // still takes a spec that does not use them.
+    if (!s.initiator_cpus.empty()) j["initiator_cpus"] = s.initiator_cpus;
+    if (!s.peer_cpus.empty()) j["peer_cpus"] = s.peer_cpus;
     j["op"] = to_string(s.op);
     j["tx_depth"] = s.tx_depth;
     j["rdma_device"] = s.rdma_device;
@@ -268,13 +288,26 @@ double get_double(const json& v, std::string_view key) {
     return v.get<double>();
 }
 
+std::vector<int> get_cpu_list(const json& v, std::string_view key) {
+    if (v.is_string()) return parse_cpu_list(v.get<std::string>());
+    if (!v.is_array())
+        throw spec_error(fmt::format("field '{}' must be an array of CPU numbers or a string like \"0,2-3\"", key));
+    std::vector<int> out;
+    for (const auto& c : v) {
+        const auto n = get_uint(c, fmt::format("{}[]", key));
+        if (n > 65535) throw spec_error(fmt::format("field '{}': CPU {} is out of range", key, n));
+        out.push_back(static_cast<int>(n));
+    }
+    return out;
+}
+
 }  // namespace
 
 run_spec run_spec_from_json(const json& j, const run_limits& lim) {
     if (!j.is_object()) throw spec_error(fmt::format("a run spec must be a JSON object, not {}", type_name(j)));
     static const std::set<std::string, std::less<>> known = {
         "peer", "transport", "tests", "sizes", "streams", "reverse", "iterations", "duration_s",
-        "precision", "max_point_s", "warmup_s", "verify", "busy_poll", "window_bytes", "cpus", "op",
+        "precision", "max_point_s", "warmup_s", "verify", "busy_poll", "window_bytes", "cpus", "initiator_cpus", "peer_cpus", "op",
         "tx_depth", "rdma_device", "rdma_port", "gid_index", "local_memory", "remote_memory"};
     for (const auto& [key, value] : j.items())
         if (!known.contains(key)) throw spec_error(fmt::format("unknown field '{}' in run spec", key));
@@ -315,11 +348,10 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
         else if (key == "verify") s.verify = get_bool(v, key);
         else if (key == "busy_poll") s.busy_poll = get_bool(v, key);
         else if (key == "window_bytes") { if (!v.is_null()) s.window_bytes = get_uint(v, key); }
-        else if (key == "cpus") {
-            if (v.is_string()) s.cpus = parse_cpu_list(v.get<std::string>());
-            else if (v.is_array()) for (const auto& c : v) s.cpus.push_back(static_cast<int>(get_u32(c, "cpus[]")));
-            else throw spec_error("field 'cpus' must be an array of CPU numbers or a string like \"0,2-3\"");
-        } else if (key == "op") s.op = parse_rdma_op(get_string(v, key));
+        else if (key == "cpus") s.cpus = get_cpu_list(v, key);
+        else if (key == "initiator_cpus") s.initiator_cpus = get_cpu_list(v, key);
+        else if (key == "peer_cpus") s.peer_cpus = get_cpu_list(v, key);
+        else if (key == "op") s.op = parse_rdma_op(get_string(v, key));
         else if (key == "tx_depth") s.tx_depth = get_u32(v, key);
         else if (key == "rdma_device") s.rdma_device = get_string(v, key);
         else if (key == "rdma_port") s.rdma_port = get_u32(v, key);

@@ -74,7 +74,13 @@ struct run_spec {
     bool verify = false;                               ///< receiver checks a byte pattern
     bool busy_poll = false;                            ///< latency: spin on non-blocking receive
     std::optional<std::uint64_t> window_bytes;         ///< socket buffer size (SO_SNDBUF/SO_RCVBUF)
-    std::vector<int> cpus;                             ///< pin measuring threads (both sides), round-robin
+    /// Pins the initiator's / the peer's measuring threads to these CPUs (round-robin over a
+    /// side's streams). Empty: `cpus` when given, else the daemon's default (one choice per
+    /// run, docs/methodology.md "Thread placement").
+    std::vector<int> initiator_cpus, peer_cpus;
+    /// The older form, kept for older clients: both sides' threads on these CPUs,
+    /// round-robin. Not together with initiator_cpus / peer_cpus.
+    std::vector<int> cpus;
 
     // RDMA (transport rdma only)
     rdma_op op = rdma_op::write;
@@ -99,6 +105,16 @@ std::uint64_t fixed_point_bytes(const run_spec&, test_kind, std::uint64_t size);
 /// Streams (TCP) or queue pairs (RDMA) one direction of a test uses: 1 for latency, else
 /// spec.streams.
 std::uint32_t streams_per_direction(const run_spec&, test_kind);
+
+/// The CPUs the spec pins one side's measuring threads to (initiator_cpus or peer_cpus, else
+/// cpus); empty when the spec leaves the choice to the daemon.
+const std::vector<int>& cpus_for_side(const run_spec&, bool initiator);
+
+/// The spec as the initiator sends it to its peer: the peer's CPUs in the older `cpus`
+/// field (which each daemon reads as the CPUs of its own threads), without initiator_cpus
+/// and peer_cpus, so that a peer older than those fields pins its threads as asked instead
+/// of refusing them as unknown.
+run_spec spec_for_peer(const run_spec&);
 
 /// Checks every field; throws spec_error naming the first problem and what to do.
 void validate(const run_spec&, const run_limits& = {});

@@ -4,6 +4,7 @@
 #include "core/run_spec.hpp"
 #include "daemon/gpu_support.hpp"
 #include "daemon/rdma_session.hpp"
+#include "daemon/run_placement.hpp"
 #include "transport/socket.hpp"
 
 #include <charconv>
@@ -93,6 +94,7 @@ api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<r
         spec = core::run_spec_from_json(j, s.ctx.limits);
         const auto peer = transport::parse_endpoint(spec.peer);
         if (const auto why = same_daemon_refusal(peer, s.listening)) return api_error(400, fmt::format("peer: {}", *why));
+        check_placement_at_submission(spec, read_host_cpu_facts());
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }

@@ -3,11 +3,13 @@
 #include "core/json_fields.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
+#include "core/placement_summary.hpp"
 #include "core/sizes.hpp"
 #include "daemon/frame_channel.hpp"
 #include "daemon/gpu_support.hpp"
 #include "daemon/peer_upgrade.hpp"
 #include "daemon/rdma_session.hpp"
+#include "daemon/run_placement.hpp"
 #include "daemon/session_protocol.hpp"
 #include "daemon/tcp_points.hpp"
 #include "transport/http_client.hpp"
@@ -105,6 +107,16 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
                         const std::atomic<bool>& cancel, const point_measurer& measure) {
     const auto& spec = run.spec;
     const std::size_t total = spec.tests.size() * spec.sizes.size();
+    // Placement warnings cover the points measured, whether the run completes or fails.
+    struct placement_warnings_at_exit {
+        core::run_result& run;
+        ~placement_warnings_at_exit() {
+            try {
+                for (auto& w : core::placement_warnings(run)) run.warnings.push_back(std::move(w));
+            } catch (...) {
+            }
+        }
+    } placement_warnings{run};
     std::size_t index = 0;
     for (auto test : spec.tests)
         for (auto size : spec.sizes) {
@@ -129,24 +141,29 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     gate_hold gate(ctx.gate, "run " + run.id);
     auto ch = open_session(ctx, peer, gate, emit, cancel);
     guard_session_socket(ch.fd());
+    const auto session_ip = transport::local_ip(ch.fd());
+    auto placement = initiator_placement(spec, read_host_cpu_facts(), session_ip);
     ch.send(core::frame_type::hello,
             {{"protocol", session_protocol_version()}, {"version", MESHPERF_VERSION}, {"run_id", run.id},
-             {"spec", core::to_json(spec)}, {"initiator", core::to_json(ctx.host)},
-             {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}}},
+             {"spec", core::to_json(core::spec_for_peer(spec))}, {"initiator", core::to_json(ctx.host)},
+             {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
+             {"placement", hello_placement(placement)}},
             clock::now() + handshake_timeout);
     const auto ok = ch.receive(clock::now() + handshake_timeout);
     if (ok.type != core::frame_type::hello_ok) throw session_error("peer answered the hello with an unexpected frame");
+    settle_initiator_placement(placement, spec, session_ip, ok.body);
     const auto byte_cap = agreed_byte_cap(ctx.limits, ok.body);
     run.peer = core::host_info_from_json(ok.body.value("host", json::object()));
     run.peer.address = spec.peer;
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
 
-    auto transport = spec.transport == core::transport_kind::rdma ? make_rdma_initiator_transport(ctx, spec, byte_cap)
-                                                                   : make_tcp_initiator_transport(ctx, peer, spec, byte_cap);
+    auto transport = spec.transport == core::transport_kind::rdma
+                         ? make_rdma_initiator_transport(ctx, spec, byte_cap, placement.cpus)
+                         : make_tcp_initiator_transport(ctx, peer, spec, byte_cap, placement.cpus);
     transport->open(ch, ok.body, run);
     measure_all_points(run, transport->path_label(), emit, cancel, [&](const point_key& key) {
         const auto ops = transport->point(key);
-        return run_initiator_point(ch, spec, ctx.limits, key, *ops, cancel);
+        return run_initiator_point(ch, spec, ctx.limits, placement, key, *ops, cancel);
     });
     try {
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);

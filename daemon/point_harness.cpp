@@ -121,7 +121,8 @@ void await_point_done(frame_channel& ch, bool fixed_length, initiator_point& ops
 }
 
 core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                                         const point_key& key, initiator_point& ops, const std::atomic<bool>& cancel) {
+                                         const run_placement& placement, const point_key& key, initiator_point& ops,
+                                         const std::atomic<bool>& cancel) {
     const bool fixed_length = key.test == core::test_kind::latency || spec.iterations.has_value();
     json begin = ops.begin_fields();
     begin["index"] = key.index;
@@ -158,11 +159,13 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     if (const auto e = ops.error(); !e.empty()) throw session_error(fmt::format("{} failed here: {}", ops.data_path_name(), e));
     if (const auto e = peer_text(peer_done, "error"); !e.empty())
         throw session_error(fmt::format("{} failed at the peer: {}", ops.data_path_name(), e));
-    return ops.figures(peer_done);
+    auto point = ops.figures(peer_done);
+    point.placement = point_placement_at_initiator(placement, ops.thread_cpus(), peer_done);
+    return point;
 }
 
-void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits, const point_key& key,
-                           responder_point& ops) {
+void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
+                           const run_placement& placement, const point_key& key, responder_point& ops) {
     ops.arm();
     ch.send(core::frame_type::point_ready, json::object(), clock::now() + handshake_timeout);
     ops.connect();
@@ -200,15 +203,17 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     done["wall_s"] = ops.wall_seconds();
     done["error"] = ops.error();
     done["verify_failed"] = ops.verify_failed();
+    done["placement"] = core::to_json(observed_placement(placement, ops.thread_cpus()));
     ch.send(core::frame_type::point_done, done, clock::now() + handshake_timeout);
 }
 
 }  // namespace
 
 core::point_result run_initiator_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                                       const point_key& key, initiator_point& ops, const std::atomic<bool>& cancel) {
+                                       const run_placement& placement, const point_key& key, initiator_point& ops,
+                                       const std::atomic<bool>& cancel) {
     try {
-        return drive_initiator_point(ch, spec, limits, key, ops, cancel);
+        return drive_initiator_point(ch, spec, limits, placement, key, ops, cancel);
     } catch (...) {
         ops.abort();
         throw;
@@ -232,9 +237,9 @@ point_key parse_point_begin(const core::run_spec& spec, const json& begin) {
 }
 
 void run_responder_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                         const point_key& key, responder_point& ops) {
+                         const run_placement& placement, const point_key& key, responder_point& ops) {
     try {
-        drive_responder_point(ch, spec, limits, key, ops);
+        drive_responder_point(ch, spec, limits, placement, key, ops);
     } catch (...) {
         ops.abort();
         throw;

@@ -9,6 +9,8 @@
 #include "core/run_spec.hpp"
 #include "daemon/frame_channel.hpp"
 #include "daemon/point_figures.hpp"
+#include "daemon/run_placement.hpp"
+#include "transport/stream_thread.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -84,6 +86,8 @@ public:
     virtual void abort() noexcept = 0;
     /// Names this transport's data path in failure messages ("data stream", "RDMA").
     virtual std::string_view data_path_name() const = 0;
+    /// Where this side's measuring threads ran (empty before they started).
+    virtual std::vector<transport::thread_cpu_record> thread_cpus() const = 0;
 };
 
 /// A progress report: seconds since the point's start, bytes per counting flow.
@@ -129,6 +133,8 @@ public:
     virtual double wall_seconds() const = 0;
     virtual std::string error() const = 0;
     virtual bool verify_failed() const = 0;
+    /// Where this side's measuring threads ran (empty before they started).
+    virtual std::vector<transport::thread_cpu_record> thread_cpus() const = 0;
     /// Ends a failed point now. Never throws.
     virtual void abort() noexcept = 0;
 };
@@ -137,9 +143,11 @@ public:
 /// length, byte cap, time cap, precision target, cancel, the run time limit), the wait for
 /// point_done under the silent-peer watchdog, and failures in the order that explains them
 /// best (this side's data path before the silence that followed). Throws session_error,
-/// run_cancelled, or what the transport throws; aborts `ops` on every failure.
+/// run_cancelled, or what the transport throws; aborts `ops` on every failure. The point's
+/// placement comes from this side's thread records under `placement` and the peer's report.
 core::point_result run_initiator_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                                       const point_key& key, initiator_point& ops, const std::atomic<bool>& cancel);
+                                       const run_placement& placement, const point_key& key, initiator_point& ops,
+                                       const std::atomic<bool>& cancel);
 
 /// The responder's view of a point_begin frame: test, size and index, checked against the
 /// agreed spec (both the test and the size must be in it). Throws session_error.
@@ -147,8 +155,9 @@ point_key parse_point_begin(const core::run_spec& spec, const nlohmann::json& be
 
 /// Serves one point announced by point_begin through `ops`. Throws session_error (which
 /// the caller sends to the initiator); aborts `ops` on every failure.
-/// `limits`: this daemon's, bounding how long a fixed-length point may last.
+/// `limits`: this daemon's, bounding how long a fixed-length point may last. point_done
+/// says where this side's threads ran, under `placement`.
 void run_responder_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                         const point_key& key, responder_point& ops);
+                         const run_placement& placement, const point_key& key, responder_point& ops);
 
 }  // namespace meshperf::daemon

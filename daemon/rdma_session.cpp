@@ -71,7 +71,8 @@ std::uint64_t sum(const std::vector<std::uint64_t>& v) { return std::accumulate(
 
 class rdma_initiator final : public initiator_point {
 public:
-    rdma_initiator(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap)
+    rdma_initiator(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
+                   const std::vector<int>& cpus)
         : spec_(spec), key_(key), byte_cap_(byte_cap),
           side_(ep, spec, key.test, key.size, rdma::initiator_qp_roles(key.test, spec.streams, spec.reverse),
                 static_cast<std::uint32_t>(key.index)),
@@ -82,6 +83,7 @@ public:
         const bool counted_here_is_inbound = rdma::counting_side_receives(spec.op);
         if (remote_n_) flows_.push_back({counted_here_is_inbound ? "initiator->peer" : "peer->initiator", &remote_});
         if (local_n_) flows_.push_back({counted_here_is_inbound ? "peer->initiator" : "initiator->peer", &local_});
+        side_.pin_to(cpus);
     }
 
     void arm() override { side_.start_passive(); }
@@ -126,6 +128,7 @@ public:
     std::string error() const override { return side_.error(); }
     bool verify_failed() const override { return side_.verify_failed(); }
     std::string_view data_path_name() const override { return "RDMA"; }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
 
     core::point_result figures(const json& peer_done) override {
         point_inputs in{spec_, key_.test, key_.size};
@@ -157,9 +160,12 @@ private:
 
 class rdma_responder final : public responder_point {
 public:
-    rdma_responder(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap)
+    rdma_responder(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
+                   const std::vector<int>& cpus)
         : key_(key), byte_cap_(byte_cap),
-          side_(ep, spec, key.test, key.size, peer_roles(spec, key.test), static_cast<std::uint32_t>(key.index)) {}
+          side_(ep, spec, key.test, key.size, peer_roles(spec, key.test), static_cast<std::uint32_t>(key.index)) {
+        side_.pin_to(cpus);
+    }
 
     void arm() override { side_.start_passive(); }
     void start() override { side_.start_active(); }
@@ -188,6 +194,7 @@ public:
     double wall_seconds() const override { return side_.wall_seconds(); }
     std::string error() const override { return side_.error(); }
     bool verify_failed() const override { return side_.verify_failed(); }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
     void abort() noexcept override { side_.abort(); }
 
 private:
@@ -200,7 +207,8 @@ private:
 
 class rdma_initiator_transport final : public initiator_transport {
 public:
-    rdma_initiator_transport(const core::run_spec& spec, std::uint64_t byte_cap) : spec_(spec), byte_cap_(byte_cap) {}
+    rdma_initiator_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus)
+        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
 
     void open(frame_channel& ch, const json&, core::run_result& run) override {
         ep_ = open_endpoint(spec_, ch, spec_.local_memory);
@@ -214,18 +222,20 @@ public:
     }
     std::string path_label() const override { return fmt::format("rdma {} ", core::to_string(spec_.op)); }
     std::unique_ptr<initiator_point> point(const point_key& key) override {
-        return std::make_unique<rdma_initiator>(*ep_, spec_, key, byte_cap_);
+        return std::make_unique<rdma_initiator>(*ep_, spec_, key, byte_cap_, cpus_);
     }
 
 private:
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
     std::unique_ptr<rdma::endpoint> ep_;
 };
 
 class rdma_responder_transport final : public responder_transport {
 public:
-    rdma_responder_transport(const core::run_spec& spec, std::uint64_t byte_cap) : spec_(spec), byte_cap_(byte_cap) {}
+    rdma_responder_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus)
+        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
 
     void open(frame_channel& ch) override {
         const auto first = ch.receive(clock::now() + handshake_timeout);
@@ -243,12 +253,13 @@ public:
         log_info("session {}: RDMA on {}", ch.peer_name(), ep_->where());
     }
     std::unique_ptr<responder_point> point(const point_key& key, const json&) override {
-        return std::make_unique<rdma_responder>(*ep_, spec_, key, byte_cap_);
+        return std::make_unique<rdma_responder>(*ep_, spec_, key, byte_cap_, cpus_);
     }
 
 private:
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
     std::unique_ptr<rdma::endpoint> ep_;
 };
 
@@ -262,13 +273,13 @@ json rdma_info() {
 }
 
 std::unique_ptr<initiator_transport> make_rdma_initiator_transport(daemon_context&, const core::run_spec& spec,
-                                                                   std::uint64_t byte_cap) {
-    return std::make_unique<rdma_initiator_transport>(spec, byte_cap);
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus) {
+    return std::make_unique<rdma_initiator_transport>(spec, byte_cap, std::move(cpus));
 }
 
 std::unique_ptr<responder_transport> make_rdma_responder_transport(daemon_context&, const core::run_spec& spec,
-                                                                   std::uint64_t byte_cap) {
-    return std::make_unique<rdma_responder_transport>(spec, byte_cap);
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus) {
+    return std::make_unique<rdma_responder_transport>(spec, byte_cap, std::move(cpus));
 }
 
 }  // namespace meshperf::daemon

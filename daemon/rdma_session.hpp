@@ -8,6 +8,7 @@
 #include "daemon/session_transport.hpp"
 
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace meshperf::daemon {
 
@@ -18,13 +19,16 @@ nlohmann::json rdma_info();
 /// GID from the spec and the session's address; GPU memory through GPUDirect RDMA), the
 /// endpoint exchange, and the path's sentences in the result. `byte_cap`: the agreed
 /// max_bytes_per_point (per direction); an adaptive or duration point stops once a flow
-/// has moved it. In a build without libibverbs every run is refused with the reason.
+/// has moved it. `cpus`: this side's CPUs for the run, where every point's runner threads
+/// are pinned (empty: unpinned). In a build without libibverbs every run is refused with
+/// the reason.
 std::unique_ptr<initiator_transport> make_rdma_initiator_transport(daemon_context& ctx, const core::run_spec& spec,
-                                                                   std::uint64_t byte_cap);
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus);
 
 /// The responder's RDMA transport for a session: the endpoint exchange at open; its own
-/// active queue pairs stop once the bytes it counts reach `byte_cap`.
+/// active queue pairs stop once the bytes it counts reach `byte_cap`; its runner threads
+/// are pinned to `cpus`.
 std::unique_ptr<responder_transport> make_rdma_responder_transport(daemon_context& ctx, const core::run_spec& spec,
-                                                                   std::uint64_t byte_cap);
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus);
 
 }  // namespace meshperf::daemon

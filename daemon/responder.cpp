@@ -5,6 +5,7 @@
 #include "daemon/log.hpp"
 #include "daemon/point_harness.hpp"
 #include "daemon/rdma_session.hpp"
+#include "daemon/run_placement.hpp"
 #include "daemon/session_protocol.hpp"
 #include "daemon/tcp_points.hpp"
 
@@ -28,12 +29,19 @@ void serve_run(daemon_context& ctx, frame_channel& ch) {
     } catch (const std::exception& e) {
         throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
     }
+    run_placement placement;
+    try {
+        placement = peer_placement(spec, read_host_cpu_facts(), transport::local_ip(ch.fd()), hello.body);
+    } catch (const std::exception& e) {
+        throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
+    }
     const auto byte_cap = agreed_byte_cap(ctx.limits, hello.body);
     std::unique_ptr<responder_transport> transport;
     try {
         require_memory_domain(spec.remote_memory, "peer");
-        transport = spec.transport == core::transport_kind::rdma ? make_rdma_responder_transport(ctx, spec, byte_cap)
-                                                                 : make_tcp_responder_transport(ctx, ch, spec, byte_cap);
+        transport = spec.transport == core::transport_kind::rdma
+                        ? make_rdma_responder_transport(ctx, spec, byte_cap, placement.cpus)
+                        : make_tcp_responder_transport(ctx, ch, spec, byte_cap, placement.cpus);
     } catch (const std::exception& e) {
         throw session_error(e.what());
     }
@@ -41,7 +49,8 @@ void serve_run(daemon_context& ctx, frame_channel& ch) {
             {{"protocol", session_protocol_version()},
              {"host", core::to_json(ctx.host)},
              {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
-             {"memory_notes", transport->hello_notes()}},
+             {"memory_notes", transport->hello_notes()},
+             {"placement", hello_placement(placement)}},
             clock::now() + handshake_timeout);
     log_info("session {}: run {} accepted", ch.peer_name(), hello.body.value("run_id", "?"));
     transport->open(ch);
@@ -51,7 +60,7 @@ void serve_run(daemon_context& ctx, frame_channel& ch) {
         if (m.type == core::frame_type::point_begin) {
             const auto key = parse_point_begin(spec, m.body);
             const auto ops = transport->point(key, m.body);
-            run_responder_point(ch, spec, ctx.limits, key, *ops);
+            run_responder_point(ch, spec, ctx.limits, placement, key, *ops);
         } else if (m.type != core::frame_type::point_stop) {  // a stop that crossed a natural end is fine
             throw session_error(fmt::format("unexpected {} between points", frame_name(m.type)));
         }

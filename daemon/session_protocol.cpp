@@ -36,4 +36,31 @@ std::vector<std::string> peer_memory_notes(const nlohmann::json& message) {
     return notes;
 }
 
+std::optional<announced_placement> announced_placement_of(const nlohmann::json& hello) {
+    const auto it = hello.find("placement");
+    if (it == hello.end() || !it->is_object()) return std::nullopt;
+    try {
+        announced_placement a;
+        if (const auto b = it->find("boot_id"); b != it->end()) {
+            if (!b->is_string() || b->get<std::string>().size() > 64) return std::nullopt;
+            a.boot_id = b->get<std::string>();
+        }
+        // The CPU list is checked as a side placement's is.
+        a.cpus = core::side_placement_from_json({{"cpus", it->value("cpus", nlohmann::json::array())}}).cpus;
+        return a;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::optional<core::side_placement> reported_placement(const nlohmann::json& point_done) {
+    const auto it = point_done.find("placement");
+    if (it == point_done.end() || it->is_null()) return std::nullopt;
+    try {
+        return core::side_placement_from_json(*it);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 }  // namespace meshperf::daemon

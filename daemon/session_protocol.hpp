@@ -1,11 +1,13 @@
 #pragma once
 /// Constants of the peer session, shared by the initiator and the responder. The protocol
 /// (frames, order of messages) is described in docs/architecture.md.
+#include "core/placement.hpp"
 #include "core/run_spec.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,20 @@ inline constexpr unsigned session_user_timeout_ms = 8000;
 /// first thing, so a cut link or a vanished host ends the session in seconds, whatever step
 /// it is in (and frees the gate at the peer).
 void guard_session_socket(int fd);
+/// What a hello (from the initiator) or hello_ok (from the peer) says about that side's
+/// measuring threads, in its "placement" object.
+struct announced_placement {
+    std::string boot_id;    ///< the sender's /proc/sys/kernel/random/boot_id; empty: not said
+    std::vector<int> cpus;  ///< the CPUs it pins its threads to for the run; empty: none
+};
+/// Reads "placement" from a hello or hello_ok; empty when absent (a daemon older than the
+/// field) or malformed (a peer's JSON is not trusted: at most 8192 CPUs, boot id at most 64
+/// characters).
+std::optional<announced_placement> announced_placement_of(const nlohmann::json& hello);
+
+/// Where the peer's threads ran in a point, from its point_done's "placement"; empty when
+/// absent (an older peer) or malformed.
+std::optional<core::side_placement> reported_placement(const nlohmann::json& point_done);
 
 /// Upgrade tokens of the peer session and of data streams.
 inline constexpr const char* session_upgrade = "meshperf-session/1";

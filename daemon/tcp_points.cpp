@@ -56,8 +56,9 @@ std::size_t count_role(const std::vector<tcp::stream_role>& roles, tcp::stream_r
 class tcp_initiator final : public initiator_point {
 public:
     tcp_initiator(const daemon_context& ctx, const transport::endpoint_address& peer, const core::run_spec& spec,
-                  const point_key& key, std::uint64_t byte_cap, const tcp::staged_stream_factory& memory)
-        : ctx_(ctx), peer_(peer), spec_(spec), key_(key), roles_(tcp::initiator_roles(key.test, spec.streams, spec.reverse)),
+                  const point_key& key, std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
+                  const std::vector<int>& cpus)
+        : ctx_(ctx), peer_(peer), spec_(spec), key_(key), cpus_(cpus), roles_(tcp::initiator_roles(key.test, spec.streams, spec.reverse)),
           forward_streams_(count_role(roles_, tcp::stream_role::send)),
           reverse_streams_(count_role(roles_, tcp::stream_role::receive)), forward_(forward_streams_, spec.warmup_s),
           reverse_(reverse_streams_, spec.warmup_s), byte_cap_(byte_cap), memory_(memory), token_(random_token()) {}
@@ -67,6 +68,7 @@ public:
     void connect() override {
         side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, open_streams(ctx_, peer_, token_, roles_.size()),
                                                   roles_, byte_cap_, memory_);
+        side_->pin_to(cpus_);
     }
 
     void start() override {
@@ -112,6 +114,9 @@ public:
     std::string error() const override { return side_ ? side_->error() : std::string(); }
     bool verify_failed() const override { return side_ && side_->verify_failed(); }
     std::string_view data_path_name() const override { return "data stream"; }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override {
+        return side_ ? side_->thread_cpus() : std::vector<transport::thread_cpu_record>{};
+    }
 
     core::point_result figures(const json& peer_done) override {
         point_inputs in{spec_, key_.test, key_.size};
@@ -155,6 +160,7 @@ private:
     const transport::endpoint_address& peer_;
     const core::run_spec& spec_;
     point_key key_;
+    const std::vector<int>& cpus_;
     std::vector<tcp::stream_role> roles_;
     std::size_t forward_streams_, reverse_streams_;  // receivers at the peer / here
     core::flow_tracker forward_, reverse_;
@@ -169,8 +175,8 @@ private:
 class tcp_responder final : public responder_point {
 public:
     tcp_responder(daemon_context& ctx, const core::run_spec& spec, const point_key& key, const json& begin,
-                  std::uint64_t byte_cap, const tcp::staged_stream_factory& memory)
-        : ctx_(ctx), spec_(spec), key_(key), byte_cap_(byte_cap), memory_(memory) {
+                  std::uint64_t byte_cap, const tcp::staged_stream_factory& memory, const std::vector<int>& cpus)
+        : ctx_(ctx), spec_(spec), key_(key), cpus_(cpus), byte_cap_(byte_cap), memory_(memory) {
         if (!begin.contains("token") || !begin["token"].is_string())
             throw session_error("the initiator's point_begin names no data stream token");
         token_ = begin["token"].get<std::string>();
@@ -194,6 +200,7 @@ public:
             throw session_error(fmt::format("data streams did not arrive: {}", e.what()));
         }
         side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, std::move(fds), roles_, byte_cap_, memory_);
+        side_->pin_to(cpus_);
     }
 
     void start() override {
@@ -246,6 +253,9 @@ public:
     double wall_seconds() const override { return side_->wall_seconds(); }
     std::string error() const override { return side_ ? side_->error() : std::string(); }
     bool verify_failed() const override { return side_ && side_->verify_failed(); }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override {
+        return side_ ? side_->thread_cpus() : std::vector<transport::thread_cpu_record>{};
+    }
 
     void abort() noexcept override {
         if (side_) {
@@ -260,6 +270,7 @@ private:
     daemon_context& ctx_;
     const core::run_spec& spec_;
     point_key key_;
+    const std::vector<int>& cpus_;
     std::uint64_t byte_cap_;
     const tcp::staged_stream_factory& memory_;
     std::string token_;
@@ -275,8 +286,8 @@ private:
 class tcp_initiator_transport final : public initiator_transport {
 public:
     tcp_initiator_transport(const daemon_context& ctx, transport::endpoint_address peer, const core::run_spec& spec,
-                            std::uint64_t byte_cap)
-        : ctx_(ctx), peer_(std::move(peer)), spec_(spec), byte_cap_(byte_cap) {}
+                            std::uint64_t byte_cap, std::vector<int> cpus)
+        : ctx_(ctx), peer_(std::move(peer)), spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
 
     void open(frame_channel& ch, const json& hello_ok, core::run_result& run) override {
         memory_ = tcp_stream_memory(spec_.local_memory, spec_);
@@ -287,7 +298,7 @@ public:
     }
     std::string path_label() const override { return ""; }
     std::unique_ptr<initiator_point> point(const point_key& key) override {
-        return std::make_unique<tcp_initiator>(ctx_, peer_, spec_, key, byte_cap_, memory_);
+        return std::make_unique<tcp_initiator>(ctx_, peer_, spec_, key, byte_cap_, memory_, cpus_);
     }
 
 private:
@@ -295,25 +306,28 @@ private:
     transport::endpoint_address peer_;
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
     tcp::staged_stream_factory memory_;  // empty: host memory
 };
 
 class tcp_responder_transport final : public responder_transport {
 public:
-    tcp_responder_transport(daemon_context& ctx, const frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap)
-        : ctx_(ctx), spec_(spec), byte_cap_(byte_cap), memory_(tcp_stream_memory(spec.remote_memory, spec)),
+    tcp_responder_transport(daemon_context& ctx, const frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap,
+                            std::vector<int> cpus)
+        : ctx_(ctx), spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)), memory_(tcp_stream_memory(spec.remote_memory, spec)),
           notes_(memory_notes(spec.remote_memory, "peer", transport::interface_for_address(transport::local_ip(ch.fd())),
                               spec.transport)) {}
 
     std::vector<std::string> hello_notes() const override { return notes_; }
     std::unique_ptr<responder_point> point(const point_key& key, const json& begin) override {
-        return std::make_unique<tcp_responder>(ctx_, spec_, key, begin, byte_cap_, memory_);
+        return std::make_unique<tcp_responder>(ctx_, spec_, key, begin, byte_cap_, memory_, cpus_);
     }
 
 private:
     daemon_context& ctx_;
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
     tcp::staged_stream_factory memory_;
     std::vector<std::string> notes_;
 };
@@ -321,13 +335,15 @@ private:
 }  // namespace
 
 std::unique_ptr<initiator_transport> make_tcp_initiator_transport(const daemon_context& ctx, transport::endpoint_address peer,
-                                                                  const core::run_spec& spec, std::uint64_t byte_cap) {
-    return std::make_unique<tcp_initiator_transport>(ctx, std::move(peer), spec, byte_cap);
+                                                                  const core::run_spec& spec, std::uint64_t byte_cap,
+                                                                  std::vector<int> cpus) {
+    return std::make_unique<tcp_initiator_transport>(ctx, std::move(peer), spec, byte_cap, std::move(cpus));
 }
 
 std::unique_ptr<responder_transport> make_tcp_responder_transport(daemon_context& ctx, const frame_channel& ch,
-                                                                  const core::run_spec& spec, std::uint64_t byte_cap) {
-    return std::make_unique<tcp_responder_transport>(ctx, ch, spec, byte_cap);
+                                                                  const core::run_spec& spec, std::uint64_t byte_cap,
+                                                                  std::vector<int> cpus) {
+    return std::make_unique<tcp_responder_transport>(ctx, ch, spec, byte_cap, std::move(cpus));
 }
 
 }  // namespace meshperf::daemon

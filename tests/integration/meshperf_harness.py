@@ -28,7 +28,7 @@ def free_port():
 class Daemon:
     """One meshperfd on 127.0.0.1:<free port>."""
 
-    def __init__(self, state_dir=None, env=None, port=None, extra_args=()):
+    def __init__(self, state_dir=None, env=None, port=None, extra_args=(), prefix=()):
         self.port = port or free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.own_dir = state_dir is None
@@ -36,13 +36,14 @@ class Daemon:
         self.log_path = os.path.join(self.state_dir, "daemon.log")
         self.env = dict(os.environ, **(env or {}))
         self.extra_args = list(extra_args)
+        self.prefix = list(prefix)  # e.g. ["taskset", "-c", "0"]
         self.proc = None
         self.start()
 
     def start(self):
         self.log = open(self.log_path, "a")
         self.proc = subprocess.Popen(
-            [DAEMON, "--listen", self.address, "--state-dir", self.state_dir, *self.extra_args],
+            [*self.prefix, DAEMON, "--listen", self.address, "--state-dir", self.state_dir, *self.extra_args],
             stdout=self.log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.time() + 10
         while time.time() < deadline:

@@ -74,9 +74,9 @@ class SweepTests(unittest.TestCase):
         self.assertGreater(doc["points"][0]["duration_s"], 0.4)
 
     def test_tuning_options(self):
-        # --cpu pins both sides' stream threads, --busy-poll spins for latency, --window sets buffers.
+        # --cpu A pins both sides' stream threads to A, --busy-poll spins for latency, --window sets buffers.
         doc = self.sweep_json("--test", "latency,bandwidth", "--sizes", "64,64K", "--cpu", "0", "--window", "1M")
-        self.assertEqual(doc["spec"]["cpus"], [0])
+        self.assertEqual((doc["spec"]["initiator_cpus"], doc["spec"]["peer_cpus"]), ([0], [0]))
         self.assertEqual(doc["spec"]["window_bytes"], 1 << 20)
         self.assertEqual(len(doc["points"]), 4)
         # Busy-polling spins: not combined with pinning both ends to one CPU.

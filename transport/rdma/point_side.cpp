@@ -43,6 +43,8 @@ struct point_side::runner {
     std::atomic<bool> done{false};
     std::string error;
     double cpu_s = 0;
+    bool started = false;
+    thread_cpu_record where;
 
     bool counts(core::rdma_op op) const { return bw_active ? active_counts(op) : (bw_passive && !active_counts(op)); }
     const bandwidth_counters* counters() const {
@@ -82,7 +84,8 @@ point_side::point_side(endpoint& ep, const core::run_spec& spec, core::test_kind
 point_side::~point_side() { abort(); }
 
 void point_side::run(runner& r, int cpu) {
-    transport::pin_current_thread(cpu);
+    r.where.pinned = transport::pin_current_thread(cpu);
+    r.where.cpu_at_start = transport::current_cpu();
     const double cpu0 = transport::thread_cpu_seconds();
     try {
         if (r.lat_active) {
@@ -112,6 +115,7 @@ void point_side::run(runner& r, int cpu) {
         r.error = e.what();
     }
     r.cpu_s = transport::thread_cpu_seconds() - cpu0;
+    r.where.cpu_at_end = transport::current_cpu();
     const auto end = steady_now_ns();
     auto prev = last_end_ns_.load();
     while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}
@@ -122,7 +126,8 @@ void point_side::start_passive() {
     if (!start_ns_) start_ns_ = steady_now_ns();
     for (std::size_t i = 0; i < runners_.size(); ++i)
         if (runners_[i]->role == qp_role::passive) {
-            const int cpu = spec_.cpus.empty() ? -1 : spec_.cpus[i % spec_.cpus.size()];
+            const int cpu = cpu_for_stream(cpus_, i);
+            runners_[i]->started = true;
             runners_[i]->thread = std::thread([this, i, cpu] { run(*runners_[i], cpu); });
         }
 }
@@ -131,7 +136,8 @@ void point_side::start_active() {
     if (!start_ns_) start_ns_ = steady_now_ns();
     for (std::size_t i = 0; i < runners_.size(); ++i)
         if (runners_[i]->role == qp_role::active) {
-            const int cpu = spec_.cpus.empty() ? -1 : spec_.cpus[i % spec_.cpus.size()];
+            const int cpu = cpu_for_stream(cpus_, i);
+            runners_[i]->started = true;
             runners_[i]->thread = std::thread([this, i, cpu] { run(*runners_[i], cpu); });
         }
 }
@@ -192,6 +198,13 @@ std::string point_side::error() const {
 
 bool point_side::verify_failed() const {
     return std::any_of(runners_.begin(), runners_.end(), [](const auto& r) { return r->verify_failed(); });
+}
+
+std::vector<thread_cpu_record> point_side::thread_cpus() const {
+    std::vector<thread_cpu_record> out;
+    for (const auto& r : runners_)
+        if (r->started) out.push_back(r->where);
+    return out;
 }
 
 double point_side::cpu_seconds() const {

@@ -8,6 +8,7 @@
 #include "transport/rdma/endpoint.hpp"
 #include "transport/rdma/latency.hpp"
 #include "core/latency_runner.hpp"
+#include "transport/stream_thread.hpp"
 
 #include <atomic>
 #include <memory>
@@ -42,6 +43,9 @@ public:
     point_side(const point_side&) = delete;
     point_side& operator=(const point_side&) = delete;
 
+    /// CPUs the runner threads are pinned to, round-robin (empty: left to the scheduler).
+    /// Call before starting; the session passes the CPUs chosen once for the run.
+    void pin_to(std::vector<int> cpus) { cpus_ = std::move(cpus); }
     /// Starts the passive runners' threads (call before telling the peer to start).
     void start_passive();
     /// Starts the active runners' threads (after the peer's passive runners are armed).
@@ -66,6 +70,8 @@ public:
     bool verify_failed() const;
     double cpu_seconds() const;
     double wall_seconds() const;
+    /// Where each runner's thread ran, in role order (runners never started are left out).
+    std::vector<thread_cpu_record> thread_cpus() const;
     const core::latency_outcome& latency() const { return latency_; }
 
 private:
@@ -77,6 +83,7 @@ private:
     core::run_spec spec_;
     core::test_kind test_;
     std::vector<std::unique_ptr<runner>> runners_;
+    std::vector<int> cpus_;
     std::atomic<bool> stop_active_{false}, stop_passive_{false};
     core::latency_outcome latency_;
     std::vector<double> samples_;

@@ -25,6 +25,7 @@ struct point_side::stream {
     std::atomic<std::uint64_t> sent{0};
     int code = loop_ok;
     double cpu_s = 0;
+    thread_cpu_record where;
 };
 
 std::vector<stream_role> initiator_roles(core::test_kind test, std::uint32_t streams, bool reverse) {
@@ -101,18 +102,20 @@ void point_side::start() {
     start_ns_ = now_ns();
     joined_ = false;
     for (std::size_t i = 0; i < streams_.size(); ++i) {
-        const int cpu = spec_.cpus.empty() ? -1 : spec_.cpus[i % spec_.cpus.size()];
+        const int cpu = cpu_for_stream(cpus_, i);
         threads_.emplace_back([this, i, cpu] { run_stream(*streams_[i], cpu); });
     }
 }
 
 void point_side::run_stream(stream& s, int cpu) {
-    transport::pin_current_thread(cpu);
+    s.where.pinned = transport::pin_current_thread(cpu);
+    s.where.cpu_at_start = transport::current_cpu();
     const double cpu0 = transport::thread_cpu_seconds();
     const bool fixed = spec_.iterations.has_value();
     if (s.staged) run_staged_stream(s, fixed);
     else run_host_stream(s, fixed);
     s.cpu_s = transport::thread_cpu_seconds() - cpu0;
+    s.where.cpu_at_end = transport::current_cpu();
     const auto end = now_ns();
     auto prev = last_end_ns_.load();
     while (prev < end && !last_end_ns_.compare_exchange_weak(prev, end)) {}
@@ -264,6 +267,12 @@ double point_side::cpu_seconds() const {
     double sum = 0;
     for (const auto& s : streams_) sum += s->cpu_s;
     return sum;
+}
+
+std::vector<thread_cpu_record> point_side::thread_cpus() const {
+    std::vector<thread_cpu_record> out;
+    for (const auto& s : streams_) out.push_back(s->where);
+    return out;
 }
 
 double point_side::wall_seconds() const {

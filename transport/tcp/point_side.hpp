@@ -4,6 +4,7 @@
 /// the peer session hands it sockets and roles and reads its counters.
 #include "core/run_spec.hpp"
 #include "transport/socket.hpp"
+#include "transport/stream_thread.hpp"
 #include "core/latency_runner.hpp"
 #include "transport/tcp/staged_stream.hpp"
 #include "transport/tcp/stream_loops.hpp"
@@ -47,7 +48,10 @@ public:
     point_side(const point_side&) = delete;
     point_side& operator=(const point_side&) = delete;
 
-    /// Starts one thread per stream (pinned round-robin to spec.cpus when given).
+    /// CPUs the stream threads are pinned to, round-robin (empty: left to the scheduler).
+    /// Call before start(); the session passes the CPUs chosen once for the run.
+    void pin_to(std::vector<int> cpus) { cpus_ = std::move(cpus); }
+    /// Starts one thread per stream, pinned as pin_to() said.
     void start();
     /// Tells sending streams to stop after their current message (a ping stream ends after
     /// its current batch).
@@ -86,6 +90,8 @@ public:
     std::vector<std::uint64_t> measured_bytes() const;
     std::vector<std::int64_t> begin_ns() const;
     std::vector<std::int64_t> end_ns() const;
+    /// Where each stream's thread ran, in role order.
+    std::vector<thread_cpu_record> thread_cpus() const;
     /// Latency: the ping stream's outcome (valid when this side had the ping role).
     const core::latency_outcome& latency() const { return latency_; }
 
@@ -105,6 +111,7 @@ private:
     std::uint64_t size_;
     std::vector<std::unique_ptr<stream>> streams_;
     std::vector<std::thread> threads_;
+    std::vector<int> cpus_;
     std::atomic<bool> stop_{false};
     core::latency_outcome latency_;
     std::vector<double> samples_;
