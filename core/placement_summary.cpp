@@ -27,7 +27,7 @@ std::vector<placement_group> groups_of(const run_result& run, test_kind test) {
     return groups;
 }
 
-std::string size_list(const std::vector<std::uint64_t>& sizes) {
+std::string abbreviated_sizes(const std::vector<std::uint64_t>& sizes) {
     constexpr std::size_t shown = 6;
     std::string out;
     for (std::size_t i = 0; i < sizes.size() && i < shown; ++i) out += (i ? ", " : "") + format_size(sizes[i]);
@@ -52,7 +52,7 @@ std::vector<std::string> placement_warnings(const run_result& run) {
         constexpr std::size_t shown = 4;
         std::string where;
         for (std::size_t i = 0; i < groups.size() && i < shown; ++i)
-            where += fmt::format("{}{} at {}", i ? "; " : "", describe(groups[i].placement), size_list(groups[i].sizes));
+            where += fmt::format("{}{} at {}", i ? "; " : "", describe(groups[i].placement), abbreviated_sizes(groups[i].sizes));
         if (groups.size() > shown) where += fmt::format("; and {} more placements", groups.size() - shown);
         out.push_back(fmt::format("thread placement changed within the {} sweep ({}): points measured on other CPUs are not "
                                   "comparable; pin the threads with --cpu A,B",
@@ -72,7 +72,7 @@ std::vector<std::string> placement_warnings(const run_result& run) {
                 "{} with both sides on {} of one host (latency at {}): two spinning threads time-share that CPU, so these "
                 "latencies measure the scheduler's time slice, not the path; pin the sides apart (--cpu A,B){}",
                 run.spec.busy_poll ? "busy-poll" : "RDMA latency (the loops poll completions)", shared_cpus(*first),
-                size_list(sizes), run.spec.busy_poll ? " or drop --busy-poll" : ""));
+                abbreviated_sizes(sizes), run.spec.busy_poll ? " or drop --busy-poll" : ""));
     }
     return out;
 }
