@@ -60,7 +60,7 @@ class NumericOptionTests(unittest.TestCase):
             (("--port", "0"), "RDMA port 0"),
             (("--window", "0"), "zero"),
             (("--window", ""), "empty size"),
-            (("--cpu", ""), "CPU list"),
+            (("--cpu", ""), "--cpu is empty"),
             (("--memory", ""), "memory domain"),
         ]
         for args, fragment in cases:
