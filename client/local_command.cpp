@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 namespace {
 
 /// How long one POST /v1/local may take: the daemon stops a sweep at 600 s
-/// (daemon/local_copy_job.hpp), then answers.
+/// (daemon/service/local_copy_job.hpp), then answers.
 constexpr auto local_call_timeout = 900s;
 /// How long to keep asking a daemon that is busy measuring.
 constexpr auto busy_patience = 300s;

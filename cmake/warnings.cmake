@@ -15,7 +15,7 @@ if(MESHPERF_SANITIZE)
   target_compile_definitions(meshperf_sanitize INTERFACE BOOST_ENABLE_ASSERT_HANDLER)
   target_sources(meshperf_sanitize INTERFACE ${PROJECT_SOURCE_DIR}/tests/sanitizers/boost_assert_handler.cpp)
   # clang < 17: UBSan's "function" check (in "undefined") breaks the build of coroutines,
-  # e.g. daemon/http_server.cpp: "Cannot represent a difference across sections"
+  # e.g. daemon/api/http_server.cpp: "Cannot represent a difference across sections"
   # (llvm/llvm-project#49689). Every other UBSan check stays on.
   if("undefined" IN_LIST MESHPERF_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 17)
     target_compile_options(meshperf_sanitize INTERFACE -fno-sanitize=function)

@@ -1,5 +1,5 @@
 /// Fuzz target: the peer-session byte stream. Bytes arrive in chunks and are decoded as
-/// daemon/frame_channel.cpp does (append, decode_frame until need_more, drop what an ok frame
+/// daemon/session/frame_channel.cpp does (append, decode_frame until need_more, drop what an ok frame
 /// consumed, stop at a bad frame); each payload is parsed as JSON, and its body goes through
 /// the pure functions the initiator and responder apply to it (run spec of a hello, host of
 /// a hello_ok, point_begin fields, progress snapshots into a flow_tracker, the figures of a

@@ -19,7 +19,7 @@ namespace meshperf::fuzz {
     std::abort();
 }
 
-/// What handle_submit (daemon/api_routes.cpp) does with a POST /v1/runs body: JSON, then
+/// What handle_submit (daemon/api/api_routes.cpp) does with a POST /v1/runs body: JSON, then
 /// run_spec_from_json under the daemon's limits, then the peer address. spec_error is the
 /// only outcome allowed for bad input (the daemon answers 400 with its message); anything
 /// else escaping is a bug. A spec that is accepted must also be accepted by the peer, which

@@ -5,12 +5,12 @@
 /// the pure helpers the server applies to untrusted fields: the target's path and query,
 /// query_param, the bearer token check, the protocol header and stream index of an upgrade,
 /// the run spec body of POST /v1/runs, the query and figures of /v1/baselines, and the
-/// address helpers of daemon/auth.hpp on header values.
+/// address helpers of daemon/service/auth.hpp on header values.
 #include "core/check_figures.hpp"
 #include "core/run_spec.hpp"
-#include "daemon/api_routes.hpp"
-#include "daemon/auth.hpp"
-#include "daemon/http_request_limits.hpp"
+#include "daemon/api/api_routes.hpp"
+#include "daemon/service/auth.hpp"
+#include "daemon/api/http_request_limits.hpp"
 #include "tests/fuzz/fuzz_checks.hpp"
 
 #include <algorithm>
@@ -66,7 +66,7 @@ bool header_contains(const http::request<http::string_body>& req, http::field f,
     return lower.find(token) != std::string::npos;
 }
 
-/// The address helpers of daemon/auth.hpp on text from the request. The daemon feeds
+/// The address helpers of daemon/service/auth.hpp on text from the request. The daemon feeds
 /// parse_ip_address the socket's address and parse_cidr its configuration file; header
 /// values are simply untrusted text at hand. Properties: a parsed address prints and
 /// parses back to itself, and a network contains its own address.

@@ -14,10 +14,10 @@
 ///
 /// Nothing can leave loopback: both daemons' limits allow no stream at all, so every run
 /// spec (POST /v1/runs, a session's hello) is refused before anything connects anywhere.
-#include "daemon/http_server.hpp"
-#include "daemon/host_facts.hpp"
-#include "daemon/result_store.hpp"
-#include "daemon/run_manager.hpp"
+#include "daemon/api/http_server.hpp"
+#include "daemon/service/host_facts.hpp"
+#include "daemon/store/result_store.hpp"
+#include "daemon/service/run_manager.hpp"
 #include "tests/fuzz/fuzz_checks.hpp"
 #include "transport/socket.hpp"
 

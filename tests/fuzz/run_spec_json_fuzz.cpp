@@ -1,5 +1,5 @@
 /// Fuzz target: the body of POST /v1/runs (JSON run spec parsing and validation, then the
-/// peer address), as daemon/api_routes.cpp handle_submit does it. Any input may only end
+/// peer address), as daemon/api/api_routes.cpp handle_submit does it. Any input may only end
 /// in core::spec_error; see fuzz_checks.hpp for the properties checked.
 #include "tests/fuzz/fuzz_checks.hpp"
 

@@ -1,5 +1,5 @@
 // The cluster token, the Authorization header, the failed-attempt limiter and CIDR lists.
-#include "daemon/auth.hpp"
+#include "daemon/service/auth.hpp"
 
 #include "core/error.hpp"
 

@@ -1,5 +1,5 @@
 #include "core/error.hpp"
-#include "daemon/config.hpp"
+#include "daemon/service/config.hpp"
 
 #include <doctest/doctest.h>
 #include <filesystem>

@@ -1,9 +1,9 @@
-// POST /v1/local's job and body (daemon/local_copy_job.hpp, daemon/local_copy_route.hpp):
+// POST /v1/local's job and body (daemon/service/local_copy_job.hpp, daemon/api/local_copy_route.hpp):
 // the measurement gate is held while the sweep runs and released however it ends, a busy
 // gate refuses to start, the time cap stops the sweep, a failing sweep becomes a 500.
 #include "core/error.hpp"
-#include "daemon/local_copy_job.hpp"
-#include "daemon/local_copy_route.hpp"
+#include "daemon/service/local_copy_job.hpp"
+#include "daemon/api/local_copy_route.hpp"
 
 #include <atomic>
 #include <chrono>

@@ -1,6 +1,6 @@
 // daemon/measurement_gate: one holder at a time; the lease frees the gate however it ends
 // (release, destruction, after being moved to another owner or thread), and only once.
-#include "daemon/measurement_gate.hpp"
+#include "daemon/service/measurement_gate.hpp"
 
 #include <doctest/doctest.h>
 #include <thread>

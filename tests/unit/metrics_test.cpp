@@ -1,4 +1,4 @@
-#include "daemon/metrics.hpp"
+#include "daemon/service/metrics.hpp"
 
 #include <doctest/doctest.h>
 #include <string>

@@ -1,6 +1,6 @@
 // daemon::assemble_point and flows_precise_enough: a bandwidth point's precision includes
 // the variation between blocks of intervals, and needs enough of them before it is met.
-#include "daemon/point_figures.hpp"
+#include "daemon/session/point_figures.hpp"
 
 #include <doctest/doctest.h>
 

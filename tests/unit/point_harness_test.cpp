@@ -4,7 +4,7 @@
 // agreed-spec check at the responder (test and size), the silent-peer watchdog, this side's
 // failure reported before the silence that followed it, and protocol errors instead of
 // dropped frames.
-#include "daemon/point_harness.hpp"
+#include "daemon/session/point_harness.hpp"
 
 #include <algorithm>
 #include <atomic>

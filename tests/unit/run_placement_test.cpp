@@ -1,9 +1,9 @@
-// Where a daemon puts a run's measuring threads (daemon/run_placement.hpp), what it reads
-// from the host (daemon/cpu_topology.hpp) and from the other side's session messages.
+// Where a daemon puts a run's measuring threads (daemon/session/run_placement.hpp), what it reads
+// from the host (daemon/session/cpu_topology.hpp) and from the other side's session messages.
 #include "core/error.hpp"
-#include "daemon/cpu_topology.hpp"
-#include "daemon/run_placement.hpp"
-#include "daemon/session_protocol.hpp"
+#include "daemon/session/cpu_topology.hpp"
+#include "daemon/session/run_placement.hpp"
+#include "daemon/session/session_protocol.hpp"
 
 #include <doctest/doctest.h>
 #include <filesystem>

@@ -1,6 +1,6 @@
 // systemd notifications against a real $NOTIFY_SOCKET: an AF_UNIX datagram socket that
 // this test binds, as systemd does, and reads back.
-#include "daemon/sd_notify.hpp"
+#include "daemon/service/sd_notify.hpp"
 
 #include <cerrno>
 #include <cstddef>

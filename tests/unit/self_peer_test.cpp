@@ -1,6 +1,6 @@
-// Telling a run's peer from the initiating daemon itself (daemon/self_peer.hpp).
-#include "daemon/daemon_context.hpp"
-#include "daemon/self_peer.hpp"
+// Telling a run's peer from the initiating daemon itself (daemon/session/self_peer.hpp).
+#include "daemon/service/daemon_context.hpp"
+#include "daemon/session/self_peer.hpp"
 
 #include <doctest/doctest.h>
 #include <string>

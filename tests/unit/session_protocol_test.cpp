@@ -1,5 +1,5 @@
-// What a daemon takes from its peer's session messages (daemon/session_protocol.hpp).
-#include "daemon/session_protocol.hpp"
+// What a daemon takes from its peer's session messages (daemon/session/session_protocol.hpp).
+#include "daemon/session/session_protocol.hpp"
 
 #include <doctest/doctest.h>
 

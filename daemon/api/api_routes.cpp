@@ -1,0 +1,144 @@
+#include "daemon/api/api_routes.hpp"
+
+#include "core/error.hpp"
+#include "core/run_spec.hpp"
+#include "daemon/service/gpu_support.hpp"
+#include "daemon/session/rdma_session.hpp"
+#include "daemon/session/run_placement.hpp"
+#include "transport/socket.hpp"
+
+#include <charconv>
+#include <fmt/format.h>
+
+namespace meshperf::daemon {
+
+using nlohmann::json;
+
+api_reply api_error(int status, const std::string& message) { return {status, {{"error", message}}}; }
+
+std::string query_param(const std::string& query, const std::string& name) {
+    std::size_t pos = 0;
+    while (pos <= query.size()) {
+        auto amp = query.find('&', pos);
+        if (amp == std::string::npos) amp = query.size();
+        const auto item = query.substr(pos, amp - pos);
+        const auto eq = item.find('=');
+        if (item.substr(0, eq) == name && eq != std::string::npos) {
+            std::string out;
+            const auto v = item.substr(eq + 1);
+            for (std::size_t i = 0; i < v.size(); ++i) {
+                if (v[i] == '+') out += ' ';
+                else if (v[i] == '%' && i + 2 < v.size()) {
+                    int c = 0;
+                    auto [p, ec] = std::from_chars(v.data() + i + 1, v.data() + i + 3, c, 16);
+                    if (ec == std::errc() && p == v.data() + i + 3) { out += static_cast<char>(c); i += 2; }
+                    else out += v[i];
+                } else out += v[i];
+            }
+            return out;
+        }
+        pos = amp + 1;
+    }
+    return {};
+}
+
+std::string peer_query_param(const std::string& query) {
+    auto peer = query_param(query, "peer");
+    if (peer.empty()) return peer;
+    try {
+        transport::parse_endpoint(peer);
+    } catch (const core::spec_error& e) {
+        throw core::spec_error(fmt::format("peer: {}", e.what()));
+    }
+    return peer;
+}
+
+api_reply handle_healthz(api_state&) {
+    api_reply r;
+    r.text = "ok\n";
+    r.content_type = "text/plain";
+    return r;
+}
+
+api_reply handle_info(api_state& s) {
+    json transports = json::array();
+    transports.push_back({{"name", "tcp"}, {"available", true}});
+    const auto rdma = rdma_info();
+    json rdma_entry = {{"name", "rdma"}, {"available", rdma.value("available", false)}};
+    if (rdma.contains("reason")) rdma_entry["reason"] = rdma["reason"];
+    transports.push_back(rdma_entry);
+    return {200,
+            {{"host", core::to_json(s.ctx.host)},
+             {"api", 1},
+             {"transports", transports},
+             {"limits",
+              {{"max_streams", s.ctx.limits.max_streams},
+               {"max_qps", s.ctx.limits.max_qps},
+               {"max_iterations", s.ctx.limits.max_iterations},
+               {"max_duration_s", s.ctx.limits.max_duration_s},
+               {"max_run_s", s.ctx.limits.max_run_s},
+               {"max_bytes_per_point", s.ctx.limits.max_bytes_per_point},
+               {"max_queued_runs", s.ctx.limits.max_queued_runs},
+               {"max_connections", s.ctx.limits.max_connections}}},
+             {"queue", {{"queued", s.runs.queued()}, {"measuring", s.ctx.gate.holder()}}},
+             {"auth", !s.ctx.token.empty()},
+             {"rdma_devices", rdma.value("devices", json::array())},
+             {"gpus", gpu_info()}}};
+}
+
+api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<run_record>& record) {
+    const auto j = json::parse(body, nullptr, false);
+    if (j.is_discarded()) return api_error(400, "the request body is not valid JSON: send a run spec object such as {\"peer\": \"host:7470\"}");
+    core::run_spec spec;
+    try {
+        spec = core::run_spec_from_json(j, s.ctx.limits);
+        const auto peer = transport::parse_endpoint(spec.peer);
+        if (const auto why = same_daemon_refusal(peer, s.listening)) return api_error(400, fmt::format("peer: {}", *why));
+        check_placement_at_submission(spec, read_host_cpu_facts());
+    } catch (const core::spec_error& e) {
+        return api_error(400, e.what());
+    }
+    record = s.runs.submit(spec, s.ctx.limits.max_queued_runs);
+    if (!record) {
+        // Full queue: the client should come back when a run or two have gone through.
+        api_reply r = api_error(503, fmt::format("the run queue is full: {} runs are already waiting on this daemon "
+                                                 "(limits.max_queued_runs = {}); retry in {} s",
+                                                 s.ctx.limits.max_queued_runs, s.ctx.limits.max_queued_runs,
+                                                 queue_full_retry_after_s));
+        r.body["retry_after_s"] = queue_full_retry_after_s;
+        r.retry_after_s = queue_full_retry_after_s;
+        return r;
+    }
+    api_reply r{202, record->document()};
+    return r;
+}
+
+api_reply handle_get_run(api_state& s, const std::string& id) {
+    if (auto r = s.runs.find(id)) return {200, r->document()};
+    if (auto doc = s.store.load(id)) return {200, *doc};
+    return api_error(404, fmt::format("no run '{}' on this daemon (list runs with GET /v1/runs)", id));
+}
+
+api_reply handle_list_runs(api_state& s, const std::string& query) {
+    std::size_t limit = 20;
+    if (const auto l = query_param(query, "limit"); !l.empty()) {
+        auto [p, ec] = std::from_chars(l.data(), l.data() + l.size(), limit);
+        if (ec != std::errc() || p != l.data() + l.size() || limit == 0 || limit > 10000)
+            return api_error(400, fmt::format("limit '{}' is not a number in 1..10000", l));
+    }
+    std::string peer;
+    try {
+        peer = peer_query_param(query);
+    } catch (const core::spec_error& e) {
+        return api_error(400, e.what());
+    }
+    return {200, {{"runs", s.store.list(limit, peer)}}};
+}
+
+api_reply handle_cancel_run(api_state& s, const std::string& id) {
+    if (s.runs.cancel(id)) return {202, {{"id", id}, {"cancelling", true}}};
+    if (s.runs.find(id) || s.store.load(id)) return api_error(409, fmt::format("run '{}' has already finished", id));
+    return api_error(404, fmt::format("no run '{}' on this daemon", id));
+}
+
+}  // namespace meshperf::daemon

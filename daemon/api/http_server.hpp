@@ -1,0 +1,34 @@
+#pragma once
+/// The control plane: HTTP/1.1 on Boost.Beast with Asio C++20 coroutines, one coroutine per
+/// connection, on one I/O thread. Serves the JSON API, streams run events as NDJSON, and
+/// hands upgraded connections (peer sessions, data streams) to their threads.
+#include "daemon/service/daemon_context.hpp"
+#include "daemon/store/result_store.hpp"
+#include "daemon/service/run_manager.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <cstdint>
+#include <string>
+
+namespace meshperf::daemon {
+
+/// Limits of the HTTP layer.
+struct http_limits {
+    std::size_t max_body_bytes = 64 * 1024;   ///< request bodies larger than this get 413
+    std::size_t max_header_bytes = 16 * 1024;
+    int idle_timeout_s = 30;                  ///< a connection that sends nothing is closed
+};
+
+/// Binds `listen` ("ADDR:PORT") and accepts connections on `io` until it stops. Returns the
+/// port it listens on. Throws std::system_error when the address cannot be bound ("bind
+/// 0.0.0.0:7470: Address in use").
+std::uint16_t start_http_server(boost::asio::io_context& io, const std::string& listen, daemon_context& ctx,
+                                run_manager& runs, result_store& store, const http_limits& limits = {});
+
+/// The same on an endpoint; port 0 lets the kernel choose (tests and fuzz targets serve
+/// 127.0.0.1:0 in-process). Returns the port bound. `listen` names the endpoint in errors.
+std::uint16_t start_http_server(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
+                                daemon_context& ctx, run_manager& runs, result_store& store, const http_limits& limits = {});
+
+}  // namespace meshperf::daemon

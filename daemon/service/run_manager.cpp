@@ -1,0 +1,233 @@
+#include "daemon/service/run_manager.hpp"
+
+#include "daemon/service/host_facts.hpp"
+#include "daemon/session/initiator.hpp"
+#include "daemon/service/log.hpp"
+#include "daemon/service/peer_policy.hpp"
+
+#include <chrono>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <random>
+
+namespace meshperf::daemon {
+
+using nlohmann::json;
+
+namespace {
+/// Sortable, unique run id: r-YYYYMMDD-HHMMSS-xxxxxx.
+std::string new_run_id() {
+    static std::mt19937 rng{std::random_device{}()};
+    static std::mutex m;
+    std::lock_guard lock(m);
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    return fmt::format("r-{:%Y%m%d-%H%M%S}-{:06x}", fmt::gmtime(now), rng() & 0xffffff);
+}
+constexpr std::size_t max_live_runs = 256;  // finished runs kept in memory; older ones are in the store
+}  // namespace
+
+run_record::run_record(std::string id, core::run_spec spec, std::string created_at) : id_(std::move(id)) {
+    result_.id = id_;
+    result_.state = "queued";
+    result_.spec = std::move(spec);
+    result_.created_at = std::move(created_at);
+}
+
+void run_record::push_event(json event) {
+    event["run_id"] = id_;
+    std::lock_guard lock(m_);
+    events_.push_back(event.dump());
+}
+
+std::vector<std::string> run_record::events_since(std::size_t from, bool& finished) const {
+    std::lock_guard lock(m_);
+    finished = finished_;
+    if (from >= events_.size()) return {};
+    return {events_.begin() + static_cast<std::ptrdiff_t>(from), events_.end()};
+}
+
+json run_record::document() const {
+    std::lock_guard lock(m_);
+    auto doc = core::to_json(result_);
+    if (result_.state == "queued") doc["queue_position"] = queue_position_;
+    return doc;
+}
+
+std::string run_record::state() const {
+    std::lock_guard lock(m_);
+    return result_.state;
+}
+
+run_manager::run_manager(daemon_context& ctx, result_store& store)
+    : ctx_(ctx), store_(store), executor_([this] { executor_loop(); }) {}
+
+run_manager::~run_manager() {
+    {
+        std::lock_guard lock(m_);
+        stopping_ = true;
+        for (auto& [id, r] : live_) r->cancel = true;
+    }
+    cv_.notify_all();
+    executor_.join();
+}
+
+std::shared_ptr<run_record> run_manager::submit(const core::run_spec& spec, std::size_t max_queued) {
+    // Submissions one at a time: the executor only ever shortens the queue, so a count
+    // checked here still holds when the run is appended below.
+    std::lock_guard submitting(submit_m_);
+    if (max_queued > 0 && queued() >= max_queued) return nullptr;
+    auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
+    r->result_.initiator = ctx_.host;
+    try {
+        store_.save(r->document());
+    } catch (const std::exception& e) {
+        log_warn("run {}: could not store the queued run: {}", r->id(), e.what());
+    }
+    {
+        std::lock_guard lock(m_);
+        queue_.push_back(r);
+        live_[r->id()] = r;
+        publish_positions();
+    }
+    cv_.notify_all();
+    return r;
+}
+
+void run_manager::publish_positions() {
+    std::size_t pos = 0;
+    for (auto& r : queue_) {
+        ++pos;
+        bool changed;
+        {
+            std::lock_guard lock(r->m_);
+            changed = r->queue_position_ != pos;
+            r->queue_position_ = pos;
+        }
+        if (changed) r->push_event({{"event", "queued"}, {"position", pos}, {"running", ctx_.gate.holder()}});
+    }
+}
+
+std::shared_ptr<run_record> run_manager::find(const std::string& id) const {
+    std::lock_guard lock(m_);
+    const auto it = live_.find(id);
+    return it == live_.end() ? nullptr : it->second;
+}
+
+bool run_manager::cancel(const std::string& id) {
+    std::shared_ptr<run_record> dequeued;
+    {
+        std::lock_guard lock(m_);
+        const auto it = live_.find(id);
+        if (it == live_.end()) return false;
+        const auto state = it->second->state();
+        if (state != "queued" && state != "running") return false;
+        it->second->cancel = true;
+        const auto q = std::find(queue_.begin(), queue_.end(), it->second);
+        if (q != queue_.end()) {
+            dequeued = *q;
+            queue_.erase(q);
+            publish_positions();
+        }
+    }
+    if (dequeued) run_one(dequeued);  // finishes it as cancelled without measuring
+    return true;
+}
+
+std::size_t run_manager::queued() const {
+    std::lock_guard lock(m_);
+    return queue_.size();
+}
+
+void run_manager::executor_loop() {
+    while (true) {
+        std::shared_ptr<run_record> r;
+        {
+            std::unique_lock lock(m_);
+            cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+            if (stopping_ && queue_.empty()) return;
+            r = queue_.front();
+            queue_.pop_front();
+            {
+                std::lock_guard rl(r->m_);
+                r->queue_position_ = 0;
+            }
+            publish_positions();
+        }
+        run_one(r);
+        std::lock_guard lock(m_);
+        // Keep recent runs in memory for streaming readers; older ones live in the store.
+        while (live_.size() > max_live_runs) {
+            auto oldest = std::find_if(live_.begin(), live_.end(), [](const auto& kv) {
+                const auto s = kv.second->state();
+                return s != "queued" && s != "running";
+            });
+            if (oldest == live_.end()) break;
+            live_.erase(oldest);
+        }
+    }
+}
+
+void run_manager::run_one(const std::shared_ptr<run_record>& r) {
+    core::run_result result;
+    {
+        std::lock_guard lock(r->m_);
+        r->result_.state = r->cancel ? "cancelled" : "running";
+        result = r->result_;
+    }
+    if (result.state == "running") {
+        log_info("run {}: starting against {}", r->id(), result.spec.peer);
+        r->push_event({{"event", "running"}});
+        auto emit = [&](const json& e) {
+            if (e.value("event", "") == "started") {
+                std::lock_guard lock(r->m_);
+                r->result_.peer = core::host_info_from_json(e["peer"]);
+            }
+            if (e.value("event", "") == "point") {
+                std::lock_guard lock(r->m_);
+                r->result_.points.push_back(core::point_result_from_json(e["point"]));
+            }
+            r->push_event(e);
+        };
+        try {
+            check_run_target(ctx_, result.spec.peer);
+            execute_run(ctx_, result, emit, r->cancel);
+            result.state = "completed";
+        } catch (const std::exception& e) {
+            const bool cancelled = r->cancel.load();
+            result.state = cancelled ? "cancelled" : "failed";
+            result.error = cancelled ? "cancelled by request" : e.what();
+            log_warn("run {}: {}", r->id(), result.error);
+        }
+    } else {
+        result.error = "cancelled by request";
+    }
+    result.finished_at = utc_now_rfc3339();
+    const auto doc = core::to_json(result);
+    try {
+        store_.save(doc);
+    } catch (const std::exception& e) {
+        // The result still goes to the client; the failure to keep it is reported with it.
+        result.warnings.push_back(fmt::format("result not stored: {}", e.what()));
+        log_error("run {}: {}", r->id(), e.what());
+    }
+    {
+        std::lock_guard lock(r->m_);
+        r->result_ = result;
+    }
+    if (on_finished_) {
+        try {
+            on_finished_(result);
+        } catch (const std::exception& e) {
+            log_error("run {}: finish hook: {}", r->id(), e.what());
+        }
+    }
+    r->push_event({{"event", "result"}, {"result", core::to_json(result)}});
+    {
+        std::lock_guard lock(r->m_);
+        r->finished_ = true;
+    }
+    std::lock_guard lock(m_);
+    log_info("run {}: {}", r->id(), result.state);
+}
+
+}  // namespace meshperf::daemon

@@ -1,0 +1,86 @@
+#pragma once
+/// Queue and executor of runs this daemon initiates: one measurement at a time, in order of
+/// arrival. Each run keeps its event log (NDJSON lines) for streaming clients; results are
+/// stored before a run is reported complete.
+#include "core/result.hpp"
+#include "daemon/service/daemon_context.hpp"
+#include "daemon/store/result_store.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace meshperf::daemon {
+
+/// One run's live state. Shared between the executor and the HTTP handlers.
+class run_record {
+public:
+    run_record(std::string id, core::run_spec spec, std::string created_at);
+
+    const std::string& id() const { return id_; }
+    /// Appends an event (adds "run_id") to the log readers follow.
+    void push_event(nlohmann::json event);
+    /// Events from index `from` on; `finished` tells whether the log is complete.
+    std::vector<std::string> events_since(std::size_t from, bool& finished) const;
+    /// The run document as GET /v1/runs/{id} returns it.
+    nlohmann::json document() const;
+    std::string state() const;
+
+    std::atomic<bool> cancel{false};
+
+private:
+    friend class run_manager;
+    mutable std::mutex m_;
+    std::string id_;
+    core::run_result result_;
+    std::vector<std::string> events_;
+    bool finished_ = false;
+    std::size_t queue_position_ = 0;  // 1 = next; 0 = not queued
+};
+
+class run_manager {
+public:
+    run_manager(daemon_context& ctx, result_store& store);
+    /// Stops the executor after cancelling the current and queued runs.
+    ~run_manager();
+
+    /// Queues a validated run; returns it (state queued, position known). With
+    /// `max_queued` > 0, returns null instead when that many runs are already waiting.
+    std::shared_ptr<run_record> submit(const core::run_spec& spec, std::size_t max_queued = 0);
+    /// A live run (queued, running, or finished in this process), or null.
+    std::shared_ptr<run_record> find(const std::string& id) const;
+    /// Cancels a queued or running run. False when unknown or already finished.
+    bool cancel(const std::string& id);
+    /// Runs waiting (not counting the one running).
+    std::size_t queued() const;
+    /// Called with every finished run (any final state) after it is stored and before its
+    /// `result` event is published, so /metrics has it when a client sees the result. Set
+    /// once, before the first submit; called on the executor thread.
+    void on_finished(std::function<void(const core::run_result&)> hook) { on_finished_ = std::move(hook); }
+
+private:
+    void executor_loop();
+    void run_one(const std::shared_ptr<run_record>& r);
+    void publish_positions();  // caller holds m_
+
+    daemon_context& ctx_;
+    result_store& store_;
+    mutable std::mutex m_;
+    std::mutex submit_m_;  // serialises submit(), so the queue limit holds
+    std::condition_variable cv_;
+    std::deque<std::shared_ptr<run_record>> queue_;
+    std::map<std::string, std::shared_ptr<run_record>> live_;
+    bool stopping_ = false;
+    std::function<void(const core::run_result&)> on_finished_;
+    std::thread executor_;
+};
+
+}  // namespace meshperf::daemon

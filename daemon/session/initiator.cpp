@@ -1,0 +1,175 @@
+#include "daemon/session/initiator.hpp"
+
+#include "core/json_fields.hpp"
+#include "core/error.hpp"
+#include "core/flow_tracker.hpp"
+#include "core/placement_summary.hpp"
+#include "core/sizes.hpp"
+#include "daemon/session/frame_channel.hpp"
+#include "daemon/service/gpu_support.hpp"
+#include "daemon/session/peer_upgrade.hpp"
+#include "daemon/session/rdma_session.hpp"
+#include "daemon/session/run_placement.hpp"
+#include "daemon/session/session_protocol.hpp"
+#include "daemon/session/tcp_points.hpp"
+#include "transport/http_client.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <random>
+#include <thread>
+
+namespace meshperf::daemon {
+namespace {
+
+using transport::clock;
+using nlohmann::json;
+namespace tcp = transport::tcp;
+
+bool sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>& cancel) {
+    const auto until = clock::now() + d;
+    while (clock::now() < until) {
+        if (cancel.load()) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return !cancel.load();
+}
+
+/// Takes this daemon's gate for the run; gives it back while waiting for a busy peer, so
+/// two daemons starting runs against each other cannot block each other for long.
+class gate_hold {
+public:
+    gate_hold(measurement_gate& g, std::string who) : g_(g), who_(std::move(who)) {}
+    bool try_take(std::string& holder) {
+        lease_ = g_.try_acquire(who_, holder);
+        return static_cast<bool>(lease_);
+    }
+    void release() { lease_.release(); }
+
+private:
+    measurement_gate& g_;
+    std::string who_;
+    measurement_gate::lease lease_;
+};
+
+frame_channel open_session(daemon_context& ctx, const transport::endpoint_address& peer, gate_hold& gate,
+                           const event_sink& emit, const std::atomic<bool>& cancel) {
+    const auto give_up = clock::now() + busy_peer_patience;
+    std::mt19937 rng{std::random_device{}()};
+    std::string last_wait;
+    auto wait_busy = [&](const std::string& why) {
+        if (why != last_wait) emit({{"event", "waiting"}, {"reason", why}});
+        last_wait = why;
+        if (clock::now() > give_up)
+            throw session_error(fmt::format("gave up after {} s: {}", busy_peer_patience.count(), why));
+        if (!sleep_unless_cancelled(std::chrono::milliseconds(150 + rng() % 500), cancel))
+            throw run_cancelled();
+    };
+    while (true) {
+        std::string holder;
+        if (!gate.try_take(holder)) {
+            wait_busy(fmt::format("this daemon is busy ({})", holder));
+            continue;
+        }
+        transport::http_response refused;
+        transport::upgraded_connection up;
+        try {
+            up = transport::http_upgrade(peer, upgrade_request(ctx, "/v1/session"), session_upgrade, handshake_timeout, refused,
+                                         ctx.tls_client.get());
+        } catch (const transport::tls_error& e) {
+            throw session_error(fmt::format("cannot open a session with peer {}: {}", peer.to_string(), e.what()));
+        } catch (const transport::resolve_error& e) {
+            throw session_error(fmt::format("cannot resolve peer {}: {} (check the peer's host name)", e.host(),
+                                            e.code().message()));
+        } catch (const std::system_error& e) {
+            throw session_error(fmt::format("cannot reach peer {}: {} (is meshperfd running there, and the port right?)",
+                                            peer.to_string(), e.code().message()));
+        } catch (const transport::http_protocol_error& e) {
+            throw session_error(fmt::format("peer {} is not a meshperfd: it {}", peer.to_string(), e.what()));
+        }
+        if (up.stream) return frame_channel(std::move(up.stream), std::move(up.leftover), "peer " + peer.to_string());
+        const auto why = refusal_message(refused);
+        gate.release();
+        if (refused.status == 503 && !why.empty()) {
+            wait_busy(fmt::format("peer {} is busy: {}", peer.to_string(), why));
+            continue;
+        }
+        if (refused.status == 426 || refused.status == 401 || refused.status == 403 || (refused.status / 100 == 4 && !why.empty()))
+            throw session_error(fmt::format("peer {} refused the session: {}", peer.to_string(), why.empty() ? refused.reason : why));
+        throw session_error(fmt::format("peer {} is not a meshperfd: it answered \"{} {}\" to the session upgrade",
+                                        peer.to_string(), refused.status, refused.reason));
+    }
+}
+
+}  // namespace
+
+void measure_all_points(core::run_result& run, std::string_view path, const event_sink& emit,
+                        const std::atomic<bool>& cancel, const point_measurer& measure) {
+    const auto& spec = run.spec;
+    const std::size_t total = spec.tests.size() * spec.sizes.size();
+    // Placement warnings cover the points measured, whether the run completes or fails.
+    struct placement_warnings_at_exit {
+        core::run_result& run;
+        ~placement_warnings_at_exit() {
+            try {
+                for (auto& w : core::placement_warnings(run)) run.warnings.push_back(std::move(w));
+            } catch (...) {
+            }
+        }
+    } placement_warnings{run};
+    std::size_t index = 0;
+    for (auto test : spec.tests)
+        for (auto size : spec.sizes) {
+            ++index;
+            if (cancel.load()) throw run_cancelled();
+            try {
+                run.points.push_back(measure(point_key{test, size, index}));
+                emit({{"event", "point"}, {"index", index}, {"total", total}, {"point", core::to_json(run.points.back())}});
+            } catch (const run_cancelled&) {
+                throw;
+            } catch (const std::exception& e) {
+                throw session_error(fmt::format("point {}/{} ({}{} {}) against peer {} failed: {}", index, total, path,
+                                                core::to_string(test), core::format_size(size), spec.peer, e.what()));
+            }
+        }
+}
+
+void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {
+    const auto& spec = run.spec;
+    require_memory_domain(spec.local_memory, "initiator");
+    const auto peer = transport::parse_endpoint(spec.peer);
+    gate_hold gate(ctx.gate, "run " + run.id);
+    auto ch = open_session(ctx, peer, gate, emit, cancel);
+    guard_session_socket(ch.fd());
+    const auto session_ip = transport::local_ip(ch.fd());
+    auto placement = initiator_placement(spec, read_host_cpu_facts(), session_ip);
+    ch.send(core::frame_type::hello,
+            {{"protocol", session_protocol_version()}, {"version", MESHPERF_VERSION}, {"run_id", run.id},
+             {"spec", core::to_json(core::spec_for_peer(spec))}, {"initiator", core::to_json(ctx.host)},
+             {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
+             {"placement", hello_placement(placement)}},
+            clock::now() + handshake_timeout);
+    const auto ok = ch.receive(clock::now() + handshake_timeout);
+    if (ok.type != core::frame_type::hello_ok) throw session_error("peer answered the hello with an unexpected frame");
+    settle_initiator_placement(placement, spec, session_ip, ok.body);
+    const auto byte_cap = agreed_byte_cap(ctx.limits, ok.body);
+    run.peer = core::host_info_from_json(ok.body.value("host", json::object()));
+    run.peer.address = spec.peer;
+    emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
+
+    auto transport = spec.transport == core::transport_kind::rdma
+                         ? make_rdma_initiator_transport(ctx, spec, byte_cap, placement.cpus)
+                         : make_tcp_initiator_transport(ctx, peer, spec, byte_cap, placement.cpus);
+    transport->open(ch, ok.body, run);
+    measure_all_points(run, transport->path_label(), emit, cancel, [&](const point_key& key) {
+        const auto ops = transport->point(key);
+        return run_initiator_point(ch, spec, ctx.limits, placement, key, *ops, cancel);
+    });
+    try {
+        ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);
+    } catch (const session_error&) {
+        // The measurements are complete; a peer that left early loses nothing of ours.
+    }
+}
+
+}  // namespace meshperf::daemon
