@@ -4,9 +4,8 @@
 #include "daemon/service/auth.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/api/http_request_limits.hpp"
-#include "daemon/api/local_copy_route.hpp"
 #include "daemon/service/log.hpp"
-#include "daemon/api/monitoring_routes.hpp"
+#include "daemon/api/route_table.hpp"
 #include "daemon/service/peer_policy.hpp"
 #include "daemon/session/responder.hpp"
 #include "daemon/session/session_protocol.hpp"
@@ -351,6 +350,41 @@ asio::awaitable<std::tuple<beast::error_code>> wait_first_byte(server_state& s, 
     co_return co_await socket.async_wait(tcp::socket::wait_read, use_tuple);
 }
 
+/// The answer to a request that could not be read: nullopt when the client just went away
+/// (closed, reset, idle too long), else a 413, 431 or 400 naming the problem.
+std::optional<response> unreadable_request_reply(const server_state& s, beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
+        ec == asio::error::connection_reset || ec == asio::error::operation_aborted)
+        return std::nullopt;
+    const int status = ec == http::error::body_limit ? 413 : (ec == http::error::header_limit ? 431 : 400);
+    const auto msg = status == 413 ? fmt::format("request body too large (limit {} bytes)", s.limits.max_body_bytes)
+                                   : fmt::format("malformed HTTP request: {}", ec.message());
+    return plain_error(11, status, msg);
+}
+
+bool is_upgrade_request(const request& req, const std::string& path) {
+    return header_contains(req, http::field::connection, "upgrade") && req.method() == http::verb::get &&
+           (path == "/v1/session" || path == "/v1/stream");
+}
+
+/// Runs a plain request through the route table (daemon/api/route_table.hpp): open routes
+/// first, then the TLS-only refusal and the token, then 404 or the route's handler.
+route_outcome route_request(server_state& s, api_state& api, const request& req, const beast::tcp_stream& tcp,
+                            channel_kind kind, const std::string& path, const std::string& query) {
+    std::string id;
+    const route* r = find_route(path, id);
+    std::chrono::milliseconds wait{0};
+    if (!(r && route_is_open(*r, s.ctx.metrics_require_token))) {
+        if (kind == channel_kind::plain_beside_tls)
+            return {api_error(403, "this meshperfd serves its API over TLS only: connect with TLS (meshperf --tls-ca CA.pem, "
+                                   "and --tls-cert/--tls-key if it asks for a client certificate)"),
+                    nullptr, nullptr};
+        if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) return {auth_reply(a, wait), nullptr, nullptr};
+        if (!r) return {api_error(404, fmt::format("no such endpoint {} (see docs/api.md)", path)), nullptr, nullptr};
+    }
+    return call_route(*r, route_call{api, req, query, id});
+}
+
 /// Serves HTTP requests on one connection (plain or TLS) until it closes or upgrades.
 template <class Stream>
 asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
@@ -362,16 +396,11 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
         configure_request_parser(parser, s.limits);
         tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));
         auto [ec, n] = co_await read_request(s, stream, buffer, parser);
-        if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == beast::error::timeout ||
-            ec == asio::error::connection_reset || ec == asio::error::operation_aborted)
-            co_return;
         if (ec) {
-            const int status = ec == http::error::body_limit ? 413 : (ec == http::error::header_limit ? 431 : 400);
-            const auto msg = status == 413 ? fmt::format("request body too large (limit {} bytes)", s.limits.max_body_bytes)
-                                           : fmt::format("malformed HTTP request: {}", ec.message());
-            auto res = plain_error(11, status, msg);
+            std::optional<response> refused = unreadable_request_reply(s, ec);
+            if (!refused) co_return;
             tcp.expires_after(std::chrono::seconds(5));
-            co_await http::async_write(stream, res, use_tuple);
+            co_await http::async_write(stream, *refused, use_tuple);
             co_return;
         }
         auto req = parser.release();
@@ -380,71 +409,22 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
         const std::string path = target.substr(0, qpos);
         const std::string query = qpos == std::string::npos ? "" : target.substr(qpos + 1);
         log_debug("{} {}", std::string(req.method_string()), target);
-
-        if (header_contains(req, http::field::connection, "upgrade") && req.method() == http::verb::get &&
-            (path == "/v1/session" || path == "/v1/stream")) {
+        if (is_upgrade_request(req, path)) {
             co_await handle_upgrade(s, stream, kind, hand_over, buffer, req, target);
             co_return;
         }
-
-        api_reply reply;
-        const bool open_metrics = path == "/metrics" && !s.ctx.metrics_require_token;
-        std::shared_ptr<run_record> record;
-        std::chrono::milliseconds wait{0};
-        if (path == "/healthz") {
-            reply = req.method() == http::verb::get ? handle_healthz(api) : api_error(405, "use GET /healthz");
-        } else if (open_metrics) {
-            reply = req.method() == http::verb::get ? handle_metrics(api) : api_error(405, "use GET /metrics");
-        } else if (kind == channel_kind::plain_beside_tls) {
-            reply = api_error(403, "this meshperfd serves its API over TLS only: connect with TLS (meshperf --tls-ca CA.pem, "
-                                   "and --tls-cert/--tls-key if it asks for a client certificate)");
-        } else if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) {
-            reply = auth_reply(a, wait);
-        } else if (path == "/v1/info") {
-            reply = req.method() == http::verb::get ? handle_info(api) : api_error(405, "use GET /v1/info");
-        } else if (path == "/v1/runs") {
-            if (req.method() == http::verb::post) {
-                if (req[http::field::content_type].find("json") == std::string_view::npos && !req[http::field::content_type].empty())
-                    reply = api_error(415, "send the run spec as application/json");
-                else
-                    reply = handle_submit(api, req.body(), record);
-                if (record && header_contains(req, http::field::accept, "application/x-ndjson")) {
-                    auto events = stream_events(stream, req, std::move(record));
-                    co_await std::move(events);
-                    co_return;
-                }
-            } else if (req.method() == http::verb::get) {
-                reply = handle_list_runs(api, query);
-            } else {
-                reply = api_error(405, "use GET or POST on /v1/runs");
-            }
-        } else if (path == "/metrics") {
-            reply = req.method() == http::verb::get ? handle_metrics(api) : api_error(405, "use GET /metrics");
-        } else if (path == "/v1/baselines") {
-            reply = handle_baselines(api, std::string(req.method_string()), query, req.body());
-        } else if (path == "/v1/local") {
-            if (req.method() != http::verb::post) {
-                reply = api_error(405, "use POST /v1/local");
-            } else if (req[http::field::content_type].find("json") == std::string_view::npos && !req[http::field::content_type].empty()) {
-                reply = api_error(415, "send the copy sweep request as application/json");
-            } else {
-                std::shared_ptr<local_copy_job> job;
-                reply = handle_local_copy(api, req.body(), job);
-                if (job) {
-                    auto copy_sweep = local_copy_result(std::move(job));
-                    reply = co_await std::move(copy_sweep);
-                    tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));  // the read's deadline has passed
-                }
-            }
-        } else if (path.rfind("/v1/runs/", 0) == 0 && path.size() > 9) {
-            const auto id = path.substr(9);
-            if (req.method() == http::verb::get) reply = handle_get_run(api, id);
-            else if (req.method() == http::verb::delete_) reply = handle_cancel_run(api, id);
-            else reply = api_error(405, "use GET or DELETE on /v1/runs/{id}");
-        } else {
-            reply = api_error(404, fmt::format("no such endpoint {} (see docs/api.md)", path));
+        route_outcome outcome = route_request(s, api, req, tcp, kind, path, query);
+        if (outcome.event_stream) {
+            auto events = stream_events(stream, req, std::move(outcome.event_stream));
+            co_await std::move(events);
+            co_return;
         }
-        auto res = make_response(req, reply);
+        if (outcome.copy_job) {
+            auto copy_sweep = local_copy_result(std::move(outcome.copy_job));
+            outcome.reply = co_await std::move(copy_sweep);
+            tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));  // the read's deadline has passed
+        }
+        auto res = make_response(req, outcome.reply);
         auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
         if (wec || !res.keep_alive()) co_return;
     }

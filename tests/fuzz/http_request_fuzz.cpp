@@ -11,6 +11,7 @@
 #include "daemon/api/api_routes.hpp"
 #include "daemon/service/auth.hpp"
 #include "daemon/api/http_request_limits.hpp"
+#include "daemon/api/route_table.hpp"
 #include "tests/fuzz/fuzz_checks.hpp"
 
 #include <algorithm>
@@ -110,6 +111,11 @@ void route(const http::request<http::string_body>& req) {
         std::from_chars(index_text.data(), index_text.data() + index_text.size(), index);
         (void)std::string(req[http::field::upgrade]);
         return;
+    }
+    std::string route_id;
+    if (const auto* r = daemon::find_route(path, route_id)) {  // the route table's lookup, on any path
+        if (r->path.back() == '/' && (route_id.empty() || path != std::string(r->path) + route_id))
+            property_failed("find_route's id is not the rest of the path");
     }
     if (path == "/v1/runs" && req.method() == http::verb::post) {
         if (req[http::field::content_type].find("json") != std::string_view::npos || req[http::field::content_type].empty())

@@ -1,0 +1,99 @@
+#include "daemon/api/route_table.hpp"
+
+#include "daemon/api/local_copy_route.hpp"
+#include "daemon/api/monitoring_routes.hpp"
+
+#include <cctype>
+
+namespace meshperf::daemon {
+
+namespace http = boost::beast::http;
+
+namespace {
+
+route_outcome reply_only(api_reply r) { return route_outcome{std::move(r), nullptr, nullptr}; }
+
+/// A body that says it is something other than JSON (no Content-Type is taken as JSON).
+bool sends_other_than_json(const http_request& req) {
+    const auto type = req[http::field::content_type];
+    return !type.empty() && type.find("json") == std::string_view::npos;
+}
+
+bool accepts_ndjson(const http_request& req) {
+    std::string accept(req[http::field::accept]);
+    for (auto& c : accept) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return accept.find("application/x-ndjson") != std::string::npos;
+}
+
+route_outcome get_healthz(const route_call& c) { return reply_only(handle_healthz(c.api)); }
+route_outcome get_metrics(const route_call& c) { return reply_only(handle_metrics(c.api)); }
+route_outcome get_info(const route_call& c) { return reply_only(handle_info(c.api)); }
+route_outcome get_runs(const route_call& c) { return reply_only(handle_list_runs(c.api, c.query)); }
+route_outcome get_run(const route_call& c) { return reply_only(handle_get_run(c.api, c.id)); }
+route_outcome delete_run(const route_call& c) { return reply_only(handle_cancel_run(c.api, c.id)); }
+
+route_outcome post_run(const route_call& c) {
+    if (sends_other_than_json(c.req)) return reply_only(api_error(415, "send the run spec as application/json"));
+    route_outcome out;
+    std::shared_ptr<run_record> record;
+    out.reply = handle_submit(c.api, c.req.body(), record);
+    if (record && accepts_ndjson(c.req)) out.event_stream = std::move(record);
+    return out;
+}
+
+route_outcome post_local(const route_call& c) {
+    if (sends_other_than_json(c.req))
+        return reply_only(api_error(415, "send the copy sweep request as application/json"));
+    route_outcome out;
+    out.reply = handle_local_copy(c.api, c.req.body(), out.copy_job);
+    return out;
+}
+
+route_outcome any_baselines(const route_call& c) {
+    return reply_only(handle_baselines(c.api, std::string(c.req.method_string()), c.query, c.req.body()));
+}
+
+// Exact paths first; the one prefix route last.
+const route routes[] = {
+    {"/healthz", route_access::open, "use GET /healthz", get_healthz},
+    {"/metrics", route_access::token_unless_metrics_open, "use GET /metrics", get_metrics},
+    {"/v1/info", route_access::token, "use GET /v1/info", get_info},
+    {"/v1/runs", route_access::token, "use GET or POST on /v1/runs", get_runs, post_run},
+    {"/v1/baselines", route_access::token, "", nullptr, nullptr, nullptr, any_baselines},
+    {"/v1/local", route_access::token, "use POST /v1/local", nullptr, post_local},
+    {"/v1/runs/", route_access::token, "use GET or DELETE on /v1/runs/{id}", get_run, nullptr, delete_run},
+};
+
+}  // namespace
+
+const route* find_route(std::string_view path, std::string& id) {
+    for (const auto& r : routes) {
+        if (r.path.back() != '/') {
+            if (path == r.path) return &r;
+        } else if (path.size() > r.path.size() && path.substr(0, r.path.size()) == r.path) {
+            id = std::string(path.substr(r.path.size()));
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+bool route_is_open(const route& r, bool metrics_require_token) {
+    return r.access == route_access::open ||
+           (r.access == route_access::token_unless_metrics_open && !metrics_require_token);
+}
+
+route_outcome call_route(const route& r, const route_call& call) {
+    if (r.any_method) return r.any_method(call);
+    route_handler h = nullptr;
+    switch (call.req.method()) {
+        case http::verb::get: h = r.get; break;
+        case http::verb::post: h = r.post; break;
+        case http::verb::delete_: h = r.del; break;
+        default: break;
+    }
+    if (!h) return reply_only(api_error(405, std::string(r.allowed)));
+    return h(call);
+}
+
+}  // namespace meshperf::daemon

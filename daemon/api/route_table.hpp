@@ -1,0 +1,66 @@
+#pragma once
+/// The routes of the JSON API as one table: each path, who may call it, and a handler per
+/// method. The HTTP server (http_server.cpp) reads requests, checks the token as a route's
+/// access asks, and calls `call_route`; it handles the two answers that outlast a plain
+/// reply (an NDJSON event stream, a copy sweep's wait) and the upgrades (/v1/session,
+/// /v1/stream), which are not in this table. No I/O here.
+#include "daemon/api/api_routes.hpp"
+#include "daemon/service/local_copy_job.hpp"
+
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/message.hpp>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace meshperf::daemon {
+
+/// One HTTP request as Beast parsed it.
+using http_request = boost::beast::http::request<boost::beast::http::string_body>;
+
+/// Who may call a route.
+enum class route_access {
+    open,                      ///< anyone (/healthz)
+    token,                     ///< the cluster token, when the daemon has one
+    token_unless_metrics_open  ///< /metrics: open unless the configuration asks for the token
+};
+
+/// What the server needs to know about one call of a route.
+struct route_call {
+    api_state& api;
+    const http_request& req;
+    std::string query;  ///< the target after '?', as sent
+    std::string id;     ///< for a prefix route (/v1/runs/{id}): what follows the prefix
+};
+
+/// A route's answer: a reply to write, or work the connection finishes on its own.
+struct route_outcome {
+    api_reply reply;
+    std::shared_ptr<run_record> event_stream;  ///< set: stream this run's events as NDJSON instead of `reply`
+    std::shared_ptr<local_copy_job> copy_job;  ///< set: wait for this copy sweep; its reply replaces `reply`
+};
+
+/// Handles one method of one route.
+using route_handler = route_outcome (*)(const route_call&);
+
+/// One path of the API.
+struct route {
+    std::string_view path;   ///< exact, or a prefix when it ends in '/' (the rest is the id, never empty)
+    route_access access = route_access::token;
+    std::string_view allowed;  ///< the 405 sentence for other methods ("use GET /v1/info")
+    route_handler get = nullptr;
+    route_handler post = nullptr;
+    route_handler del = nullptr;
+    route_handler any_method = nullptr;  ///< takes every method itself (/v1/baselines)
+};
+
+/// The route serving `path`, or nullptr (404). For a prefix route `id` receives the rest.
+const route* find_route(std::string_view path, std::string& id);
+
+/// Whether `r` is answered without the token on this daemon.
+bool route_is_open(const route& r, bool metrics_require_token);
+
+/// Calls r's handler for the request's method, or answers 405 with r.allowed.
+route_outcome call_route(const route& r, const route_call& call);
+
+}  // namespace meshperf::daemon
