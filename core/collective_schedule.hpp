@@ -2,8 +2,10 @@
 /// Schedules of measured collectives (issue: collectives across N daemons): which rank sends
 /// which bytes to which rank at each step, as pure data, so the data path that runs them and
 /// the tests that check them share one definition. Ring all-reduce follows NCCL's ring:
-/// reduce-scatter then all-gather, 2(p−1) steps, each moving one chunk of about S/p; the
-/// dissemination barrier takes ⌈log2 p⌉ rounds; all-to-all is pairwise exchange, p−1 steps.
+/// reduce-scatter then all-gather, 2(p−1) steps, each moving one chunk of about S/p; ring
+/// reduce-scatter and all-gather alone take p−1 of them; the dissemination barrier takes
+/// ⌈log2 p⌉ rounds; all-to-all is pairwise exchange, p−1 steps, or direct (all peers in one
+/// step), as is the direct all-gather. Tree and chain schedules: core/pipelined_schedule.hpp.
 /// Nothing here does I/O.
 #include <cstddef>
 #include <cstdint>
@@ -60,14 +62,15 @@ struct transfer {
     bool operator==(const transfer&) const = default;
 };
 
-/// What one rank does at one step: every send of the step leaves, then every receive lands
-/// (a send never reads what a receive of the same step writes; two receives of one step
-/// write the same elements only when both reduce). In a schedule every rank has the same
-/// number of steps, some of them empty, so that step s of rank a sending to b is matched by
-/// a receive in step s of rank b from a of the same element count.
+/// What one rank does at one step: every send of the step leaves, then every receive lands.
+/// A send never reads what a receive of the same step writes; two receives of one step write
+/// the same elements only when both reduce; a rank sends a peer at most one message a step,
+/// so a message is known by its step and its two ranks. In a schedule every rank has the
+/// same number of steps, some of them empty, so that step s of rank a sending to b is
+/// matched by a receive in step s of rank b from a of the same element count.
 struct schedule_step {
-    std::vector<transfer> sends;
-    std::vector<transfer> recvs;
+    std::vector<transfer> sends;  ///< messages this rank sends at this step
+    std::vector<transfer> recvs;  ///< messages this rank receives at this step
 };
 
 /// One rank's steps, in order.

@@ -1,7 +1,10 @@
 // core/collective_schedule and core/reduce_ops: the ring all-reduce schedule simulated for
 // p = 2..17 on real buffers (every rank ends with the exact sums, every send matches the
 // neighbour's receive), chunk boundaries, the dissemination barrier and pairwise
-// all-to-all covering every pair, and the reduction arithmetic per data type.
+// all-to-all covering every pair, and the reduction arithmetic per data type. Below, with
+// tests/unit/schedule_simulator.hpp: ring all-reduce, reduce-scatter and all-gather alone,
+// direct all-gather and all-to-all, for counts 0, 1, p−1, p, p+1, primes and 3p+2, and the
+// elements each rank sends against the busbw factors.
 #include "core/collective_schedule.hpp"
 #include "core/error.hpp"
 #include "core/reduce_ops.hpp"

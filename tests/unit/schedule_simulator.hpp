@@ -53,7 +53,9 @@ inline stats run(dtype type, const std::vector<rank_schedule>& plans, const std:
                 CHECK(t.peer != r);
                 REQUIRE((t.range.first + t.range.count) * w <= send[r].size());
                 const auto from = send[r].begin() + static_cast<std::ptrdiff_t>(t.range.first * w);
-                wire[{r, t.peer}].emplace_back(from, from + static_cast<std::ptrdiff_t>(t.range.count * w));
+                auto& queue = wire[{r, t.peer}];
+                CHECK_MESSAGE(queue.empty(), "rank ", r, " sends rank ", t.peer, " two messages at step ", s);
+                queue.emplace_back(from, from + static_cast<std::ptrdiff_t>(t.range.count * w));
                 out.sent_elements[r] += t.range.count;
                 if (t.range.count && !sent[r].insert({t.peer, t.range.first, t.range.count}).second) out.repeated_send = true;
             }
