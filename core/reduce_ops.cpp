@@ -1,5 +1,6 @@
 #include "core/reduce_ops.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -104,6 +105,29 @@ std::uint64_t count_wrong_sums(dtype type, unsigned ranks, std::span<const std::
     std::uint64_t wrong = 0;
     for (std::size_t i = 0; i < buffer.size() / w; ++i)
         if (load(type, buffer.data() + i * w) != want[(first + i) % 4]) ++wrong;
+    return wrong;
+}
+
+float element_value(dtype type, std::span<const std::byte> buffer, std::size_t index) noexcept {
+    return load(type, buffer.data() + index * dtype_bytes(type));
+}
+
+double sum_tolerance(dtype type, unsigned ranks) noexcept {
+    const double u = type == dtype::fp32 ? std::ldexp(1.0, -24) : type == dtype::fp16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+    const double pu = std::max(1u, ranks) * u;
+    return pu / (1 - pu);
+}
+
+std::uint64_t count_wrong(dtype type, std::span<const std::byte> got, std::span<const double> expected,
+                          double relative_tolerance) noexcept {
+    const std::size_t n = got.size() / dtype_bytes(type);
+    const std::size_t both = std::min(n, expected.size());
+    std::uint64_t wrong = std::max(n, expected.size()) - both;
+    for (std::size_t i = 0; i < both; ++i) {
+        const double g = element_value(type, got, i), e = expected[i];
+        // Written so that a NaN on either side fails the comparison and counts.
+        if (!(std::fabs(g - e) <= relative_tolerance * std::fabs(e)) && !(g == e)) ++wrong;
+    }
     return wrong;
 }
 

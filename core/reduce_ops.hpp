@@ -35,4 +35,22 @@ void fill_test_values(dtype type, unsigned rank, std::span<std::byte> out, std::
 /// test values over `ranks` ranks: nccl-tests' #wrong.
 std::uint64_t count_wrong_sums(dtype type, unsigned ranks, std::span<const std::byte> buffer, std::size_t first = 0) noexcept;
 
+/// Element `index` of a buffer of `type` elements, as a float (exact for every dtype).
+/// The buffer must hold at least index + 1 elements.
+float element_value(dtype type, std::span<const std::byte> buffer, std::size_t index) noexcept;
+
+/// Relative tolerance of a sum of `ranks` values in `type`, summed in any order (ring, tree)
+/// with reduce_sum's rounding: γ = p·u / (1 − p·u), u the unit roundoff (2^-24 fp32, 2^-11
+/// fp16, 2^-8 bf16). The classic bound for p − 1 additions is γ with p − 1; the extra
+/// rounding covers the float sum rounded again to bf16 or fp16. It bounds the error
+/// against the sum of the magnitudes, which is |expected| when the inputs share one sign.
+double sum_tolerance(dtype type, unsigned ranks) noexcept;
+
+/// nccl-tests' #wrong with a tolerance: counts elements i of `got` (of `type`) with
+/// |got[i] − expected[i]| > relative_tolerance × |expected[i]|, a NaN or an infinity where
+/// the expected value is finite counting as wrong; elements that one side has and the other
+/// lacks (the counts differ) count as wrong too. relative_tolerance 0 asks for exact sums.
+std::uint64_t count_wrong(dtype type, std::span<const std::byte> got, std::span<const double> expected,
+                          double relative_tolerance) noexcept;
+
 }  // namespace meshperf::core

@@ -1,7 +1,10 @@
 // core/collective_schedule and core/reduce_ops: the ring all-reduce schedule simulated for
 // p = 2..17 on real buffers (every rank ends with the exact sums, every send matches the
 // neighbour's receive), chunk boundaries, the dissemination barrier and pairwise
-// all-to-all covering every pair, and the reduction arithmetic per data type.
+// all-to-all covering every pair, and the reduction arithmetic per data type. Below, with
+// tests/unit/schedule_simulator.hpp: ring all-reduce, reduce-scatter and all-gather alone,
+// direct all-gather and all-to-all, for counts 0, 1, p−1, p, p+1, primes and 3p+2, and the
+// elements each rank sends against the busbw factors.
 #include "core/collective_schedule.hpp"
 #include "core/error.hpp"
 #include "core/reduce_ops.hpp"
@@ -148,4 +151,163 @@ TEST_CASE("reduce ops: bfloat16 rounds to nearest even and sums as GPU kernels d
     fill_test_values(dtype::bf16, 0, b);
     reduce_sum(dtype::bf16, a, b);
     CHECK(count_wrong_sums(dtype::bf16, 3, a) == 0);
+}
+
+// ---- Simulated over every count (schedule_simulator.hpp): ring all-reduce, reduce-scatter
+// and all-gather alone, direct all-gather and all-to-all, pairwise all-to-all. ----
+
+#include "core/collective_figures.hpp"
+#include "schedule_simulator.hpp"
+
+namespace {
+
+// Each rank's sends within one ring pass are distinct chunks: no chunk goes twice.
+void check_distinct_sends(const std::vector<ring_step>& steps, std::size_t from, std::size_t to) {
+    std::set<unsigned> chunks;
+    for (std::size_t s = from; s < to; ++s) CHECK(chunks.insert(steps[s].send_chunk).second);
+}
+
+std::vector<double> expected_test_values(std::size_t elements, auto owner) {
+    std::vector<double> want(elements);
+    for (std::size_t i = 0; i < elements; ++i) want[i] = test_value(owner(i), i);
+    return want;
+}
+
+}  // namespace
+
+TEST_CASE("ring all-reduce: every count from 0 to primes, every dtype, bytes sent match the busbw factor") {
+    for (const auto type : {dtype::fp32, dtype::bf16, dtype::fp16})
+        for (unsigned p = 2; p <= 17; ++p)
+            for (const std::size_t n : schedule_sim::counts(p)) {
+                CAPTURE(p);
+                CAPTURE(n);
+                std::vector<schedule_sim::buffer> bufs(p, schedule_sim::buffer(n * dtype_bytes(type)));
+                std::vector<rank_schedule> plans;
+                for (unsigned r = 0; r < p; ++r) {
+                    fill_test_values(type, r, bufs[r]);
+                    const auto steps = ring_allreduce_steps(p, r);
+                    REQUIRE(steps.size() == 2 * (p - 1));
+                    check_distinct_sends(steps, 0, p - 1);
+                    check_distinct_sends(steps, p - 1, steps.size());
+                    plans.push_back(schedule_sim::from_ring(steps, n, p, r));
+                }
+                const auto seen = schedule_sim::run(type, plans, bufs, bufs);
+                for (unsigned r = 0; r < p; ++r) CHECK(count_wrong_sums(type, p, bufs[r]) == 0);
+                if (n % p == 0)
+                    for (unsigned r = 0; r < p; ++r) CHECK(seen.sent_elements[r] == doctest::Approx(busbw_factor(collective_op::allreduce, p) * n));
+            }
+}
+
+TEST_CASE("ring reduce-scatter alone: p-1 steps, rank r ends with the full sum of chunk r") {
+    for (unsigned p = 2; p <= 17; ++p)
+        for (const std::size_t n : schedule_sim::counts(p)) {
+            CAPTURE(p);
+            CAPTURE(n);
+            std::vector<schedule_sim::buffer> bufs(p, schedule_sim::buffer(n * 4));
+            std::vector<rank_schedule> plans;
+            for (unsigned r = 0; r < p; ++r) {
+                fill_test_values(dtype::fp32, r, bufs[r]);
+                const auto steps = ring_reduce_scatter_steps(p, r);
+                REQUIRE(steps.size() == p - 1);
+                for (const auto& s : steps) CHECK(s.reduce);
+                plans.push_back(schedule_sim::from_ring(steps, n, p, r));
+            }
+            const auto seen = schedule_sim::run(dtype::fp32, plans, bufs, bufs);
+            CHECK_FALSE(seen.repeated_send);
+            for (unsigned r = 0; r < p; ++r) {
+                const auto c = ring_chunk(n, p, r);
+                CHECK(count_wrong_sums(dtype::fp32, p, std::span(bufs[r]).subspan(c.first * 4, c.count * 4), c.first) == 0);
+                if (n % p == 0) CHECK(seen.sent_elements[r] == doctest::Approx(busbw_factor(collective_op::reduce_scatter, p) * n));
+            }
+        }
+    CHECK(ring_reduce_scatter_steps(1, 0).empty());
+    CHECK_THROWS_AS(ring_reduce_scatter_steps(3, 3), spec_error);
+}
+
+TEST_CASE("all-gather, ring and direct: every rank ends with every rank's block") {
+    for (unsigned p = 2; p <= 17; ++p)
+        for (const std::size_t n : schedule_sim::counts(p))
+            for (const bool ring : {true, false}) {
+                CAPTURE(p);
+                CAPTURE(n);
+                CAPTURE(ring);
+                auto bufs = schedule_sim::filled(p, n, [&](unsigned r, std::size_t i) {
+                    const auto c = ring_chunk(n, p, r);
+                    return i >= c.first && i < c.first + c.count;
+                });
+                std::vector<rank_schedule> plans;
+                for (unsigned r = 0; r < p; ++r) {
+                    if (ring) {
+                        const auto steps = ring_allgather_steps(p, r);
+                        REQUIRE(steps.size() == p - 1);
+                        for (const auto& s : steps) CHECK_FALSE(s.reduce);
+                        plans.push_back(schedule_sim::from_ring(steps, n, p, r));
+                    } else {
+                        plans.push_back(direct_allgather_steps(p, r, n));
+                        REQUIRE(plans.back().size() == (n ? 1u : 0u));
+                    }
+                }
+                const auto seen = schedule_sim::run(dtype::fp32, plans, bufs, bufs);
+                CHECK_FALSE(seen.repeated_send);
+                const auto want = expected_test_values(n, [&](std::size_t i) {
+                    unsigned q = 0;
+                    while (i >= ring_chunk(n, p, q).first + ring_chunk(n, p, q).count) ++q;
+                    return q;
+                });
+                for (unsigned r = 0; r < p; ++r) {
+                    CHECK(count_wrong(dtype::fp32, bufs[r], want, 0) == 0);
+                    if (n % p == 0) CHECK(seen.sent_elements[r] == doctest::Approx(busbw_factor(collective_op::allgather, p) * n));
+                }
+            }
+}
+
+TEST_CASE("all-to-all, direct and pairwise: rank r's block q lands as rank q's block r") {
+    for (unsigned p = 2; p <= 17; ++p)
+        for (const std::size_t n : {std::size_t{0}, std::size_t{p}, std::size_t{2 * p}, std::size_t{7 * p}})
+            for (const bool direct : {true, false}) {
+                CAPTURE(p);
+                CAPTURE(n);
+                CAPTURE(direct);
+                // Send values that say whose they are: 1000 × rank + index (exact in fp32).
+                std::vector<schedule_sim::buffer> send(p, schedule_sim::buffer(n * 4)), recv(p, schedule_sim::buffer(n * 4));
+                for (unsigned r = 0; r < p; ++r)
+                    for (std::size_t i = 0; i < n; ++i) {
+                        const float v = static_cast<float>(1000 * r + i);
+                        std::memcpy(send[r].data() + i * 4, &v, 4);
+                    }
+                std::vector<rank_schedule> plans;
+                for (unsigned r = 0; r < p; ++r) {
+                    if (direct) {
+                        plans.push_back(direct_alltoall_steps(p, r, n));
+                        REQUIRE(plans.back().size() == (n ? 1u : 0u));
+                    } else {
+                        rank_schedule plan;
+                        for (const auto& s : pairwise_alltoall_steps(p, r))
+                            plan.push_back({{{s.to, alltoall_block(n, p, s.to), false}}, {{s.from, alltoall_block(n, p, s.from), false}}});
+                        REQUIRE(plan.size() == p - 1);
+                        plans.push_back(plan);
+                    }
+                    const auto own = alltoall_block(n, p, r);  // the local copy
+                    std::copy_n(send[r].begin() + own.first * 4, own.count * 4, recv[r].begin() + own.first * 4);
+                }
+                // Pairwise steps may be 0-element messages; a send buffer and a receive buffer never alias.
+                const auto seen = schedule_sim::run(dtype::fp32, plans, send, recv);
+                CHECK_FALSE(seen.repeated_send);
+                for (unsigned r = 0; r < p; ++r) {
+                    std::vector<double> want(n);
+                    for (std::size_t i = 0; i < n; ++i) want[i] = 1000.0 * (i / (n / p)) + r * (n / p) + i % (n / p);
+                    CHECK(count_wrong(dtype::fp32, recv[r], want, 0) == 0);
+                    CHECK(seen.sent_elements[r] == doctest::Approx(busbw_factor(collective_op::alltoall, p) * n));
+                }
+            }
+}
+
+TEST_CASE("all-to-all: a count that does not divide by p is refused, saying what would") {
+    CHECK_THROWS_WITH_AS(direct_alltoall_steps(4, 0, 10),
+                         "all-to-all over 4 ranks needs an element count divisible by 4, not 10: use a multiple of 4 such as 12",
+                         spec_error);
+    CHECK_THROWS_AS(alltoall_block(17, 16, 0), spec_error);
+    CHECK_THROWS_AS(alltoall_block(16, 16, 16), spec_error);
+    CHECK(alltoall_block(48, 16, 15) == element_range{45, 3});
+    CHECK(direct_alltoall_steps(1, 0, 5).empty());
 }
