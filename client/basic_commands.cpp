@@ -2,7 +2,7 @@
 #include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
-#include "client/run_model.hpp"
+#include "client/run_output.hpp"
 #include "core/result.hpp"
 
 #include <fmt/format.h>
@@ -58,9 +58,7 @@ command_runner add_show_command(CLI::App& app, const common_options& common) {
     return [=, &common] {
         const auto doc = daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/runs/" + *id);
         const auto run = core::run_result_from_json(doc);
-        write_output(*output, render(*format, {.table = [&] { return render_run_table(run); },
-                                               .json = [&] { return with_model(doc, run).dump(2) + "\n"; },
-                                               .csv = [&] { return render_csv(run); }}));
+        write_output(*output, render_run(*format, run, doc));
         return run.state == "failed" ? exit_run_failed : exit_ok;
     };
 }

@@ -27,9 +27,9 @@ namespace meshperf::client {
 
 using nlohmann::json;
 
-std::string render_check(const core::check_result& r, const std::string& format) {
-    if (format == "json") return core::to_json(r).dump(2) + "\n";
-    return core::nagios_output(r) + "\n";
+std::string render_check(const core::check_result& r, output_format format) {
+    return render(format, {.json = [&] { return core::to_json(r).dump(2) + "\n"; },
+                           .nagios = [&] { return core::nagios_output(r) + "\n"; }});
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {
@@ -96,7 +96,7 @@ struct check_options {
     std::string baseline;
     double warn = 0.9, crit = 0.75;
     std::string prom_file;
-    std::string format = "nagios";
+    output_format format = output_format::nagios;
     double timeout_s = 120;
 };
 
@@ -104,7 +104,7 @@ struct check_options {
 /// path and the timeout watchdog, so it runs at most once.
 class check_reporter {
 public:
-    check_reporter(std::string format, std::string prom_file) : format_(std::move(format)), prom_file_(std::move(prom_file)) {}
+    check_reporter(output_format format, std::string prom_file) : format_(format), prom_file_(std::move(prom_file)) {}
 
     int report(const core::check_result& r) {
         std::lock_guard lock(m_);
@@ -127,7 +127,8 @@ public:
 private:
     std::mutex m_;
     bool done_ = false;
-    std::string format_, prom_file_;
+    output_format format_;
+    std::string prom_file_;
 };
 
 /// Baseline figures from --baseline FILE or --baseline stored.
@@ -207,7 +208,7 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--warn", o->warn, "WARNING below this fraction of the baseline performance")->capture_default_str();
     cmd->add_option("--crit", o->crit, "CRITICAL below this fraction of the baseline performance")->capture_default_str();
     cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then rename)");
-    cmd->add_option("--format", o->format, "nagios or json")->check(CLI::IsMember({"nagios", "json"}))->capture_default_str();
+    add_format_option(*cmd, o->format, {output_format::nagios, output_format::json});
     cmd->add_option("--timeout", o->timeout_s, "UNKNOWN when the check takes longer than this many seconds")->capture_default_str();
     return [o, cmd, &common]() -> int {
         core::check_target target{o->peer, o->test.transport, cmd->count("--initiator") ? o->initiator : ""};

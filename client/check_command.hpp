@@ -2,6 +2,7 @@
 /// `meshperf check`: a short measurement judged against absolute limits or a baseline, as a
 /// Nagios plugin (one line with perfdata; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).
 /// The pieces without I/O are here so that they can be tested alone.
+#include "client/output_format.hpp"
 #include "core/check.hpp"
 
 #include <CLI/CLI.hpp>
@@ -11,8 +12,9 @@ namespace meshperf::client {
 
 /// What the check prints for a result: the Nagios plugin output (core::nagios_output: one
 /// line, or a short status line with the details on the lines after it), or the JSON
-/// document, ending in a newline. `format` is "nagios" or "json".
-std::string render_check(const core::check_result& r, const std::string& format);
+/// document, ending in a newline. `format` is nagios or json (the formats check offers);
+/// another throws std::logic_error.
+std::string render_check(const core::check_result& r, output_format format);
 
 /// Writes `text` to `path` atomically for node_exporter's textfile collector: a temporary
 /// file in the same directory (so the rename cannot cross filesystems), written, flushed

@@ -1,7 +1,10 @@
 // meshperf plan: collective and data-parallel step times from a measured (or given) link.
-// The arithmetic is core/collectives.*; this file picks the link, runs it and renders it.
+// The arithmetic is core/collectives.*; this file reads plan's options and inputs (the link
+// from --from, --matrix or --alpha-us/--beta-gbit), runs the model and renders the answer,
+// in that order.
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
+#include "client/output_format.hpp"
 #include "client/render_table.hpp"
 #include "client/result_files.hpp"
 #include "client/run_model.hpp"
@@ -23,15 +26,50 @@ using nlohmann::json;
 
 namespace {
 
-struct plan_cli {
+// ---- options
+
+/// plan's command line as given. Whether an option was given is asked of the command
+/// (given()), never read from its value: `--nodes 0` is refused, not taken as "not given".
+struct plan_options {
     std::string from, matrix;
     double alpha_us = 0, beta_gbit = 0;
     unsigned nodes = 0, gpus_per_node = 1, nics_per_node = 0;
     double intra_alpha_us = 0, intra_beta_gbit = 0;
     std::string bytes, params, dtype = "bf16", bucket = "25M";
     double compute_ms = 0;
-    std::string format = "table", output;
+    output_format format = output_format::table;
+    std::string output;
+    const CLI::App* cmd = nullptr;  ///< the subcommand these were parsed by
+
+    /// True when option `name` ("--from") was on the command line.
+    bool given(const char* name) const { return cmd->count(name) > 0; }
 };
+
+/// Registers plan's options on `cmd`, parsed into `o` (which must outlive the parse).
+void add_plan_options(CLI::App& cmd, plan_options& o) {
+    o.cmd = &cmd;
+    cmd.add_option("--from", o.from, "RESULT.json: fit the model of this sweep (meshperf sweep --format json)");
+    cmd.add_option("--matrix", o.matrix, "MATRIX.json: the slowest link of this matrix (meshperf matrix --format json)");
+    cmd.add_option("--alpha-us", o.alpha_us, "link latency α, µs (with --beta-gbit)");
+    cmd.add_option("--beta-gbit", o.beta_gbit, "link bandwidth β, Gbit/s (with --alpha-us)");
+    cmd.add_option("--nodes", o.nodes, "p, nodes joined by the link (default with --matrix: its hosts)");
+    cmd.add_option("--gpus-per-node", o.gpus_per_node, "G, ranks per node")->capture_default_str();
+    cmd.add_option("--nics-per-node", o.nics_per_node, "NICs per node carrying the link (default: one per GPU)");
+    cmd.add_option("--intra-alpha-us", o.intra_alpha_us, "intra-node link (NVLink) α, µs (default: intra-node is free)");
+    cmd.add_option("--intra-beta-gbit", o.intra_beta_gbit, "intra-node link β, Gbit/s");
+    cmd.add_option("--bytes", o.bytes, "S, bytes per collective as nccl-tests' size (25M, 1G, 1.5T: IEC, 1G = 2^30)");
+    cmd.add_option("--params", o.params, "N, parameters of a data-parallel model (70e9, 7B, 350M)");
+    cmd.add_option("--dtype", o.dtype, "gradient type: bf16, fp16 or fp32")->capture_default_str();
+    cmd.add_option("--bucket", o.bucket, "gradient bucket size (IEC; DDP default 25M)")->capture_default_str();
+    cmd.add_option("--step-compute-ms", o.compute_ms, "forward + backward time of one step, ms: scaling efficiency");
+    add_format_option(cmd, o.format, {output_format::table, output_format::json, output_format::csv});
+    cmd.add_option("-o,--output", o.output, "write to FILE instead of stdout");
+}
+
+// ---- inputs
+
+/// A usage error of plan (exit 2).
+client_error plan_usage(const std::string& message) { return client_error(exit_usage, message); }
 
 /// The largest --bytes or --bucket: 2^60 bytes (1 EiB).
 constexpr std::uint64_t max_plan_bytes = std::uint64_t{1} << 60;
@@ -69,11 +107,13 @@ double parse_count(const std::string& text, const char* what) {
     return v;
 }
 
+/// A time in µs, ms or s, for the table.
 std::string fmt_time(double s) {
     if (s < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
     if (s < 1) return fmt::format("{:.4g} ms", s * 1e3);
     return fmt::format("{:.4g} s", s);
 }
+/// Gbit/s with three significant digits (whole numbers from 100).
 std::string fmt_gbit(double g) { return g >= 100 ? fmt::format("{:.0f}", g) : fmt::format("{:.3g}", g); }
 
 /// Where the inter-node link came from.
@@ -126,6 +166,126 @@ link_source from_matrix(const report_matrix& m, std::uint64_t bytes, const core:
     return s;
 }
 
+/// Refuses options that contradict or miss each other, before any file is read.
+void check_plan_options(const plan_options& o) {
+    const bool alpha = o.given("--alpha-us"), beta = o.given("--beta-gbit");
+    const int sources = o.given("--from") + o.given("--matrix") + (alpha || beta);
+    if (sources != 1) throw plan_usage("plan needs exactly one link: --from RESULT.json, --matrix MATRIX.json, or --alpha-us and --beta-gbit");
+    if (alpha != beta) throw plan_usage("--alpha-us and --beta-gbit go together");
+    if (o.given("--bytes") == o.given("--params")) throw plan_usage("plan needs exactly one of --bytes S or --params N");
+    const bool compute = o.given("--step-compute-ms");
+    if (compute && !o.given("--params")) throw plan_usage("--step-compute-ms needs --params (it plans a data-parallel step)");
+    if (o.given("--intra-alpha-us") != o.given("--intra-beta-gbit")) throw plan_usage("--intra-alpha-us and --intra-beta-gbit go together");
+    if (compute && !(o.compute_ms > 0 && std::isfinite(o.compute_ms))) throw plan_usage("--step-compute-ms must be positive");
+}
+
+/// The matrix of --matrix, when given.
+std::optional<report_matrix> load_plan_matrix(const plan_options& o) {
+    if (!o.given("--matrix")) return std::nullopt;
+    auto f = load_result_file(o.matrix);
+    if (f.is_run()) throw plan_usage(o.matrix + " is a run result; use --from for it");
+    return f.matrix();
+}
+
+/// Nodes (--nodes, else the matrix's hosts), GPUs, NICs and the intra-node link; not yet
+/// validated (read_plan_sizes does that).
+core::topology plan_topology(const plan_options& o, const std::optional<report_matrix>& mat) {
+    core::topology topo;
+    const bool nodes = o.given("--nodes");
+    topo.nodes = nodes ? o.nodes : (mat ? static_cast<unsigned>(mat->hosts.size()) : 0);
+    if (!topo.nodes) throw plan_usage(nodes ? "--nodes must be at least 1" : "plan needs --nodes P");
+    topo.gpus_per_node = o.gpus_per_node;
+    // 0 means "one NIC per GPU" inside the model; given, it is a mistake, not that default.
+    if (o.given("--nics-per-node") && o.nics_per_node == 0)
+        throw plan_usage("--nics-per-node must be at least 1 (leave it out for one NIC per GPU)");
+    topo.nics_per_node = o.nics_per_node;
+    if (o.given("--intra-alpha-us")) topo.intra = core::link_model::from_us_gbit(o.intra_alpha_us, o.intra_beta_gbit);
+    return topo;
+}
+
+/// What the model is run on: the topology, the message size and the link.
+struct plan_inputs {
+    core::topology topo;
+    core::dp_step_spec step;  ///< params 0: no data-parallel step (--bytes)
+    std::uint64_t size = 0;   ///< bytes per collective: --bytes, or one gradient bucket
+    link_source link;
+};
+
+/// Validates `in.topo`, then reads --bytes, or --params with --dtype, --bucket and
+/// --step-compute-ms, into `in.size` and `in.step`.
+void read_plan_sizes(const plan_options& o, plan_inputs& in) {
+    try {
+        core::validate(in.topo);
+        if (o.given("--bytes")) {
+            in.size = parse_plan_bytes(o.bytes, "--bytes");
+            return;
+        }
+        auto& step = in.step;
+        step.params = static_cast<std::uint64_t>(std::llround(parse_count(o.params, "--params")));
+        step.type = core::parse_dtype(o.dtype);
+        step.bucket_bytes = parse_plan_bytes(o.bucket, "--bucket");
+        if (o.given("--step-compute-ms")) step.compute_s = o.compute_ms * 1e-3;
+        const auto grad = step.params * core::dtype_bytes(step.type);
+        in.size = std::min(step.bucket_bytes, grad);  // the collectives table shows one bucket
+    } catch (const core::spec_error& e) {
+        throw plan_usage(e.what());
+    }
+}
+
+/// --from: the fitted model of a run result.
+link_source link_from_run(const plan_options& o) {
+    auto f = load_result_file(o.from);
+    if (!f.is_run()) throw plan_usage(o.from + " is a matrix; use --matrix for it");
+    auto m = fit_run_model(f.run());
+    if (!m.fit) throw plan_usage(fmt::format("cannot plan from {}: no model: {}", o.from, m.why_not));
+    link_source src;
+    src.link = *m.fit;
+    src.info = {{"source", "result"}, {"file", o.from}, {"run_id", f.run().id}, {"model", core::to_json(*m.fit)}};
+    src.text = fmt::format("link: model of run {} ({}){}", f.run().id, o.from, render_model_text(m));
+    return src;
+}
+
+/// --alpha-us and --beta-gbit: a link as given.
+link_source given_link(const plan_options& o) {
+    if (!(o.alpha_us >= 0 && std::isfinite(o.alpha_us)) || !(o.beta_gbit > 0 && std::isfinite(o.beta_gbit)))
+        throw plan_usage("--alpha-us must be >= 0 and --beta-gbit > 0");
+    const auto l = core::link_model::from_us_gbit(o.alpha_us, o.beta_gbit);
+    link_source src;
+    src.link = l;
+    src.info = core::to_json(l);
+    src.info["source"] = "given";
+    src.text = fmt::format("link: α {:.4g} µs, β {} Gbit/s ({:.4g} GB/s) as given\n", o.alpha_us, fmt_gbit(o.beta_gbit),
+                           o.beta_gbit / 8);
+    return src;
+}
+
+/// The link of whichever of --from, --matrix (`mat`) or --alpha-us/--beta-gbit was given.
+link_source plan_link(const plan_options& o, const std::optional<report_matrix>& mat, const plan_inputs& in) {
+    if (o.given("--from")) return link_from_run(o);
+    if (!mat) return given_link(o);
+    link_source src;
+    try {
+        src = from_matrix(*mat, in.size, in.topo);
+    } catch (const core::spec_error& e) {
+        throw plan_usage(fmt::format("{}: {}", o.matrix, e.what()));
+    }
+    src.info["file"] = o.matrix;
+    return src;
+}
+
+/// Everything plan reads, checked, in the order its errors are reported.
+plan_inputs read_plan_inputs(const plan_options& o) {
+    check_plan_options(o);
+    const auto mat = load_plan_matrix(o);
+    plan_inputs in;
+    in.topo = plan_topology(o, mat);
+    read_plan_sizes(o, in);
+    in.link = plan_link(o, mat, in);
+    return in;
+}
+
+// ---- model
+
 std::vector<core::prediction> predict(const link_source& s, std::uint64_t bytes, const core::topology& t) {
     return std::visit([&](const auto& l) { return core::predict_all(bytes, t, l); }, s.link);
 }
@@ -151,6 +311,40 @@ std::vector<core::model_use> model_uses(const std::vector<core::prediction>& pre
     return uses;
 }
 
+/// What plan predicts.
+struct plan_outcome {
+    std::vector<core::prediction> preds;             ///< every collective and algorithm at inputs.size
+    std::optional<core::dp_step_plan> best, ring, tree;  ///< the data-parallel step (with --params)
+    std::vector<core::model_warning> warnings;       ///< a fitted model used outside its sizes
+};
+
+/// Runs the model on `in`. Throws client_error(exit_usage) when core refuses the inputs.
+plan_outcome compute_plan(const plan_inputs& in) {
+    plan_outcome out;
+    try {
+        out.preds = predict(in.link, in.size, in.topo);
+        if (in.step.params) {
+            auto step = in.step;
+            out.best = plan_step(in.link, step, in.topo);
+            step.algo = core::algorithm::ring;
+            out.ring = plan_step(in.link, step, in.topo);
+            step.algo = core::algorithm::tree;
+            out.tree = plan_step(in.link, step, in.topo);
+        }
+    } catch (const core::spec_error& e) {
+        throw plan_usage(e.what());
+    }
+    // Warnings on the model's use: only a fitted model knows the sizes it was measured at.
+    if (const auto* fit = std::get_if<core::model_fit>(&in.link.link)) {
+        const auto step_of = [](const std::optional<core::dp_step_plan>& d) { return d ? &*d : nullptr; };
+        const auto uses = model_uses(out.preds, {step_of(out.best), step_of(out.ring), step_of(out.tree)}, in.topo);
+        out.warnings = core::model_use_warnings(*fit, uses);
+    }
+    return out;
+}
+
+// ---- rendering
+
 std::string csv(const std::vector<core::prediction>& ps) {
     std::string out = "collective,algorithm,bytes,nodes,gpus_per_node,ranks,time_s,latency_s,bandwidth_s,algbw_gbit_per_s,"
                       "busbw_gbit_per_s,bottleneck\n";
@@ -171,177 +365,93 @@ std::string table(const std::vector<core::prediction>& ps) {
     return format_table(rows);
 }
 
+/// --format csv: the predictions; warnings go to stderr, which has room for them.
+std::string plan_csv(const plan_outcome& out) {
+    auto text = csv(out.preds);
+    for (const auto& w : out.warnings) std::fprintf(stderr, "meshperf: warning: %s\n", w.message.c_str());
+    return text;
+}
+
+/// --format json: the meshperf.plan/1 document.
+std::string plan_json(const plan_inputs& in, const plan_outcome& out) {
+    json doc{{"schema", "meshperf.plan/1"}, {"link", in.link.info}, {"topology", core::to_json(in.topo)}, {"bytes", in.size}};
+    doc["predictions"] = json::array();
+    for (const auto& p : out.preds) doc["predictions"].push_back(core::to_json(p));
+    if (out.best) {
+        doc["dp_step"] = core::to_json(*out.best);
+        doc["dp_step"]["params"] = in.step.params;
+        doc["dp_step"]["dtype"] = core::to_string(in.step.type);
+        doc["dp_step_by_algorithm"] = {{"ring", core::to_json(*out.ring)}, {"tree", core::to_json(*out.tree)}};
+    } else {
+        doc["dp_step"] = nullptr;
+    }
+    doc["warnings"] = json::array();
+    for (const auto& w : out.warnings) doc["warnings"].push_back(core::to_json(w));
+    return doc.dump(2) + "\n";
+}
+
+/// The table's topology line: nodes, ranks, NICs and the intra-node link.
+std::string topology_line(const core::topology& topo) {
+    const auto intra = topo.intra ? fmt::format("α {:.3g} µs, β {} Gbit/s", topo.intra->alpha_s * 1e6,
+                                                fmt_gbit(topo.intra->beta_bytes_per_s * 8e-9))
+                       : topo.gpus_per_node > 1 ? "not given: free (intra_modelled false)"
+                                                : "unused";
+    return fmt::format("topology: {} node{} × {} GPU{} = {} ranks, {} NIC{} per node; intra-node link {}\n", topo.nodes,
+                       topo.nodes == 1 ? "" : "s", topo.gpus_per_node, topo.gpus_per_node == 1 ? "" : "s", topo.ranks(),
+                       topo.rails(), topo.rails() == 1 ? "" : "s", intra);
+}
+
+/// The table's data-parallel step: gradients and buckets, then the step per algorithm.
+std::string dp_step_table(const core::dp_step_spec& step, const plan_outcome& out) {
+    const auto& best = *out.best;
+    auto text = fmt::format("\ndata-parallel step: {:.4g} parameters × {} = {} of gradients, {} bucket{} of {} (last {})\n",
+                            static_cast<double>(step.params), core::to_string(step.type), core::format_size(best.gradient_bytes),
+                            best.buckets, best.buckets == 1 ? "" : "s", core::format_size(best.bucket_bytes),
+                            core::format_size(best.last_bucket_bytes));
+    std::vector<std::vector<std::string>> rows{{"all-reduce", "comm per step", "bandwidth bound", "step (no overlap)",
+                                                "efficiency (no overlap)", "efficiency (full overlap)"}};
+    auto pct = [](const std::optional<double>& e) { return e ? fmt::format("{:.1f}%", *e * 100) : std::string("-"); };
+    auto row = [&](const std::string& name, const core::dp_step_plan& d) {
+        rows.push_back({name, fmt_time(d.comm_s), fmt_time(d.bandwidth_bound_s),
+                        d.step_no_overlap_s ? fmt_time(*d.step_no_overlap_s) : "-", pct(d.efficiency_no_overlap),
+                        pct(d.efficiency_full_overlap)});
+    };
+    row("best per bucket", best);
+    row("ring", *out.ring);
+    row("tree", *out.tree);
+    text += format_table(rows);
+    if (!best.compute_s) text += "(give --step-compute-ms for the scaling efficiency)\n";
+    return text;
+}
+
+/// --format table: the link, the topology, the collectives, the step and the warnings.
+std::string plan_table(const plan_inputs& in, const plan_outcome& out) {
+    auto text = in.link.text + topology_line(in.topo);
+    text += fmt::format("\ncollectives of {} ({} B){}:\n", core::format_size(in.size), in.size,
+                        in.step.params ? ", one gradient bucket" : "");
+    text += table(out.preds);
+    if (out.best) text += dp_step_table(in.step, out);
+    if (!out.warnings.empty()) {
+        text += "\nwarnings:\n";
+        for (const auto& w : out.warnings) text += "  - " + w.message + "\n";
+    }
+    return text;
+}
+
 }  // namespace
 
 command_runner add_plan_command(CLI::App& app, const common_options&) {
-    auto o = std::make_shared<plan_cli>();
+    auto o = std::make_shared<plan_options>();
     auto* cmd = app.add_subcommand("plan", "predict collective times (all-reduce, all-gather, ...) and the gradient "
                                            "communication of a data-parallel step from a measured link "
                                            "(docs/capacity-planning.md)");
-    auto* from = cmd->add_option("--from", o->from, "RESULT.json: fit the model of this sweep (meshperf sweep --format json)");
-    auto* matrix = cmd->add_option("--matrix", o->matrix, "MATRIX.json: the slowest link of this matrix (meshperf matrix --format json)");
-    auto* alpha = cmd->add_option("--alpha-us", o->alpha_us, "link latency α, µs (with --beta-gbit)");
-    auto* beta = cmd->add_option("--beta-gbit", o->beta_gbit, "link bandwidth β, Gbit/s (with --alpha-us)");
-    auto* nodes = cmd->add_option("--nodes", o->nodes, "p, nodes joined by the link (default with --matrix: its hosts)");
-    cmd->add_option("--gpus-per-node", o->gpus_per_node, "G, ranks per node")->capture_default_str();
-    auto* nics = cmd->add_option("--nics-per-node", o->nics_per_node, "NICs per node carrying the link (default: one per GPU)");
-    auto* ia = cmd->add_option("--intra-alpha-us", o->intra_alpha_us, "intra-node link (NVLink) α, µs (default: intra-node is free)");
-    auto* ib = cmd->add_option("--intra-beta-gbit", o->intra_beta_gbit, "intra-node link β, Gbit/s");
-    auto* bytes = cmd->add_option("--bytes", o->bytes, "S, bytes per collective as nccl-tests' size (25M, 1G, 1.5T: IEC, 1G = 2^30)");
-    auto* params = cmd->add_option("--params", o->params, "N, parameters of a data-parallel model (70e9, 7B, 350M)");
-    cmd->add_option("--dtype", o->dtype, "gradient type: bf16, fp16 or fp32")->capture_default_str();
-    cmd->add_option("--bucket", o->bucket, "gradient bucket size (IEC; DDP default 25M)")->capture_default_str();
-    auto* compute = cmd->add_option("--step-compute-ms", o->compute_ms, "forward + backward time of one step, ms: scaling efficiency");
-    cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
-    cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout");
-    return [=]() -> int {
-        const auto usage = [](const std::string& m) { return client_error(exit_usage, m); };
-        const int sources = (from->count() > 0) + (matrix->count() > 0) + (alpha->count() > 0 || beta->count() > 0);
-        if (sources != 1) throw usage("plan needs exactly one link: --from RESULT.json, --matrix MATRIX.json, or --alpha-us and --beta-gbit");
-        if ((alpha->count() > 0) != (beta->count() > 0)) throw usage("--alpha-us and --beta-gbit go together");
-        if ((bytes->count() > 0) == (params->count() > 0)) throw usage("plan needs exactly one of --bytes S or --params N");
-        if (compute->count() && !params->count()) throw usage("--step-compute-ms needs --params (it plans a data-parallel step)");
-        if ((ia->count() > 0) != (ib->count() > 0)) throw usage("--intra-alpha-us and --intra-beta-gbit go together");
-        if (compute->count() && !(o->compute_ms > 0 && std::isfinite(o->compute_ms))) throw usage("--step-compute-ms must be positive");
-
-        std::optional<report_matrix> mat;
-        if (matrix->count()) {
-            auto f = load_result_file(o->matrix);
-            if (f.is_run()) throw usage(o->matrix + " is a run result; use --from for it");
-            mat = f.matrix();
-        }
-        core::topology topo;
-        topo.nodes = nodes->count() ? o->nodes : (mat ? static_cast<unsigned>(mat->hosts.size()) : 0);
-        if (!topo.nodes) throw usage(nodes->count() ? "--nodes must be at least 1" : "plan needs --nodes P");
-        topo.gpus_per_node = o->gpus_per_node;
-        // 0 means "one NIC per GPU" inside the model; given, it is a mistake, not that default.
-        if (nics->count() && o->nics_per_node == 0)
-            throw usage("--nics-per-node must be at least 1 (leave it out for one NIC per GPU)");
-        topo.nics_per_node = o->nics_per_node;
-        if (ia->count()) topo.intra = core::link_model::from_us_gbit(o->intra_alpha_us, o->intra_beta_gbit);
-
-        core::dp_step_spec step;
-        std::uint64_t size = 0;
-        try {
-            core::validate(topo);
-            if (bytes->count()) size = parse_plan_bytes(o->bytes, "--bytes");
-            else {
-                step.params = static_cast<std::uint64_t>(std::llround(parse_count(o->params, "--params")));
-                step.type = core::parse_dtype(o->dtype);
-                step.bucket_bytes = parse_plan_bytes(o->bucket, "--bucket");
-                if (compute->count()) step.compute_s = o->compute_ms * 1e-3;
-                const auto grad = step.params * core::dtype_bytes(step.type);
-                size = std::min(step.bucket_bytes, grad);  // the collectives table shows one bucket
-            }
-        } catch (const core::spec_error& e) {
-            throw usage(e.what());
-        }
-
-        link_source src;
-        if (from->count()) {
-            auto f = load_result_file(o->from);
-            if (!f.is_run()) throw usage(o->from + " is a matrix; use --matrix for it");
-            auto m = fit_run_model(f.run());
-            if (!m.fit) throw usage(fmt::format("cannot plan from {}: no model: {}", o->from, m.why_not));
-            src.link = *m.fit;
-            src.info = {{"source", "result"}, {"file", o->from}, {"run_id", f.run().id}, {"model", core::to_json(*m.fit)}};
-            src.text = fmt::format("link: model of run {} ({}){}", f.run().id, o->from, render_model_text(m));
-        } else if (mat) {
-            try {
-                src = from_matrix(*mat, size, topo);
-            } catch (const core::spec_error& e) {
-                throw usage(fmt::format("{}: {}", o->matrix, e.what()));
-            }
-            src.info["file"] = o->matrix;
-        } else {
-            if (!(o->alpha_us >= 0 && std::isfinite(o->alpha_us)) || !(o->beta_gbit > 0 && std::isfinite(o->beta_gbit)))
-                throw usage("--alpha-us must be >= 0 and --beta-gbit > 0");
-            const auto l = core::link_model::from_us_gbit(o->alpha_us, o->beta_gbit);
-            src.link = l;
-            src.info = core::to_json(l);
-            src.info["source"] = "given";
-            src.text = fmt::format("link: α {:.4g} µs, β {} Gbit/s ({:.4g} GB/s) as given\n", o->alpha_us, fmt_gbit(o->beta_gbit),
-                                   o->beta_gbit / 8);
-        }
-
-        std::vector<core::prediction> preds;
-        std::optional<core::dp_step_plan> best, ring, tree;
-        try {
-            preds = predict(src, size, topo);
-            if (step.params) {
-                best = plan_step(src, step, topo);
-                step.algo = core::algorithm::ring;
-                ring = plan_step(src, step, topo);
-                step.algo = core::algorithm::tree;
-                tree = plan_step(src, step, topo);
-                step.algo.reset();
-            }
-        } catch (const core::spec_error& e) {
-            throw usage(e.what());
-        }
-
-        // Warnings on the model's use: only a fitted model knows the sizes it was measured at.
-        std::vector<core::model_warning> warnings;
-        if (const auto* fit = std::get_if<core::model_fit>(&src.link)) {
-            const auto uses = model_uses(preds, {best ? &*best : nullptr, ring ? &*ring : nullptr, tree ? &*tree : nullptr}, topo);
-            warnings = core::model_use_warnings(*fit, uses);
-        }
-
-        std::string text;
-        if (o->format == "csv") {
-            text = csv(preds);
-            for (const auto& w : warnings) std::fprintf(stderr, "meshperf: warning: %s\n", w.message.c_str());
-        }
-        else if (o->format == "json") {
-            json doc{{"schema", "meshperf.plan/1"}, {"link", src.info}, {"topology", core::to_json(topo)}, {"bytes", size}};
-            doc["predictions"] = json::array();
-            for (const auto& p : preds) doc["predictions"].push_back(core::to_json(p));
-            if (best) {
-                doc["dp_step"] = core::to_json(*best);
-                doc["dp_step"]["params"] = step.params;
-                doc["dp_step"]["dtype"] = core::to_string(step.type);
-                doc["dp_step_by_algorithm"] = {{"ring", core::to_json(*ring)}, {"tree", core::to_json(*tree)}};
-            } else {
-                doc["dp_step"] = nullptr;
-            }
-            doc["warnings"] = json::array();
-            for (const auto& w : warnings) doc["warnings"].push_back(core::to_json(w));
-            text = doc.dump(2) + "\n";
-        } else {
-            text = src.text;
-            text += fmt::format("topology: {} node{} × {} GPU{} = {} ranks, {} NIC{} per node; intra-node link {}\n", topo.nodes,
-                                topo.nodes == 1 ? "" : "s", topo.gpus_per_node, topo.gpus_per_node == 1 ? "" : "s", topo.ranks(),
-                                topo.rails(), topo.rails() == 1 ? "" : "s",
-                                topo.intra ? fmt::format("α {:.3g} µs, β {} Gbit/s", topo.intra->alpha_s * 1e6,
-                                                         fmt_gbit(topo.intra->beta_bytes_per_s * 8e-9))
-                                           : topo.gpus_per_node > 1 ? "not given: free (intra_modelled false)" : "unused");
-            text += fmt::format("\ncollectives of {} ({} B){}:\n", core::format_size(size), size, step.params ? ", one gradient bucket" : "");
-            text += table(preds);
-            if (best) {
-                text += fmt::format("\ndata-parallel step: {:.4g} parameters × {} = {} of gradients, {} bucket{} of {} (last {})\n",
-                                    static_cast<double>(step.params), core::to_string(step.type), core::format_size(best->gradient_bytes),
-                                    best->buckets, best->buckets == 1 ? "" : "s", core::format_size(best->bucket_bytes),
-                                    core::format_size(best->last_bucket_bytes));
-                std::vector<std::vector<std::string>> rows{{"all-reduce", "comm per step", "bandwidth bound", "step (no overlap)",
-                                                            "efficiency (no overlap)", "efficiency (full overlap)"}};
-                auto pct = [](const std::optional<double>& e) { return e ? fmt::format("{:.1f}%", *e * 100) : std::string("-"); };
-                auto row = [&](const std::string& name, const core::dp_step_plan& d) {
-                    rows.push_back({name, fmt_time(d.comm_s), fmt_time(d.bandwidth_bound_s),
-                                    d.step_no_overlap_s ? fmt_time(*d.step_no_overlap_s) : "-", pct(d.efficiency_no_overlap),
-                                    pct(d.efficiency_full_overlap)});
-                };
-                row("best per bucket", *best);
-                row("ring", *ring);
-                row("tree", *tree);
-                text += format_table(rows);
-                if (!best->compute_s) text += "(give --step-compute-ms for the scaling efficiency)\n";
-            }
-            if (!warnings.empty()) {
-                text += "\nwarnings:\n";
-                for (const auto& w : warnings) text += "  - " + w.message + "\n";
-            }
-        }
-        write_output(o->output, text);
+    add_plan_options(*cmd, *o);
+    return [o]() -> int {
+        const auto in = read_plan_inputs(*o);
+        const auto out = compute_plan(in);
+        write_output(o->output, render(o->format, {.table = [&] { return plan_table(in, out); },
+                                                   .json = [&] { return plan_json(in, out); },
+                                                   .csv = [&] { return plan_csv(out); }}));
         return exit_ok;
     };
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
+#include <utility>
 
 namespace meshperf::client {
 
@@ -202,10 +204,15 @@ struct panel {
 
 std::string_view colour_of(std::size_t style) { return series_palette[style % series_palette.size()]; }
 
-void draw_panel(std::string& out, const panel& p, double x_lo, double x_hi, double top, double width, double height) {
-    const double left = 86, right = width - 28, ptop = top + 34, pbottom = top + height - 56;
-    svg::text(out, left, top + 22, p.title, 15, "start", R"(font-weight="bold" fill="#222222")");
+/// A panel's plot area in px, and its axes onto it (x: size, y: the panel's figure).
+struct panel_frame {
+    double left, right, top, bottom;
+    log_axis xa, ya;
+};
 
+/// The y range of a panel's points, bands and model curves, padded so that nothing sits on
+/// the edge (and a flat range spans ×1.5 either way); nullopt when nothing is plottable.
+std::optional<std::pair<double, double>> panel_y_range(const panel& p) {
     double y_lo = INFINITY, y_hi = 0;
     auto widen = [&](double v) {
         if (!plottable(v)) return;
@@ -218,95 +225,126 @@ void draw_panel(std::string& out, const panel& p, double x_lo, double x_hi, doub
     }
     for (const auto& c : p.models)
         for (auto q : c.points) widen(q.y);
-
-    out += "<g>\n";
-    fmt::format_to(std::back_inserter(out), R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#fbfbfb" stroke="none"/>)",
-                   num(left), num(ptop), num(right - left), num(pbottom - ptop));
-    out += '\n';
-    if (!(y_hi > 0)) {
-        svg::text(out, (left + right) / 2, (ptop + pbottom) / 2, p.empty_text, 14, "middle", R"(fill="#666666")");
-        fmt::format_to(std::back_inserter(out),
-                       R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888888" stroke-width="1"/>)",
-                       num(left), num(ptop), num(right - left), num(pbottom - ptop));
-        out += "\n</g>\n";
-        return;
-    }
+    if (!(y_hi > 0)) return std::nullopt;
     if (y_hi / y_lo < 1.5) {
         const double mid = std::sqrt(y_lo * y_hi);
-        y_lo = mid / 1.5;
-        y_hi = mid * 1.5;
-    } else {
-        y_lo /= 1.25;
-        y_hi *= 1.25;
+        return std::pair{mid / 1.5, mid * 1.5};
     }
-    const log_axis xa{x_lo, x_hi, left, right};
-    const log_axis ya{y_lo, y_hi, pbottom, ptop};
+    return std::pair{y_lo / 1.25, y_hi * 1.25};
+}
 
-    // gridlines and ticks
-    for (const auto& t : size_ticks(x_lo, x_hi, right - left)) {
-        const double x = xa(t.v);
+/// The grey frame around a plot area: a rectangle from (left, top) to (right, bottom).
+void draw_frame(std::string& out, double left, double top, double right, double bottom) {
+    fmt::format_to(std::back_inserter(out),
+                   R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888888" stroke-width="1"/>)", num(left),
+                   num(top), num(right - left), num(bottom - top));
+    out += '\n';
+}
+
+/// Gridlines with their tick labels (IEC sizes below, values left), and both axis titles.
+void draw_axes(std::string& out, const panel& p, const panel_frame& f) {
+    for (const auto& t : size_ticks(f.xa.lo, f.xa.hi, f.right - f.left)) {
+        const double x = f.xa(t.v);
         fmt::format_to(std::back_inserter(out), R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1"/>)",
-                       num(x), num(ptop), num(x), num(pbottom), t.label.empty() ? "#ececec" : "#d4d4d4");
+                       num(x), num(f.top), num(x), num(f.bottom), t.label.empty() ? "#ececec" : "#d4d4d4");
         out += '\n';
-        if (!t.label.empty()) svg::text(out, x, pbottom + 19, t.label, 12.5, "middle", R"(fill="#333333")");
+        if (!t.label.empty()) svg::text(out, x, f.bottom + 19, t.label, 12.5, "middle", R"(fill="#333333")");
     }
-    for (const auto& t : value_ticks(y_lo, y_hi, pbottom - ptop)) {
-        const double y = ya(t.v);
+    for (const auto& t : value_ticks(f.ya.lo, f.ya.hi, f.bottom - f.top)) {
+        const double y = f.ya(t.v);
         fmt::format_to(std::back_inserter(out), R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1"/>)",
-                       num(left), num(y), num(right), num(y), t.label.empty() ? "#ececec" : "#d4d4d4");
+                       num(f.left), num(y), num(f.right), num(y), t.label.empty() ? "#ececec" : "#d4d4d4");
         out += '\n';
-        if (!t.label.empty()) svg::text(out, left - 8, y + 4.5, t.label, 12.5, "end", R"(fill="#333333")");
+        if (!t.label.empty()) svg::text(out, f.left - 8, y + 4.5, t.label, 12.5, "end", R"(fill="#333333")");
     }
-    svg::text(out, (left + right) / 2, pbottom + 44, "message size (bytes; IEC units, 1 KiB = 1024 B)", 13.5, "middle",
+    svg::text(out, (f.left + f.right) / 2, f.bottom + 44, "message size (bytes; IEC units, 1 KiB = 1024 B)", 13.5, "middle",
               R"(fill="#222222")");
     svg::text(out, 0, 0, p.y_label, 13.5, "middle",
-              fmt::format(R"svg(fill="#222222" transform="translate({} {}) rotate(-90)")svg", num(22), num((ptop + pbottom) / 2)));
+              fmt::format(R"svg(fill="#222222" transform="translate({} {}) rotate(-90)")svg", num(22), num((f.top + f.bottom) / 2)));
+}
 
-    // bands, measured lines, model curves over them, markers over everything
+/// Appends "x,y " in px for every point of [first, last).
+template <class It>
+void append_points(std::string& pts, It first, It last, const panel_frame& f) {
+    for (; first != last; ++first) pts += num(f.xa(first->x)) + "," + num(f.ya(first->y)) + " ";
+}
+
+/// The points attribute of a line through `line` (two points at least).
+std::string points_attribute(const std::vector<xy>& line, const panel_frame& f) {
+    std::string pts;
+    append_points(pts, line.begin(), line.end(), f);
+    pts.pop_back();
+    return pts;
+}
+
+/// The shaded p50..p99 bands, under everything else.
+void draw_bands(std::string& out, const panel& p, const panel_frame& f) {
     for (const auto& s : p.data) {
         if (s.band_hi.size() != s.points.size() || s.points.size() < 2) continue;
         std::string pts;
-        for (auto q : s.band_hi) pts += num(xa(q.x)) + "," + num(ya(q.y)) + " ";
-        for (auto it = s.points.rbegin(); it != s.points.rend(); ++it) pts += num(xa(it->x)) + "," + num(ya(it->y)) + " ";
+        append_points(pts, s.band_hi.begin(), s.band_hi.end(), f);
+        append_points(pts, s.points.rbegin(), s.points.rend(), f);
         pts.pop_back();
         fmt::format_to(std::back_inserter(out), R"(<polygon points="{}" fill="{}" fill-opacity="0.16" stroke="none"/>)", pts,
                        colour_of(s.style));
         out += '\n';
     }
+}
+
+/// Lines through the measured points: fainter where model curves are drawn over them.
+void draw_measured_lines(std::string& out, const panel& p, const panel_frame& f) {
     for (const auto& s : p.data) {
-        if (s.points.size() >= 2) {
-            std::string pts;
-            for (auto q : s.points) pts += num(xa(q.x)) + "," + num(ya(q.y)) + " ";
-            pts.pop_back();
-            fmt::format_to(std::back_inserter(out), R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="{}" stroke-opacity="{}"{}/>)",
-                           pts, colour_of(s.style), p.models.empty() ? 2.2 : 1.4, p.models.empty() ? 1.0 : 0.6, s.hollow ? R"( stroke-dasharray="2 4" stroke-linecap="round")" : "");
-            out += '\n';
-        }
+        if (s.points.size() < 2) continue;
+        fmt::format_to(std::back_inserter(out),
+                       R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="{}" stroke-opacity="{}"{}/>)",
+                       points_attribute(s.points, f), colour_of(s.style), p.models.empty() ? 2.2 : 1.4,
+                       p.models.empty() ? 1.0 : 0.6, s.hollow ? R"( stroke-dasharray="2 4" stroke-linecap="round")" : "");
+        out += '\n';
     }
+}
+
+/// The fitted models (dashed) and their piecewise breaks (dotted, labelled).
+void draw_models(std::string& out, const panel& p, const panel_frame& f) {
     for (const auto& c : p.models) {
         if (c.points.size() < 2) continue;
-        std::string pts;
-        for (auto q : c.points) pts += num(xa(q.x)) + "," + num(ya(q.y)) + " ";
-        pts.pop_back();
         fmt::format_to(std::back_inserter(out),
                        R"(<polyline points="{}" fill="none" stroke="{}" stroke-width="2.2" stroke-dasharray="8 5"/>)",
-                       pts, colour_of(c.style));
+                       points_attribute(c.points, f), colour_of(c.style));
         out += '\n';
     }
     for (auto [n, style] : p.breaks) {
-        if (!(n > x_lo && n < x_hi)) continue;
+        if (!(n > f.xa.lo && n < f.xa.hi)) continue;
         fmt::format_to(std::back_inserter(out),
                        R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="1.2" stroke-dasharray="2 3"/>)",
-                       num(xa(n)), num(ptop), num(xa(n)), num(pbottom), colour_of(style));
+                       num(f.xa(n)), num(f.top), num(f.xa(n)), num(f.bottom), colour_of(style));
         out += '\n';
-        svg::text(out, xa(n) + 4, ptop + 14, "break", 11.5, "start", fmt::format(R"(fill="{}")", colour_of(style)));
+        svg::text(out, f.xa(n) + 4, f.top + 14, "break", 11.5, "start", fmt::format(R"(fill="{}")", colour_of(style)));
     }
-    for (const auto& s : p.data)
-        for (auto q : s.points) svg::marker(out, s.style, xa(q.x), ya(q.y), colour_of(s.style), s.hollow);
-    fmt::format_to(std::back_inserter(out),
-                   R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#888888" stroke-width="1"/>)", num(left),
-                   num(ptop), num(right - left), num(pbottom - ptop));
-    out += "\n</g>\n";
+}
+
+/// One panel at `top`, `width` × `height` px, over sizes [x_lo, x_hi]: its title, plot
+/// area, axes, then bands, measured lines, model curves over them and markers over all.
+void draw_panel(std::string& out, const panel& p, double x_lo, double x_hi, double top, double width, double height) {
+    const double left = 86, right = width - 28, ptop = top + 34, pbottom = top + height - 56;
+    svg::text(out, left, top + 22, p.title, 15, "start", R"(font-weight="bold" fill="#222222")");
+    const auto y_range = panel_y_range(p);
+    out += "<g>\n";
+    fmt::format_to(std::back_inserter(out), R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#fbfbfb" stroke="none"/>)",
+                   num(left), num(ptop), num(right - left), num(pbottom - ptop));
+    out += '\n';
+    if (!y_range) {
+        svg::text(out, (left + right) / 2, (ptop + pbottom) / 2, p.empty_text, 14, "middle", R"(fill="#666666")");
+    } else {
+        const panel_frame f{left, right, ptop, pbottom, {x_lo, x_hi, left, right}, {y_range->first, y_range->second, pbottom, ptop}};
+        draw_axes(out, p, f);
+        draw_bands(out, p, f);
+        draw_measured_lines(out, p, f);
+        draw_models(out, p, f);
+        for (const auto& s : p.data)
+            for (auto q : s.points) svg::marker(out, s.style, f.xa(q.x), f.ya(q.y), colour_of(s.style), s.hollow);
+    }
+    draw_frame(out, left, ptop, right, pbottom);
+    out += "</g>\n";
 }
 
 // Model curve sample sizes: a geometric grid over the fitted range.
@@ -408,11 +446,11 @@ plot_options measured_panels(std::span<const plot_run> runs, plot_options opt) {
     return panels_with_points(runs, [](const plot_run& r) -> const core::run_result& { return r.run; }, std::move(opt));
 }
 
-std::string render_sweep_svg(std::span<const plot_run> runs, const plot_options& opt) {
-    const double width = std::max(480u, opt.width);
-    const double panel_h = std::max(220u, opt.panel_height);
+namespace {
 
-    // Shared x domain so both panels line up.
+/// The size axis both panels share, so that they line up: the runs' sizes (1 B..1 MiB
+/// without any), widened by 0.35 octave each side.
+std::pair<double, double> size_domain(std::span<const plot_run> runs) {
     double x_lo = INFINITY, x_hi = 0;
     for (const auto& pr : runs)
         for (const auto& p : pr.run.points)
@@ -424,120 +462,161 @@ std::string render_sweep_svg(std::span<const plot_run> runs, const plot_options&
         x_lo = 1;
         x_hi = 1 << 20;
     }
-    x_lo /= std::pow(2.0, 0.35);
-    x_hi *= std::pow(2.0, 0.35);
+    return {x_lo / std::pow(2.0, 0.35), x_hi * std::pow(2.0, 0.35)};
+}
 
-    // Latency in µs, or ms when the curve reaches 10 ms.
+/// Latency in ms when some p99 reaches 10 ms, else in µs.
+bool latency_in_ms(std::span<const plot_run> runs) {
     double lat_max_us = 0;
     for (const auto& pr : runs)
         for (const auto& p : pr.run.points)
             if (p.lat_ns && std::isfinite(p.lat_ns->p99)) lat_max_us = std::max(lat_max_us, p.lat_ns->p99 / 1e3);
-    const bool ms = lat_max_us >= 1e4;
-    const double lat_div = ms ? 1e3 : 1.0;
+    return lat_max_us >= 1e4;
+}
 
-    panel lat{"One-way latency (p50; shaded: p50 to p99)", ms ? "one-way latency (ms)" : "one-way latency (µs)",
-              "no latency points", {}, {}, {}};
-    panel bw{"Bandwidth (goodput at the receiver)", "bandwidth (Gbit/s)", "no bandwidth points", {}, {}, {}};
+/// What a sweep plot draws: both panels, the legend, and what the key and the note say.
+struct sweep_drawing {
+    panel lat, bw;
     std::vector<legend_entry> legend;
-    std::size_t skipped = 0;
+    std::size_t skipped = 0;  ///< points without a positive, finite figure
     bool any_model = false, any_bidir = false;
+};
 
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-        const auto& pr = runs[i];
-        std::vector<const core::point_result*> pts;
-        for (const auto& p : pr.run.points) pts.push_back(&p);
-        std::stable_sort(pts.begin(), pts.end(), [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; });
-
-        series l{i, {}, {}, false}, b{i, {}, {}, false}, bd{i, {}, {}, true};
-        for (const auto* p : pts) {
-            const double n = static_cast<double>(p->size_bytes);
-            if (p->test == core::test_kind::latency) {
-                if (!p->lat_ns || p->size_bytes == 0 || !plottable(p->lat_ns->p50)) {
-                    ++skipped;
-                    continue;
-                }
-                l.points.push_back({n, p->lat_ns->p50 / 1e3 / lat_div});
-                const double hi = plottable(p->lat_ns->p99) ? p->lat_ns->p99 : p->lat_ns->p50;
-                l.band_hi.push_back({n, std::max(hi, p->lat_ns->p50) / 1e3 / lat_div});
-            } else {
-                if (p->size_bytes == 0 || !plottable(p->gbit_per_s)) {
-                    ++skipped;
-                    continue;
-                }
-                (p->test == core::test_kind::bidir ? bd : b).points.push_back({n, p->gbit_per_s});
+/// The measured series of one run (style `style`), sorted by size; `skipped` counts the
+/// points that cannot sit on a log axis. Latency is divided by `lat_div` (µs to the axis).
+struct run_series {
+    series lat, bw, bidir;
+};
+run_series measured_series(const core::run_result& run, std::size_t style, double lat_div, std::size_t& skipped) {
+    std::vector<const core::point_result*> pts;
+    for (const auto& p : run.points) pts.push_back(&p);
+    std::stable_sort(pts.begin(), pts.end(), [](auto* a, auto* b) { return a->size_bytes < b->size_bytes; });
+    run_series r{{style, {}, {}, false}, {style, {}, {}, false}, {style, {}, {}, true}};
+    for (const auto* p : pts) {
+        const double n = static_cast<double>(p->size_bytes);
+        if (p->test == core::test_kind::latency) {
+            if (!p->lat_ns || p->size_bytes == 0 || !plottable(p->lat_ns->p50)) {
+                ++skipped;
+                continue;
             }
-        }
-        if (!opt.percentile_band) l.band_hi.clear();
-        if (!l.points.empty()) lat.data.push_back(l);
-        if (!b.points.empty()) bw.data.push_back(b);
-        if (!bd.points.empty()) {
-            bw.data.push_back(bd);
-            any_bidir = true;
-        }
-
-        const std::string label = pr.label.empty() ? run_label(pr.run) : pr.label;
-        legend.push_back({i, label, pr.model ? fit_text(*pr.model) : std::string(), false});
-        if (pr.model) {
-            const auto& m = *pr.model;
-            curve lc{i, {}}, bc{i, {}};
-            for (double n : model_grid(m)) {
-                const auto& seg = m.line_for(n);
-                if (seg.alpha_source == "latency") {
-                    const double t_us = seg.time_s(n) * 1e6 / lat_div;
-                    if (plottable(t_us)) lc.points.push_back({n, t_us});
-                }
-                if (seg.stream_alpha_s || seg.alpha_source == "bandwidth") {
-                    const double t = seg.stream_alpha_s.value_or(seg.alpha_s) + n / seg.beta_bytes_per_s;
-                    const double gbit = n * 8 / t / 1e9;
-                    if (plottable(gbit)) bc.points.push_back({n, gbit});
-                }
+            r.lat.points.push_back({n, p->lat_ns->p50 / 1e3 / lat_div});
+            const double hi = plottable(p->lat_ns->p99) ? p->lat_ns->p99 : p->lat_ns->p50;
+            r.lat.band_hi.push_back({n, std::max(hi, p->lat_ns->p50) / 1e3 / lat_div});
+        } else {
+            if (p->size_bytes == 0 || !plottable(p->gbit_per_s)) {
+                ++skipped;
+                continue;
             }
-            if (!l.points.empty() && lc.points.size() >= 2) lat.models.push_back(std::move(lc));
-            if (!b.points.empty() && bc.points.size() >= 2) bw.models.push_back(std::move(bc));
-            if (m.piecewise) {
-                const double at = std::sqrt(static_cast<double>(m.piecewise->break_after_bytes) *
-                                            static_cast<double>(m.piecewise->break_before_bytes));
-                if (!l.points.empty()) lat.breaks.push_back({at, i});
-                if (!b.points.empty()) bw.breaks.push_back({at, i});
-            }
-            any_model = true;
+            (p->test == core::test_kind::bidir ? r.bidir : r.bw).points.push_back({n, p->gbit_per_s});
         }
     }
+    return r;
+}
 
-    std::string title = opt.title;
-    if (title.empty())
-        title = runs.size() == 1 ? "meshperf sweep: " + (runs[0].label.empty() ? run_label(runs[0].run) : runs[0].label)
-                                 : fmt::format("meshperf sweep: {} runs", runs.size());
+/// Adds model `m` of run `style` to the panels that have its run's points (`on_lat`,
+/// `on_bw`): its curves, and the break of a piecewise model.
+void add_model(sweep_drawing& d, const core::model_fit& m, std::size_t style, double lat_div, bool on_lat, bool on_bw) {
+    curve lc{style, {}}, bc{style, {}};
+    for (double n : model_grid(m)) {
+        const auto& seg = m.line_for(n);
+        if (seg.alpha_source == "latency") {
+            const double t_us = seg.time_s(n) * 1e6 / lat_div;
+            if (plottable(t_us)) lc.points.push_back({n, t_us});
+        }
+        if (seg.stream_alpha_s || seg.alpha_source == "bandwidth") {
+            const double t = seg.stream_alpha_s.value_or(seg.alpha_s) + n / seg.beta_bytes_per_s;
+            const double gbit = n * 8 / t / 1e9;
+            if (plottable(gbit)) bc.points.push_back({n, gbit});
+        }
+    }
+    if (on_lat && lc.points.size() >= 2) d.lat.models.push_back(std::move(lc));
+    if (on_bw && bc.points.size() >= 2) d.bw.models.push_back(std::move(bc));
+    if (m.piecewise) {
+        const double at = std::sqrt(static_cast<double>(m.piecewise->break_after_bytes) *
+                                    static_cast<double>(m.piecewise->break_before_bytes));
+        if (on_lat) d.lat.breaks.push_back({at, style});
+        if (on_bw) d.bw.breaks.push_back({at, style});
+    }
+}
 
+/// Both panels and the legend of `runs`, run i drawn in style i.
+sweep_drawing sweep_drawing_of(std::span<const plot_run> runs, bool percentile_band) {
+    const bool ms = latency_in_ms(runs);
+    const double lat_div = ms ? 1e3 : 1.0;
+    sweep_drawing d;
+    d.lat = {"One-way latency (p50; shaded: p50 to p99)", ms ? "one-way latency (ms)" : "one-way latency (µs)",
+             "no latency points", {}, {}, {}};
+    d.bw = {"Bandwidth (goodput at the receiver)", "bandwidth (Gbit/s)", "no bandwidth points", {}, {}, {}};
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto& pr = runs[i];
+        auto s = measured_series(pr.run, i, lat_div, d.skipped);
+        if (!percentile_band) s.lat.band_hi.clear();
+        const bool on_lat = !s.lat.points.empty(), on_bw = !s.bw.points.empty();
+        if (on_lat) d.lat.data.push_back(std::move(s.lat));
+        if (on_bw) d.bw.data.push_back(std::move(s.bw));
+        if (!s.bidir.points.empty()) {
+            d.bw.data.push_back(std::move(s.bidir));
+            d.any_bidir = true;
+        }
+        const std::string label = pr.label.empty() ? run_label(pr.run) : pr.label;
+        d.legend.push_back({i, label, pr.model ? fit_text(*pr.model) : std::string(), false});
+        if (pr.model) {
+            add_model(d, *pr.model, i, lat_div, on_lat, on_bw);
+            d.any_model = true;
+        }
+    }
+    return d;
+}
+
+/// opt.title, else "meshperf sweep: " and the one run's label or the number of runs.
+std::string sweep_title(std::span<const plot_run> runs, const plot_options& opt) {
+    if (!opt.title.empty()) return opt.title;
+    return runs.size() == 1 ? "meshperf sweep: " + (runs[0].label.empty() ? run_label(runs[0].run) : runs[0].label)
+                            : fmt::format("meshperf sweep: {} runs", runs.size());
+}
+
+/// The key under the legend: what markers, dashes and dots mean.
+std::string sweep_key(const sweep_drawing& d, bool no_runs) {
+    if (no_runs) return "no runs";
     std::string key = "markers: measured";
-    if (any_model) key += " · dashed: fitted model t(n) = α + n/β";
-    if (any_bidir) key += " · dotted, open markers: bidirectional (sum)";
-    if (runs.empty()) key = "no runs";
+    if (d.any_model) key += " · dashed: fitted model t(n) = α + n/β";
+    if (d.any_bidir) key += " · dotted, open markers: bidirectional (sum)";
+    return key;
+}
+
+}  // namespace
+
+std::string render_sweep_svg(std::span<const plot_run> runs, const plot_options& opt) {
+    const double width = std::max(480u, opt.width);
+    const double panel_h = std::max(220u, opt.panel_height);
+    const auto [x_lo, x_hi] = size_domain(runs);
+    const auto d = sweep_drawing_of(runs, opt.percentile_band);
+    const std::string title = sweep_title(runs, opt);
 
     const double title_h = 44;
     std::string scratch;
-    const double legend_h = draw_legend(scratch, legend, 0, width, false);  // measure only
+    const double legend_h = draw_legend(scratch, d.legend, 0, width, false);  // measure only
     const double key_h = 20;
     const int panels = (opt.latency ? 1 : 0) + (opt.bandwidth ? 1 : 0);
-    const double note_h = skipped ? 22 : 0;
+    const double note_h = d.skipped ? 22 : 0;
     const double height = title_h + legend_h + key_h + panels * panel_h + note_h + 8;
 
     std::string out = svg::open_svg(width, height, title);
     svg::text(out, 86, 30, title, 20, "start", R"(font-weight="bold" fill="#111111")");
-    draw_legend(out, legend, title_h, width, true);
-    svg::text(out, 86, title_h + legend_h + 12, key, 12, "start", R"(fill="#555555")");
+    draw_legend(out, d.legend, title_h, width, true);
+    svg::text(out, 86, title_h + legend_h + 12, sweep_key(d, runs.empty()), 12, "start", R"(fill="#555555")");
     double y = title_h + legend_h + key_h;
     if (opt.latency) {
-        draw_panel(out, lat, x_lo, x_hi, y, width, panel_h);
+        draw_panel(out, d.lat, x_lo, x_hi, y, width, panel_h);
         y += panel_h;
     }
     if (opt.bandwidth) {
-        draw_panel(out, bw, x_lo, x_hi, y, width, panel_h);
+        draw_panel(out, d.bw, x_lo, x_hi, y, width, panel_h);
         y += panel_h;
     }
-    if (skipped)
+    if (d.skipped)
         svg::text(out, 86, y + 14,
-                  fmt::format("{} point(s) without a positive, finite figure are not drawn.", skipped), 12, "start",
+                  fmt::format("{} point(s) without a positive, finite figure are not drawn.", d.skipped), 12, "start",
                   R"(fill="#D55E00")");
     out += "</svg>\n";
     return out;

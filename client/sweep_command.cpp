@@ -1,8 +1,8 @@
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
+#include "client/output_format.hpp"
 #include "client/progress.hpp"
-#include "client/render_table.hpp"
-#include "client/run_model.hpp"
+#include "client/run_output.hpp"
 #include "client/svg_plot.hpp"
 #include "core/error.hpp"
 #include "core/placement.hpp"
@@ -22,6 +22,7 @@ using nlohmann::json;
 
 namespace {
 
+/// sweep's command line as given.
 struct sweep_options {
     std::string initiator = "localhost:7470";
     std::string peer;
@@ -45,12 +46,50 @@ struct sweep_options {
     std::uint32_t port = 1;
     int gid_index = -1;
     std::string memory, local_memory, remote_memory;
-    std::string format = "table";
+    output_format format = output_format::table;
     std::string output;
     std::string svg;
     bool quiet = false;     ///< -q, --no-progress
     bool progress = false;  ///< --progress: also when stderr is not a terminal
 };
+
+/// Registers sweep's options on `cmd`, parsed into `o` (which must outlive the parse).
+void add_sweep_options(CLI::App& cmd, sweep_options& o) {
+    cmd.add_option("peer", o.peer, "peer daemon HOST[:PORT] (the initiator measures the path to it)")->required();
+    cmd.add_option("--initiator", o.initiator, "daemon that runs the measurement, HOST[:PORT]")->capture_default_str();
+    cmd.add_option("--transport", o.transport, "tcp or rdma")->capture_default_str();
+    cmd.add_option("--test", o.tests, "comma list of latency, bandwidth, bidir")->capture_default_str();
+    cmd.add_option("--sizes", o.sizes, "sizes: range 1..4M (powers of two), list 64,4K,1M; IEC suffixes")->capture_default_str();
+    cmd.add_option("--streams", o.streams, "parallel TCP streams per direction (bandwidth, bidir)")->capture_default_str();
+    cmd.add_flag("--reverse", o.reverse, "bandwidth from the peer to the initiator");
+    cmd.add_option("--iterations", o.iterations, "fixed messages (or round trips) per point instead of adaptive length");
+    cmd.add_option("--duration", o.duration, "fixed measured seconds per point instead of adaptive length");
+    cmd.add_option("--precision", o.precision, "adaptive target: 95% CI half-width as a fraction (0.01 = 1%)")->capture_default_str();
+    cmd.add_option("--max-time", o.max_time, "adaptive time cap per point, seconds (after warm-up)")->capture_default_str();
+    cmd.add_option("--warmup", o.warmup, "warm-up seconds before every point (not counted)")->capture_default_str();
+    cmd.add_flag("--verify", o.verify, "receiver checks a byte pattern; corruption fails the point");
+    cmd.add_flag("--busy-poll", o.busy_poll, "latency: spin on receive instead of sleeping");
+    cmd.add_option("--window", o.window, "socket buffer size, e.g. 4M");
+    cmd.add_option("--cpu", o.cpus,
+                    "pin the measuring threads: A,B = initiator on CPU A, peer on CPU B; A = both on A; a side may be "
+                    "a range (0-3) its streams spread over. Default: each daemon picks its CPUs once per run");
+    cmd.add_option("--op", o.op, "RDMA operation: write, read or send")->capture_default_str();
+    cmd.add_option("--tx-depth", o.tx_depth, "RDMA send-queue window")->capture_default_str();
+    cmd.add_option("--qps", o.qps, "RDMA queue pairs (same as --streams)");
+    cmd.add_option("--device", o.device, "RDMA device name (default: the one owning the session address)");
+    cmd.add_option("--port", o.port, "RDMA port number")->capture_default_str();
+    cmd.add_option("--gid-index", o.gid_index, "RDMA GID index (default: RoCE v2 IPv4-mapped GID of the session address)");
+    cmd.add_option("--memory", o.memory, "memory on both sides: host or cuda:N");
+    cmd.add_option("--local-memory", o.local_memory, "initiator's memory: host or cuda:N");
+    cmd.add_option("--remote-memory", o.remote_memory, "peer's memory: host or cuda:N");
+    add_format_option(cmd, o.format, {output_format::table, output_format::json, output_format::csv});
+    cmd.add_option("-o,--output", o.output, "write the result to FILE instead of stdout");
+    cmd.add_option("--svg", o.svg, "also draw latency and bandwidth against size, with the fitted model, to FILE.svg");
+    auto* progress = cmd.add_flag("--progress", o.progress,
+                                   "progress on stderr even when it is not a terminal: one line per point with the time left, for logs");
+    cmd.add_flag("-q,--quiet,--no-progress", o.quiet, "no progress display (the default when stderr is not a terminal)")
+        ->excludes(progress);
+}
 
 /// Builds and validates the spec here, so bad options fail before anything is sent. An
 /// option is taken when it was given (`cmd.count`), never by its value: `--duration 0` or
@@ -95,10 +134,88 @@ core::run_spec build_spec(const sweep_options& o, const CLI::App& cmd, std::stri
     return s;
 }
 
-std::string render(const std::string& format, const core::run_result& run, const json& doc) {
-    if (format == "json") return with_model(doc, run).dump(2) + "\n";
-    if (format == "csv") return render_csv(run);
-    return render_run_table(run);
+/// build_spec, with a bad option as a usage error (exit 2) and the note on --sizes on stderr.
+core::run_spec spec_or_usage(const sweep_options& o, const CLI::App& cmd) {
+    core::run_spec spec;
+    std::string size_note;
+    try {
+        spec = build_spec(o, cmd, size_note);
+    } catch (const core::spec_error& e) {
+        throw client_error(exit_usage, e.what());
+    }
+    if (!size_note.empty()) std::fprintf(stderr, "%s\n", size_note.c_str());
+    return spec;
+}
+
+/// The progress display on stderr, fed with the events of a streamed run. On a terminal
+/// the queue and wait states rewrite one line; in a log (--progress without a terminal)
+/// every state is a line of its own, with no control characters.
+class sweep_progress {
+public:
+    /// `initiator` is the measuring daemon's address, as the "measuring" line names it.
+    sweep_progress(const sweep_options& o, const core::run_spec& spec, std::string initiator)
+        : spec_(spec), initiator_(std::move(initiator)), tty_(::isatty(STDERR_FILENO) != 0),
+          show_(o.progress || (tty_ && !o.quiet)), bound_(point_time_bound_s(spec)) {}
+
+    /// Shows one event of the run (queued, waiting, started, point); ignores the others.
+    void on_event(const json& ev) {
+        if (!show_) return;
+        const auto kind = ev.value("event", "");
+        if (kind == "queued")
+            status(fmt::format("queued at position {}{}", ev.value("position", 0),
+                               ev.value("running", "").empty() ? "" : " (measuring: " + ev.value("running", "") + ")"));
+        else if (kind == "waiting")
+            status("waiting: " + ev.value("reason", ""));
+        else if (kind == "started")
+            on_started();
+        else if (kind == "point")
+            on_point(ev);
+        std::fflush(stderr);
+    }
+
+    /// Ends a status line that still waits for its newline.
+    void finish() {
+        if (status_open_) std::fprintf(stderr, "\n");
+    }
+
+private:
+    void on_started() {
+        started_ = std::chrono::steady_clock::now();
+        const auto total = spec_.tests.size() * spec_.sizes.size();
+        const auto at_most = bound_ ? fmt::format(", up to about {:.3g} s each", *bound_) : std::string();
+        line(fmt::format("measuring {} -> {}: {} point{}{}", initiator_, spec_.peer, total, total == 1 ? "" : "s", at_most));
+    }
+    void on_point(const json& ev) {
+        if (!started_) started_ = std::chrono::steady_clock::now();
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *started_).count();
+        const auto p = core::point_result_from_json(ev["point"]);
+        line(progress_line(p, ev.value("index", std::size_t{0}), ev.value("total", std::size_t{0}), elapsed, bound_));
+    }
+    void status(const std::string& text) {
+        if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
+        else std::fprintf(stderr, "%s\n", text.c_str());
+        status_open_ = tty_;
+    }
+    void line(const std::string& text) {
+        std::fprintf(stderr, "%s%s\n", status_open_ ? "\r\033[K" : "", text.c_str());
+        status_open_ = false;
+    }
+
+    const core::run_spec& spec_;
+    std::string initiator_;
+    bool tty_, show_;
+    std::optional<double> bound_;
+    std::optional<std::chrono::steady_clock::time_point> started_;
+    bool status_open_ = false;  // a terminal status line waits for its newline
+};
+
+/// The run of the daemon's result document; one this meshperf cannot read is exit_unreachable.
+core::run_result read_run(const json& doc) {
+    try {
+        return core::run_result_from_json(doc);
+    } catch (const std::exception& e) {
+        throw client_error(exit_unreachable, fmt::format("the daemon returned a result this meshperf cannot read: {}", e.what()));
+    }
 }
 
 }  // namespace
@@ -122,96 +239,15 @@ void write_output(const std::string& path, const std::string& text) {
 command_runner add_sweep_command(CLI::App& app, const common_options& common) {
     auto o = std::make_shared<sweep_options>();
     auto* cmd = app.add_subcommand("sweep", "measure latency, bandwidth and message rate over a range of message sizes");
-    cmd->add_option("peer", o->peer, "peer daemon HOST[:PORT] (the initiator measures the path to it)")->required();
-    cmd->add_option("--initiator", o->initiator, "daemon that runs the measurement, HOST[:PORT]")->capture_default_str();
-    cmd->add_option("--transport", o->transport, "tcp or rdma")->capture_default_str();
-    cmd->add_option("--test", o->tests, "comma list of latency, bandwidth, bidir")->capture_default_str();
-    cmd->add_option("--sizes", o->sizes, "sizes: range 1..4M (powers of two), list 64,4K,1M; IEC suffixes")->capture_default_str();
-    cmd->add_option("--streams", o->streams, "parallel TCP streams per direction (bandwidth, bidir)")->capture_default_str();
-    cmd->add_flag("--reverse", o->reverse, "bandwidth from the peer to the initiator");
-    cmd->add_option("--iterations", o->iterations, "fixed messages (or round trips) per point instead of adaptive length");
-    cmd->add_option("--duration", o->duration, "fixed measured seconds per point instead of adaptive length");
-    cmd->add_option("--precision", o->precision, "adaptive target: 95% CI half-width as a fraction (0.01 = 1%)")->capture_default_str();
-    cmd->add_option("--max-time", o->max_time, "adaptive time cap per point, seconds (after warm-up)")->capture_default_str();
-    cmd->add_option("--warmup", o->warmup, "warm-up seconds before every point (not counted)")->capture_default_str();
-    cmd->add_flag("--verify", o->verify, "receiver checks a byte pattern; corruption fails the point");
-    cmd->add_flag("--busy-poll", o->busy_poll, "latency: spin on receive instead of sleeping");
-    cmd->add_option("--window", o->window, "socket buffer size, e.g. 4M");
-    cmd->add_option("--cpu", o->cpus,
-                    "pin the measuring threads: A,B = initiator on CPU A, peer on CPU B; A = both on A; a side may be "
-                    "a range (0-3) its streams spread over. Default: each daemon picks its CPUs once per run");
-    cmd->add_option("--op", o->op, "RDMA operation: write, read or send")->capture_default_str();
-    cmd->add_option("--tx-depth", o->tx_depth, "RDMA send-queue window")->capture_default_str();
-    cmd->add_option("--qps", o->qps, "RDMA queue pairs (same as --streams)");
-    cmd->add_option("--device", o->device, "RDMA device name (default: the one owning the session address)");
-    cmd->add_option("--port", o->port, "RDMA port number")->capture_default_str();
-    cmd->add_option("--gid-index", o->gid_index, "RDMA GID index (default: RoCE v2 IPv4-mapped GID of the session address)");
-    cmd->add_option("--memory", o->memory, "memory on both sides: host or cuda:N");
-    cmd->add_option("--local-memory", o->local_memory, "initiator's memory: host or cuda:N");
-    cmd->add_option("--remote-memory", o->remote_memory, "peer's memory: host or cuda:N");
-    cmd->add_option("--format", o->format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
-    cmd->add_option("-o,--output", o->output, "write the result to FILE instead of stdout");
-    cmd->add_option("--svg", o->svg, "also draw latency and bandwidth against size, with the fitted model, to FILE.svg");
-    auto* progress = cmd->add_flag("--progress", o->progress,
-                                   "progress on stderr even when it is not a terminal: one line per point with the time left, for logs");
-    cmd->add_flag("-q,--quiet,--no-progress", o->quiet, "no progress display (the default when stderr is not a terminal)")
-        ->excludes(progress);
+    add_sweep_options(*cmd, *o);
     return [cmd, o, &common]() -> int {
-        core::run_spec spec;
-        std::string size_note;
-        try {
-            spec = build_spec(*o, *cmd, size_note);
-        } catch (const core::spec_error& e) {
-            throw client_error(exit_usage, e.what());
-        }
-        if (!size_note.empty()) std::fprintf(stderr, "%s\n", size_note.c_str());
+        const auto spec = spec_or_usage(*o, *cmd);
         daemon_client daemon(o->initiator, client_credentials(common.token_file, common.tls));
-        // On a terminal, the queue and wait states rewrite one line; in a log (--progress
-        // without a terminal) every state is a line of its own, with no control characters.
-        const bool tty = ::isatty(STDERR_FILENO) != 0;
-        const bool show = o->progress || (tty && !o->quiet);
-        const auto bound = point_time_bound_s(spec);
-        std::optional<std::chrono::steady_clock::time_point> started;
-        bool status_open = false;  // a terminal status line waits for its newline
-        auto status = [&](const std::string& text) {
-            if (tty) std::fprintf(stderr, "\r\033[K%s", text.c_str());
-            else std::fprintf(stderr, "%s\n", text.c_str());
-            status_open = tty;
-        };
-        auto line = [&](const std::string& text) {
-            std::fprintf(stderr, "%s%s\n", status_open ? "\r\033[K" : "", text.c_str());
-            status_open = false;
-        };
-        const auto result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) {
-            if (!show) return;
-            const auto kind = ev.value("event", "");
-            if (kind == "queued")
-                status(fmt::format("queued at position {}{}", ev.value("position", 0),
-                                   ev.value("running", "").empty() ? "" : " (measuring: " + ev.value("running", "") + ")"));
-            else if (kind == "waiting")
-                status("waiting: " + ev.value("reason", ""));
-            else if (kind == "started") {
-                started = std::chrono::steady_clock::now();
-                const auto total = spec.tests.size() * spec.sizes.size();
-                const auto at_most = bound ? fmt::format(", up to about {:.3g} s each", *bound) : std::string();
-                line(fmt::format("measuring {} -> {}: {} point{}{}", daemon.address().to_string(), spec.peer, total,
-                                 total == 1 ? "" : "s", at_most));
-            } else if (kind == "point") {
-                if (!started) started = std::chrono::steady_clock::now();
-                const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *started).count();
-                const auto p = core::point_result_from_json(ev["point"]);
-                line(progress_line(p, ev.value("index", std::size_t{0}), ev.value("total", std::size_t{0}), elapsed, bound));
-            }
-            std::fflush(stderr);
-        });
-        if (status_open) std::fprintf(stderr, "\n");
-        core::run_result run;
-        try {
-            run = core::run_result_from_json(result_doc);
-        } catch (const std::exception& e) {
-            throw client_error(exit_unreachable, fmt::format("the daemon returned a result this meshperf cannot read: {}", e.what()));
-        }
-        write_output(o->output, render(o->format, run, result_doc));
+        sweep_progress progress(*o, spec, daemon.address().to_string());
+        const auto result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) { progress.on_event(ev); });
+        progress.finish();
+        const auto run = read_run(result_doc);
+        write_output(o->output, render_run(o->format, run, result_doc));
         if (!o->svg.empty() && !run.points.empty()) write_output(o->svg, render_sweep_svg(run, measured_panels(std::span(&run, 1))));
         if (run.state != "completed") {
             std::fprintf(stderr, "meshperf: run %s %s: %s\n", run.id.c_str(), run.state.c_str(), run.error.c_str());

@@ -48,13 +48,14 @@ TEST_CASE("check command: the Nagios line and the JSON form") {
     limits.min_gbit = 9;
     const core::check_figure measured[] = {{core::figure_kind::bandwidth, 1 << 20, 2.35}};
     const auto r = core::evaluate_check(target, measured, limits);
-    const auto line = client::render_check(r, "nagios");
+    const auto line = client::render_check(r, client::output_format::nagios);
     CHECK(line == core::nagios_line(r) + "\n");
     CHECK(line.rfind("MESHPERF CRITICAL - tcp to node2:7470: 2.35 Gbit/s at 1 MiB", 0) == 0);
     CHECK(line.find("| bw_gbit=2.35;;9:;0;") != std::string::npos);
-    const auto doc = nlohmann::json::parse(client::render_check(r, "json"));
+    const auto doc = nlohmann::json::parse(client::render_check(r, client::output_format::json));
     CHECK(doc["exit_code"] == 2);
-    const auto unknown = client::render_check(core::unknown_result(target, "cannot reach meshperfd at localhost:7470"), "nagios");
+    const auto unknown =
+        client::render_check(core::unknown_result(target, "cannot reach meshperfd at localhost:7470"), client::output_format::nagios);
     CHECK(unknown == "MESHPERF UNKNOWN - tcp to node2:7470: cannot reach meshperfd at localhost:7470\n");
 }
 
@@ -75,7 +76,7 @@ TEST_CASE("check command: many figures give a short first line and the details a
     }
     const auto r = core::evaluate_check(target, measured, limits);
     REQUIRE(r.state == core::check_state::critical);
-    const auto text = client::render_check(r, "nagios");
+    const auto text = client::render_check(r, client::output_format::nagios);
     REQUIRE(text.back() == '\n');
     const auto first = text.substr(0, text.find('\n'));
     CAPTURE(first);
@@ -107,7 +108,7 @@ TEST_CASE("check command: many figures give a short first line and the details a
         CHECK(lines[i].find(' ') == std::string::npos);  // one item per line
     }
     // JSON keeps both: the status line and the whole output.
-    const auto doc = nlohmann::json::parse(client::render_check(r, "json"));
+    const auto doc = nlohmann::json::parse(client::render_check(r, client::output_format::json));
     CHECK(doc["line"] == first);
     CHECK(doc["output"] == text.substr(0, text.size() - 1));
 }
