@@ -100,17 +100,17 @@ std::string host_text(const core::host_info& h) {
     return s;
 }
 
-std::string beta_text(const core::line_fit& l) {
+std::string beta_text(const analysis::line_fit& l) {
     if (!std::isfinite(l.beta_bytes_per_s)) return "∞ (no size dependence)";
     return fmt::format("{:.4g} Gbit/s ({:.4g} GB/s)", l.beta_gbit_per_s(), l.beta_gbyte_per_s());
 }
 
-std::string n_half_text(const core::line_fit& l) {
+std::string n_half_text(const analysis::line_fit& l) {
     if (!std::isfinite(l.n_half_bytes())) return "–";
     return esc(core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
 }
 
-void model_rows(std::string& out, const core::line_fit& l) {
+void model_rows(std::string& out, const analysis::line_fit& l) {
     kv(out, "α (start-up latency)",
        fmt::format("{:.3g} µs{}", l.alpha_us(), l.alpha_source == "latency" ? "" : " (from stream points: a lower bound)"));
     if (l.stream_alpha_s) kv(out, "α of a stream message", fmt::format("{:.3g} µs", *l.stream_alpha_s * 1e6));
@@ -124,7 +124,7 @@ void model_rows(std::string& out, const core::line_fit& l) {
        fmt::format("{} from {} to {}", l.points, esc(core::format_size(l.min_size_bytes)), esc(core::format_size(l.max_size_bytes))));
 }
 
-void render_model(std::string& out, const std::optional<core::model_fit>& m, const std::string& why_not) {
+void render_model(std::string& out, const std::optional<analysis::model_fit>& m, const std::string& why_not) {
     if (!m) {
         fmt::format_to(std::back_inserter(out), "<div class=\"model bad\"><strong>No model:</strong> {}</div>\n", esc(why_not));
         return;
@@ -258,10 +258,10 @@ void render_run(std::string& out, const core::run_result& r, const std::string& 
     if (!r.error.empty()) fmt::format_to(std::back_inserter(out), "<div class=\"error\"><strong>Error:</strong> {}</div>\n", esc(r.error));
     for (const auto& w : r.warnings) fmt::format_to(std::back_inserter(out), "<div class=\"warn\">{}</div>\n", esc(w));
 
-    std::optional<core::model_fit> model;
+    std::optional<analysis::model_fit> model;
     std::string why_not;
     try {
-        model = core::fit_model(r, opt.model);
+        model = analysis::fit_model(r, opt.model);
     } catch (const std::exception& e) {
         why_not = e.what();
     }
@@ -319,7 +319,7 @@ void render_matrix(std::string& out, const report_matrix& m, std::size_t index, 
         }
     }
 
-    std::vector<const core::link_verdict*> bad_links;
+    std::vector<const analysis::link_verdict*> bad_links;
     for (const auto& l : a.links)
         if (l.bad) bad_links.push_back(&l);
     if (bad_links.empty()) {
@@ -384,7 +384,7 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
             const auto& r = runs[i];
             plot_run pr{labels[i], r, std::nullopt};
             try {
-                pr.model = core::fit_model(r, opt.model);
+                pr.model = analysis::fit_model(r, opt.model);
             } catch (const std::exception&) {
                 // drawn without a model; the run's own section says why
             }

@@ -2,8 +2,8 @@
 /// One self-contained HTML page for runs and matrices: inline CSS, inline SVG (plots from
 /// svg_plot.hpp, heatmaps from svg_heatmap.hpp), no scripts and no external assets, so it
 /// can be mailed, attached to a ticket or opened offline. Pure string output.
-#include "core/model.hpp"
-#include "core/outliers.hpp"
+#include "analysis/model.hpp"
+#include "analysis/outliers.hpp"
 #include "core/result.hpp"
 
 #include <span>
@@ -16,7 +16,7 @@ namespace meshperf::client {
 struct report_matrix {
     std::string title;                     ///< empty: "Cluster matrix, N hosts"
     std::vector<std::string> hosts;        ///< analysis.host_count names, or empty (by index)
-    core::matrix_analysis analysis;
+    analysis::matrix_analysis analysis;
 };
 
 struct report_options {
@@ -24,7 +24,7 @@ struct report_options {
     std::string generated_at;              ///< shown under the title when set (RFC 3339)
     bool plots = true;                     ///< inline SVG plots and heatmaps
     bool point_tables = true;              ///< a table of every measured point
-    core::model_options model;             ///< fit options for each run's model
+    analysis::model_options model;             ///< fit options for each run's model
 };
 
 /// Renders the report: for several runs an overview plot of all of them; for each run its

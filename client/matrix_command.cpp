@@ -10,8 +10,8 @@
 #include "client/render_table.hpp"
 #include "client/short_runs.hpp"
 #include "core/error.hpp"
-#include "core/matrix_schedule.hpp"
-#include "core/outliers.hpp"
+#include "analysis/matrix_schedule.hpp"
+#include "analysis/outliers.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -46,10 +46,10 @@ struct matrix_options {
 
 /// One directed link as measured (or not).
 struct link_state {
-    core::link_sample sample;
+    analysis::link_sample sample;
     std::vector<std::string> run_ids;
     bool retested = false;
-    std::optional<core::link_sample> first;  // the figures before the retest
+    std::optional<analysis::link_sample> first;  // the figures before the retest
 };
 
 class matrix_runner {
@@ -77,31 +77,31 @@ public:
 
     void run_schedule() {
         const auto n = names_.size();
-        const auto rounds = core::round_count(n);
-        for (std::size_t r = 0; r < rounds; ++r) run_round(core::schedule_round(n, r), "round", r + 1, rounds, false);
+        const auto rounds = analysis::round_count(n);
+        for (std::size_t r = 0; r < rounds; ++r) run_round(analysis::schedule_round(n, r), "round", r + 1, rounds, false);
     }
 
     /// Retests the reachable bad links once; returns how many rounds that took.
-    std::size_t retest(const core::matrix_analysis& a) {
-        const auto pairs = core::pairs_to_retest(a);
+    std::size_t retest(const analysis::matrix_analysis& a) {
+        const auto pairs = analysis::pairs_to_retest(a);
         retest_links_.clear();
-        for (auto i : core::links_to_retest(a)) retest_links_.insert({a.links[i].link.from, a.links[i].link.to});
-        const auto rounds = core::schedule_pairs(pairs);
+        for (auto i : analysis::links_to_retest(a)) retest_links_.insert({a.links[i].link.from, a.links[i].link.to});
+        const auto rounds = analysis::schedule_pairs(pairs);
         for (std::size_t r = 0; r < rounds.size(); ++r) run_round(rounds[r], "retest round", r + 1, rounds.size(), true);
         return rounds.size();
     }
 
-    core::matrix_analysis analyze() const {
-        core::outlier_options opt;
+    analysis::matrix_analysis analyze() const {
+        analysis::outlier_options opt;
         opt.bandwidth_fraction = o_.bad_bw_fraction;
         opt.latency_multiple = o_.bad_lat_multiple;
         opt.suspect_fraction = o_.suspect_fraction;
-        std::vector<core::link_sample> samples;
+        std::vector<analysis::link_sample> samples;
         for (const auto& l : links_) samples.push_back(l.sample);
         std::vector<std::size_t> down;
         for (std::size_t h = 0; h < down_.size(); ++h)
             if (down_[h]) down.push_back(h);
-        return core::analyze_matrix(names_.size(), samples, opt, down);
+        return analysis::analyze_matrix(names_.size(), samples, opt, down);
     }
 
     const std::vector<link_state>& links() const { return links_; }
@@ -126,13 +126,13 @@ private:
         return down_[h];
     }
 
-    void run_round(const std::vector<core::host_pair>& pairs, const char* what, std::size_t k, std::size_t of, bool retest) {
+    void run_round(const std::vector<analysis::host_pair>& pairs, const char* what, std::size_t k, std::size_t of, bool retest) {
         if (k == 1) phase_started_ = std::chrono::steady_clock::now();
         pairs_done_ = 0;
         progress(what, k, of, pairs.size());
         // At most max_parallel pairs at once: a round with more runs in waves.
         for_each_bounded(pairs.size(), o_.max_parallel, [&](std::size_t i) {
-            for (const auto& d : core::measurement_order(pairs[i])) {
+            for (const auto& d : analysis::measurement_order(pairs[i])) {
                 if (retest && !retest_links_.count({d.from, d.to})) continue;
                 measure(d.from, d.to, retest);
             }
@@ -240,7 +240,7 @@ std::string csv_field(const std::string& s) {
 
 std::string opt_number(std::optional<double> v) { return v ? fmt::format("{}", *v) : ""; }
 
-std::string render_csv(const matrix_runner& m, const core::matrix_analysis& a) {
+std::string render_csv(const matrix_runner& m, const analysis::matrix_analysis& a) {
     std::string out = "from,to,reachable,gbit_per_s,lat_us,bandwidth_ratio,latency_ratio,bad,retested,reason,error\n";
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& v = a.links[i];
@@ -252,9 +252,9 @@ std::string render_csv(const matrix_runner& m, const core::matrix_analysis& a) {
     return out;
 }
 
-json render_json(const matrix_runner& m, const core::matrix_analysis& a, const json& meta) {
+json render_json(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
     json doc = meta;
-    const auto analysis = core::to_json(a, m.names());
+    const auto analysis = analysis::to_json(a, m.names());
     for (const auto& [k, v] : analysis.items()) doc[k] = v;
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         auto& l = doc["links"][i];
@@ -271,7 +271,7 @@ json render_json(const matrix_runner& m, const core::matrix_analysis& a, const j
     return doc;
 }
 
-std::string render_summary(const matrix_runner& m, const core::matrix_analysis& a, const json& meta) {
+std::string render_summary(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
     const auto& names = m.names();
     std::string out = fmt::format("matrix: {} hosts, {} of {} directed links measured in {} rounds (+{} retest rounds), {:.1f} s\n",
                                   names.size(), m.measured_links(), a.links.size(), meta.value("rounds", 0),
@@ -303,13 +303,13 @@ std::string render_summary(const matrix_runner& m, const core::matrix_analysis& 
     return out;
 }
 
-std::string render_table(const matrix_runner& m, const core::matrix_analysis& a, const json& meta) {
+std::string render_table(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
     const auto& names = m.names();
     const auto n = names.size();
     std::string out;
     if (n <= 32) {
         // Matrices: row = from (initiator, sender), column = to.
-        std::vector<const core::link_verdict*> at(n * n, nullptr);
+        std::vector<const analysis::link_verdict*> at(n * n, nullptr);
         for (const auto& v : a.links) at[v.link.from * n + v.link.to] = &v;
         auto grid = [&](const char* title, auto cell) {
             std::vector<std::vector<std::string>> rows;
@@ -327,8 +327,8 @@ std::string render_table(const matrix_runner& m, const core::matrix_analysis& a,
             out += std::string(title) + "\n" + format_table(rows) + "\n";
         };
         grid("bandwidth, Gbit/s (row: from = sender, column: to; * bad, x unreachable)",
-             [](const core::link_verdict& v) { return fixed(v.link.gbit_per_s, 3); });
-        grid("latency, us one-way (p50)", [](const core::link_verdict& v) { return fixed(v.link.lat_us, 1); });
+             [](const analysis::link_verdict& v) { return fixed(v.link.gbit_per_s, 3); });
+        grid("latency, us one-way (p50)", [](const analysis::link_verdict& v) { return fixed(v.link.lat_us, 1); });
     }
     return out + render_summary(m, a, meta);
 }
@@ -365,8 +365,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
     return [o, &common]() -> int {
         std::vector<std::string> hosts = read_host_list(o->hosts);
         try {
-            core::outlier_options opt{o->bad_bw_fraction, o->bad_lat_multiple, o->suspect_fraction};
-            core::validate(opt);
+            analysis::outlier_options opt{o->bad_bw_fraction, o->bad_lat_multiple, o->suspect_fraction};
+            analysis::validate(opt);
             short_test_specs(transport::parse_endpoint(hosts[1]).to_string(), o->test);  // options checked before any run
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
@@ -378,7 +378,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         m.run_schedule();
         auto analysis = m.analyze();
         std::size_t retest_rounds = 0;
-        if (!o->no_retest && !core::links_to_retest(analysis).empty()) {
+        if (!o->no_retest && !analysis::links_to_retest(analysis).empty()) {
             retest_rounds = m.retest(analysis);
             analysis = m.analyze();
         }
@@ -387,7 +387,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                         {"transport", o->test.transport},
                         {"tests", o->test.tests.empty() ? "latency,bandwidth" : o->test.tests},
                         {"sizes", o->test.sizes.empty() ? "latency 8, bandwidth 1M" : o->test.sizes},
-                        {"rounds", core::round_count(hosts.size())},
+                        {"rounds", analysis::round_count(hosts.size())},
                         {"retest_rounds", retest_rounds},
                         {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
         write_output(o->output, render(o->format, {.table = [&] { return render_table(m, analysis, meta); },

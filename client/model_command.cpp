@@ -36,7 +36,7 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
         if (!f.is_run()) throw client_error(exit_usage, *file + " is a matrix; model needs a sweep result");
         const auto& run = f.run();
         std::set<std::uint64_t> sizes;
-        for (const auto& s : core::model_samples(run)) sizes.insert(s.size_bytes);
+        for (const auto& s : analysis::model_samples(run)) sizes.insert(s.size_bytes);
         std::set<std::uint64_t> fit_set = sizes;
         if (fs->count()) {
             std::vector<std::uint64_t> list;
@@ -62,7 +62,7 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
         json preds = json::array();
         double worst = 0;
         std::vector<std::vector<std::string>> rows{{"test", "size", "measured µs", "predicted µs", "error", "fitted"}};
-        for (const auto& s : core::model_samples(run)) {
+        for (const auto& s : analysis::model_samples(run)) {
             const bool fitted = fit_set.count(s.size_bytes) > 0;
             if (held_out && fitted) continue;  // report the held-out points only
             const double pred = predicted_time_s(*m.fit, static_cast<double>(s.size_bytes), s.stream);
@@ -91,7 +91,7 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
                                               return json{{"schema", "meshperf.model/1"},
                                                           {"file", *file},
                                                           {"run_id", run.id},
-                                                          {"model", core::to_json(*m.fit)},
+                                                          {"model", analysis::to_json(*m.fit)},
                                                           {"fit_sizes", std::vector<std::uint64_t>(fit_set.begin(), fit_set.end())},
                                                           {"held_out", held_out},
                                                           {"predictions", preds},

@@ -8,9 +8,9 @@
 #include "client/render_table.hpp"
 #include "client/result_files.hpp"
 #include "client/run_model.hpp"
-#include "core/collectives.hpp"
+#include "analysis/collectives.hpp"
 #include "core/error.hpp"
-#include "core/model_warnings.hpp"
+#include "analysis/model_warnings.hpp"
 #include "core/sizes.hpp"
 
 #include <charconv>
@@ -118,21 +118,21 @@ std::string fmt_gbit(double g) { return g >= 100 ? fmt::format("{:.0f}", g) : fm
 
 /// Where the inter-node link came from.
 struct link_source {
-    std::variant<core::link_model, core::model_fit> link;
+    std::variant<analysis::link_model, analysis::model_fit> link;
     json info;          ///< for JSON: source, figures, file
     std::string text;   ///< for the table: one or more lines
 };
 
 /// From a matrix: the link whose per-step time of a ring (α + m/β at the ring's step
 /// message m) is largest bounds every ring that crosses it.
-link_source from_matrix(const report_matrix& m, std::uint64_t bytes, const core::topology& topo) {
-    struct cand { const core::link_verdict* v; core::link_model l; double step_s; };
+link_source from_matrix(const report_matrix& m, std::uint64_t bytes, const analysis::topology& topo) {
+    struct cand { const analysis::link_verdict* v; analysis::link_model l; double step_s; };
     std::vector<cand> c;
-    const double msg = core::step_message_bytes(core::collective::all_reduce, core::algorithm::ring, bytes, topo);
+    const double msg = analysis::step_message_bytes(analysis::collective::all_reduce, analysis::algorithm::ring, bytes, topo);
     std::size_t skipped = 0;
     for (const auto& v : m.analysis.links) {
         if (!v.link.reachable || !v.link.gbit_per_s || !v.link.lat_us || *v.link.gbit_per_s <= 0) { ++skipped; continue; }
-        const auto l = core::link_model::from_us_gbit(*v.link.lat_us, *v.link.gbit_per_s);
+        const auto l = analysis::link_model::from_us_gbit(*v.link.lat_us, *v.link.gbit_per_s);
         c.push_back({&v, l, l.alpha_s + msg / l.beta_bytes_per_s});
     }
     if (c.empty())
@@ -189,8 +189,8 @@ std::optional<report_matrix> load_plan_matrix(const plan_options& o) {
 
 /// Nodes (--nodes, else the matrix's hosts), GPUs, NICs and the intra-node link; not yet
 /// validated (read_plan_sizes does that).
-core::topology plan_topology(const plan_options& o, const std::optional<report_matrix>& mat) {
-    core::topology topo;
+analysis::topology plan_topology(const plan_options& o, const std::optional<report_matrix>& mat) {
+    analysis::topology topo;
     const bool nodes = o.given("--nodes");
     topo.nodes = nodes ? o.nodes : (mat ? static_cast<unsigned>(mat->hosts.size()) : 0);
     if (!topo.nodes) throw plan_usage(nodes ? "--nodes must be at least 1" : "plan needs --nodes P");
@@ -199,14 +199,14 @@ core::topology plan_topology(const plan_options& o, const std::optional<report_m
     if (o.given("--nics-per-node") && o.nics_per_node == 0)
         throw plan_usage("--nics-per-node must be at least 1 (leave it out for one NIC per GPU)");
     topo.nics_per_node = o.nics_per_node;
-    if (o.given("--intra-alpha-us")) topo.intra = core::link_model::from_us_gbit(o.intra_alpha_us, o.intra_beta_gbit);
+    if (o.given("--intra-alpha-us")) topo.intra = analysis::link_model::from_us_gbit(o.intra_alpha_us, o.intra_beta_gbit);
     return topo;
 }
 
 /// What the model is run on: the topology, the message size and the link.
 struct plan_inputs {
-    core::topology topo;
-    core::dp_step_spec step;  ///< params 0: no data-parallel step (--bytes)
+    analysis::topology topo;
+    analysis::dp_step_spec step;  ///< params 0: no data-parallel step (--bytes)
     std::uint64_t size = 0;   ///< bytes per collective: --bytes, or one gradient bucket
     link_source link;
 };
@@ -215,7 +215,7 @@ struct plan_inputs {
 /// --step-compute-ms, into `in.size` and `in.step`.
 void read_plan_sizes(const plan_options& o, plan_inputs& in) {
     try {
-        core::validate(in.topo);
+        analysis::validate(in.topo);
         if (o.given("--bytes")) {
             in.size = parse_plan_bytes(o.bytes, "--bytes");
             return;
@@ -240,7 +240,7 @@ link_source link_from_run(const plan_options& o) {
     if (!m.fit) throw plan_usage(fmt::format("cannot plan from {}: no model: {}", o.from, m.why_not));
     link_source src;
     src.link = *m.fit;
-    src.info = {{"source", "result"}, {"file", o.from}, {"run_id", f.run().id}, {"model", core::to_json(*m.fit)}};
+    src.info = {{"source", "result"}, {"file", o.from}, {"run_id", f.run().id}, {"model", analysis::to_json(*m.fit)}};
     src.text = fmt::format("link: model of run {} ({}){}", f.run().id, o.from, render_model_text(m));
     return src;
 }
@@ -249,10 +249,10 @@ link_source link_from_run(const plan_options& o) {
 link_source given_link(const plan_options& o) {
     if (!(o.alpha_us >= 0 && std::isfinite(o.alpha_us)) || !(o.beta_gbit > 0 && std::isfinite(o.beta_gbit)))
         throw plan_usage("--alpha-us must be >= 0 and --beta-gbit > 0");
-    const auto l = core::link_model::from_us_gbit(o.alpha_us, o.beta_gbit);
+    const auto l = analysis::link_model::from_us_gbit(o.alpha_us, o.beta_gbit);
     link_source src;
     src.link = l;
-    src.info = core::to_json(l);
+    src.info = analysis::to_json(l);
     src.info["source"] = "given";
     src.text = fmt::format("link: α {:.4g} µs, β {} Gbit/s ({:.4g} GB/s) as given\n", o.alpha_us, fmt_gbit(o.beta_gbit),
                            o.beta_gbit / 8);
@@ -286,21 +286,21 @@ plan_inputs read_plan_inputs(const plan_options& o) {
 
 // ---- model
 
-std::vector<core::prediction> predict(const link_source& s, std::uint64_t bytes, const core::topology& t) {
-    return std::visit([&](const auto& l) { return core::predict_all(bytes, t, l); }, s.link);
+std::vector<analysis::prediction> predict(const link_source& s, std::uint64_t bytes, const analysis::topology& t) {
+    return std::visit([&](const auto& l) { return analysis::predict_all(bytes, t, l); }, s.link);
 }
-core::dp_step_plan plan_step(const link_source& s, const core::dp_step_spec& spec, const core::topology& t) {
-    return std::visit([&](const auto& l) { return core::plan_dp_step(spec, t, l); }, s.link);
+analysis::dp_step_plan plan_step(const link_source& s, const analysis::dp_step_spec& spec, const analysis::topology& t) {
+    return std::visit([&](const auto& l) { return analysis::plan_dp_step(spec, t, l); }, s.link);
 }
 
 /// What each prediction asks of the modelled link: one message of its inter-node phase.
-std::vector<core::model_use> model_uses(const std::vector<core::prediction>& preds,
-                                        std::initializer_list<const core::dp_step_plan*> steps, const core::topology& topo) {
-    std::vector<core::model_use> uses;
-    const auto add = [&](const core::prediction& p, const std::string& prefix) {
+std::vector<analysis::model_use> model_uses(const std::vector<analysis::prediction>& preds,
+                                        std::initializer_list<const analysis::dp_step_plan*> steps, const analysis::topology& topo) {
+    std::vector<analysis::model_use> uses;
+    const auto add = [&](const analysis::prediction& p, const std::string& prefix) {
         if (p.bytes == 0) return;
-        uses.push_back({fmt::format("{}{} {}", prefix, core::to_string(p.coll), core::to_string(p.algo)),
-                        core::step_message_bytes(p.coll, p.algo, p.bytes, topo)});
+        uses.push_back({fmt::format("{}{} {}", prefix, analysis::to_string(p.coll), analysis::to_string(p.algo)),
+                        analysis::step_message_bytes(p.coll, p.algo, p.bytes, topo)});
     };
     for (const auto& p : preds) add(p, "");
     for (const auto* d : steps)
@@ -313,9 +313,9 @@ std::vector<core::model_use> model_uses(const std::vector<core::prediction>& pre
 
 /// What plan predicts.
 struct plan_outcome {
-    std::vector<core::prediction> preds;             ///< every collective and algorithm at inputs.size
-    std::optional<core::dp_step_plan> best, ring, tree;  ///< the data-parallel step (with --params)
-    std::vector<core::model_warning> warnings;       ///< a fitted model used outside its sizes
+    std::vector<analysis::prediction> preds;             ///< every collective and algorithm at inputs.size
+    std::optional<analysis::dp_step_plan> best, ring, tree;  ///< the data-parallel step (with --params)
+    std::vector<analysis::model_warning> warnings;       ///< a fitted model used outside its sizes
 };
 
 /// Runs the model on `in`. Throws client_error(exit_usage) when core refuses the inputs.
@@ -326,40 +326,40 @@ plan_outcome compute_plan(const plan_inputs& in) {
         if (in.step.params) {
             auto step = in.step;
             out.best = plan_step(in.link, step, in.topo);
-            step.algo = core::algorithm::ring;
+            step.algo = analysis::algorithm::ring;
             out.ring = plan_step(in.link, step, in.topo);
-            step.algo = core::algorithm::tree;
+            step.algo = analysis::algorithm::tree;
             out.tree = plan_step(in.link, step, in.topo);
         }
     } catch (const core::spec_error& e) {
         throw plan_usage(e.what());
     }
     // Warnings on the model's use: only a fitted model knows the sizes it was measured at.
-    if (const auto* fit = std::get_if<core::model_fit>(&in.link.link)) {
-        const auto step_of = [](const std::optional<core::dp_step_plan>& d) { return d ? &*d : nullptr; };
+    if (const auto* fit = std::get_if<analysis::model_fit>(&in.link.link)) {
+        const auto step_of = [](const std::optional<analysis::dp_step_plan>& d) { return d ? &*d : nullptr; };
         const auto uses = model_uses(out.preds, {step_of(out.best), step_of(out.ring), step_of(out.tree)}, in.topo);
-        out.warnings = core::model_use_warnings(*fit, uses);
+        out.warnings = analysis::model_use_warnings(*fit, uses);
     }
     return out;
 }
 
 // ---- rendering
 
-std::string csv(const std::vector<core::prediction>& ps) {
+std::string csv(const std::vector<analysis::prediction>& ps) {
     std::string out = "collective,algorithm,bytes,nodes,gpus_per_node,ranks,time_s,latency_s,bandwidth_s,algbw_gbit_per_s,"
                       "busbw_gbit_per_s,bottleneck\n";
     for (const auto& p : ps)
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", core::to_string(p.coll), core::to_string(p.algo), p.bytes, p.nodes,
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", analysis::to_string(p.coll), analysis::to_string(p.algo), p.bytes, p.nodes,
                            p.gpus_per_node, p.ranks, p.time_s, p.latency_s, p.bandwidth_s, p.algbw_gbit_per_s, p.busbw_gbit_per_s,
                            p.bottleneck());
     return out;
 }
 
-std::string table(const std::vector<core::prediction>& ps) {
+std::string table(const std::vector<analysis::prediction>& ps) {
     std::vector<std::vector<std::string>> rows{
         {"collective", "algorithm", "time", "algbw Gbit/s", "busbw Gbit/s", "latency part", "bandwidth part", "bottleneck"}};
     for (const auto& p : ps)
-        rows.push_back({std::string(core::to_string(p.coll)), std::string(core::to_string(p.algo)), fmt_time(p.time_s),
+        rows.push_back({std::string(analysis::to_string(p.coll)), std::string(analysis::to_string(p.algo)), fmt_time(p.time_s),
                         fmt_gbit(p.algbw_gbit_per_s), fmt_gbit(p.busbw_gbit_per_s), fmt_time(p.latency_s), fmt_time(p.bandwidth_s),
                         std::string(p.bottleneck())});
     return format_table(rows);
@@ -374,24 +374,24 @@ std::string plan_csv(const plan_outcome& out) {
 
 /// --format json: the meshperf.plan/1 document.
 std::string plan_json(const plan_inputs& in, const plan_outcome& out) {
-    json doc{{"schema", "meshperf.plan/1"}, {"link", in.link.info}, {"topology", core::to_json(in.topo)}, {"bytes", in.size}};
+    json doc{{"schema", "meshperf.plan/1"}, {"link", in.link.info}, {"topology", analysis::to_json(in.topo)}, {"bytes", in.size}};
     doc["predictions"] = json::array();
-    for (const auto& p : out.preds) doc["predictions"].push_back(core::to_json(p));
+    for (const auto& p : out.preds) doc["predictions"].push_back(analysis::to_json(p));
     if (out.best) {
-        doc["dp_step"] = core::to_json(*out.best);
+        doc["dp_step"] = analysis::to_json(*out.best);
         doc["dp_step"]["params"] = in.step.params;
         doc["dp_step"]["dtype"] = core::to_string(in.step.type);
-        doc["dp_step_by_algorithm"] = {{"ring", core::to_json(*out.ring)}, {"tree", core::to_json(*out.tree)}};
+        doc["dp_step_by_algorithm"] = {{"ring", analysis::to_json(*out.ring)}, {"tree", analysis::to_json(*out.tree)}};
     } else {
         doc["dp_step"] = nullptr;
     }
     doc["warnings"] = json::array();
-    for (const auto& w : out.warnings) doc["warnings"].push_back(core::to_json(w));
+    for (const auto& w : out.warnings) doc["warnings"].push_back(analysis::to_json(w));
     return doc.dump(2) + "\n";
 }
 
 /// The table's topology line: nodes, ranks, NICs and the intra-node link.
-std::string topology_line(const core::topology& topo) {
+std::string topology_line(const analysis::topology& topo) {
     const auto intra = topo.intra ? fmt::format("α {:.3g} µs, β {} Gbit/s", topo.intra->alpha_s * 1e6,
                                                 fmt_gbit(topo.intra->beta_bytes_per_s * 8e-9))
                        : topo.gpus_per_node > 1 ? "not given: free (intra_modelled false)"
@@ -402,7 +402,7 @@ std::string topology_line(const core::topology& topo) {
 }
 
 /// The table's data-parallel step: gradients and buckets, then the step per algorithm.
-std::string dp_step_table(const core::dp_step_spec& step, const plan_outcome& out) {
+std::string dp_step_table(const analysis::dp_step_spec& step, const plan_outcome& out) {
     const auto& best = *out.best;
     auto text = fmt::format("\ndata-parallel step: {:.4g} parameters × {} = {} of gradients, {} bucket{} of {} (last {})\n",
                             static_cast<double>(step.params), core::to_string(step.type), core::format_size(best.gradient_bytes),
@@ -411,7 +411,7 @@ std::string dp_step_table(const core::dp_step_spec& step, const plan_outcome& ou
     std::vector<std::vector<std::string>> rows{{"all-reduce", "comm per step", "bandwidth bound", "step (no overlap)",
                                                 "efficiency (no overlap)", "efficiency (full overlap)"}};
     auto pct = [](const std::optional<double>& e) { return e ? fmt::format("{:.1f}%", *e * 100) : std::string("-"); };
-    auto row = [&](const std::string& name, const core::dp_step_plan& d) {
+    auto row = [&](const std::string& name, const analysis::dp_step_plan& d) {
         rows.push_back({name, fmt_time(d.comm_s), fmt_time(d.bandwidth_bound_s),
                         d.step_no_overlap_s ? fmt_time(*d.step_no_overlap_s) : "-", pct(d.efficiency_no_overlap),
                         pct(d.efficiency_full_overlap)});

@@ -42,7 +42,7 @@ report_matrix matrix_from_json(const json& doc) {
         const auto name = field(h, "host", "a host").get<std::string>();
         index.emplace(name, m.hosts.size());
         m.hosts.push_back(name);
-        core::host_tally t;
+        analysis::host_tally t;
         t.measured = h.value("measured_links", std::size_t{0});
         t.bad = h.value("bad_links", std::size_t{0});
         t.unreachable = h.value("unreachable_links", std::size_t{0});
@@ -65,7 +65,7 @@ report_matrix matrix_from_json(const json& doc) {
     }
     std::size_t with_bw = 0, with_lat = 0;
     for (const auto& l : field(doc, "links", "the document")) {
-        core::link_verdict v;
+        analysis::link_verdict v;
         v.link.from = host(field(l, "from", "a link"));
         v.link.to = host(field(l, "to", "a link"));
         v.link.reachable = l.value("reachable", true);
@@ -82,10 +82,10 @@ report_matrix matrix_from_json(const json& doc) {
         }
         a.links.push_back(std::move(v));
     }
-    auto stats = [&](const char* key, std::size_t count) -> std::optional<core::robust_stats> {
+    auto stats = [&](const char* key, std::size_t count) -> std::optional<analysis::robust_stats> {
         const auto median = opt_number(doc.value("median", json::object()), key);
         if (!median) return std::nullopt;
-        return core::robust_stats{count, *median, opt_number(doc.value("mad", json::object()), key).value_or(0)};
+        return analysis::robust_stats{count, *median, opt_number(doc.value("mad", json::object()), key).value_or(0)};
     };
     a.bandwidth = stats("gbit_per_s", with_bw);
     a.latency = stats("lat_us", with_lat);

@@ -10,12 +10,12 @@ namespace meshperf::client {
 
 run_model fit_run_model(const core::run_result& run) {
     run_model m;
-    if (core::model_samples(run).empty()) {
+    if (analysis::model_samples(run).empty()) {
         m.why_not = "no latency or bandwidth points to fit";
         return m;
     }
     try {
-        m.fit = core::fit_model(run);
+        m.fit = analysis::fit_model(run);
     } catch (const std::exception& e) {
         m.why_not = e.what();
     }
@@ -24,7 +24,7 @@ run_model fit_run_model(const core::run_result& run) {
 
 namespace {
 
-std::string line_text(const core::line_fit& l) {
+std::string line_text(const analysis::line_fit& l) {
     std::string s = fmt::format("α {:.3g} µs{}", l.alpha_us(), l.alpha_source == "latency" ? "" : " (stream intercept: no latency points)");
     if (std::isfinite(l.beta_bytes_per_s))
         s += fmt::format(", β {:.4g} Gbit/s ({:.4g} GB/s), n½ {}", l.beta_gbit_per_s(), l.beta_gbyte_per_s(),
@@ -73,7 +73,7 @@ std::string render_model_text(const run_model& m) {
 nlohmann::json with_model(nlohmann::json doc, const core::run_result& run) {
     const auto m = fit_run_model(run);
     if (m.fit) {
-        doc["model"] = core::to_json(*m.fit);
+        doc["model"] = analysis::to_json(*m.fit);
         doc.erase("model_error");
     } else {
         doc["model"] = nullptr;
@@ -82,7 +82,7 @@ nlohmann::json with_model(nlohmann::json doc, const core::run_result& run) {
     return doc;
 }
 
-double predicted_time_s(const core::model_fit& m, double size_bytes, bool stream) {
+double predicted_time_s(const analysis::model_fit& m, double size_bytes, bool stream) {
     const auto& l = m.line_for(size_bytes);
     const double alpha = stream && l.stream_alpha_s ? *l.stream_alpha_s : l.alpha_s;
     return alpha + size_bytes / l.beta_bytes_per_s;

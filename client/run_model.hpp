@@ -1,7 +1,7 @@
 #pragma once
 /// The fitted latency–bandwidth model of a run as the CLI shows it: under the tables, in the
 /// JSON result document ("model"), and held-out predictions (`meshperf model`).
-#include "core/model.hpp"
+#include "analysis/model.hpp"
 #include "core/result.hpp"
 
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@ namespace meshperf::client {
 
 /// A run's model, or why there is none.
 struct run_model {
-    std::optional<core::model_fit> fit;
+    std::optional<analysis::model_fit> fit;
     std::string why_not;  ///< set when fit is empty: the fit's error, or "no points"
 };
 
@@ -28,6 +28,6 @@ nlohmann::json with_model(nlohmann::json doc, const core::run_result& run);
 
 /// Per-message time the model predicts for a point of this kind: one-way latency for a
 /// latency point, size / rate for a stream (bandwidth) point, seconds.
-double predicted_time_s(const core::model_fit& m, double size_bytes, bool stream);
+double predicted_time_s(const analysis::model_fit& m, double size_bytes, bool stream);
 
 }  // namespace meshperf::client

@@ -326,7 +326,7 @@ std::string render_heatmap_svg(const heatmap_data& d, const heatmap_options& opt
     return out;
 }
 
-heatmap_data heatmap_from_analysis(const core::matrix_analysis& a, std::span<const std::string> host_names,
+heatmap_data heatmap_from_analysis(const analysis::matrix_analysis& a, std::span<const std::string> host_names,
                                    heatmap_metric metric) {
     const std::size_t n = a.host_count;
     if (!host_names.empty() && host_names.size() != n)

@@ -4,7 +4,7 @@
 /// colour-blind safe), bad links outlined and flagged, unreachable links crossed out,
 /// suspect hosts named. Pure string output, same conventions as svg_plot.hpp (no
 /// <style>, no ids: safe to inline several in one HTML page).
-#include "core/outliers.hpp"
+#include "analysis/outliers.hpp"
 
 #include <optional>
 #include <span>
@@ -38,9 +38,9 @@ std::string render_heatmap_svg(const heatmap_data&, const heatmap_options& = {})
 /// Which figure of a judged matrix to draw.
 enum class heatmap_metric { bandwidth, latency };
 
-/// The heatmap of a judged matrix (core/outliers.hpp): values, bad and unreachable links,
+/// The heatmap of a judged matrix (analysis/outliers.hpp): values, bad and unreachable links,
 /// suspect hosts. host_names must be analysis.host_count long, or empty (hosts by index).
-heatmap_data heatmap_from_analysis(const core::matrix_analysis&, std::span<const std::string> host_names,
+heatmap_data heatmap_from_analysis(const analysis::matrix_analysis&, std::span<const std::string> host_names,
                                    heatmap_metric);
 
 /// The viridis colour at t in [0, 1] (clamped), as "#rrggbb".

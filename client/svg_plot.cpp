@@ -348,7 +348,7 @@ void draw_panel(std::string& out, const panel& p, double x_lo, double x_hi, doub
 }
 
 // Model curve sample sizes: a geometric grid over the fitted range.
-std::vector<double> model_grid(const core::model_fit& m) {
+std::vector<double> model_grid(const analysis::model_fit& m) {
     const double lo = static_cast<double>(std::max<std::uint64_t>(1, m.line.min_size_bytes));
     const double hi = static_cast<double>(std::max(m.line.max_size_bytes, m.line.min_size_bytes));
     std::vector<double> g;
@@ -358,8 +358,8 @@ std::vector<double> model_grid(const core::model_fit& m) {
     return g;
 }
 
-std::string fit_text(const core::model_fit& m) {
-    auto beta = [](const core::line_fit& l) {
+std::string fit_text(const analysis::model_fit& m) {
+    auto beta = [](const analysis::line_fit& l) {
         return std::isfinite(l.beta_bytes_per_s) ? fmt::format("{:.3g}", l.beta_gbit_per_s()) : std::string("∞");
     };
     if (m.piecewise) {
@@ -515,7 +515,7 @@ run_series measured_series(const core::run_result& run, std::size_t style, doubl
 
 /// Adds model `m` of run `style` to the panels that have its run's points (`on_lat`,
 /// `on_bw`): its curves, and the break of a piecewise model.
-void add_model(sweep_drawing& d, const core::model_fit& m, std::size_t style, double lat_div, bool on_lat, bool on_bw) {
+void add_model(sweep_drawing& d, const analysis::model_fit& m, std::size_t style, double lat_div, bool on_lat, bool on_bw) {
     curve lc{style, {}}, bc{style, {}};
     for (double n : model_grid(m)) {
         const auto& seg = m.line_for(n);
@@ -625,7 +625,7 @@ std::string render_sweep_svg(std::span<const plot_run> runs, const plot_options&
 std::string render_sweep_svg(const core::run_result& run, const plot_options& opt) {
     plot_run pr{"", run, std::nullopt};
     try {
-        pr.model = core::fit_model(run);
+        pr.model = analysis::fit_model(run);
     } catch (const std::exception&) {
         // too few sizes, or no size dependence: draw the points without a model
     }

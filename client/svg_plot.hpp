@@ -4,7 +4,7 @@
 ///
 /// The SVG has no XML declaration, no <style> and no id attributes, so it can be written to
 /// a file as it is or inlined into HTML, several to a page, without clashes.
-#include "core/model.hpp"
+#include "analysis/model.hpp"
 #include "core/result.hpp"
 
 #include <array>
@@ -47,7 +47,7 @@ std::string open_svg(double width, double height, std::string_view title);
 struct plot_run {
     std::string label;                     ///< legend text; empty: run_label(run)
     core::run_result run;
-    std::optional<core::model_fit> model;  ///< drawn as a dashed line in the run's colour
+    std::optional<analysis::model_fit> model;  ///< drawn as a dashed line in the run's colour
 };
 
 struct plot_options {

@@ -3,7 +3,7 @@
 /// data type, and the test values whose sums are exact, so `--verify` can count wrong
 /// elements as nccl-tests' #wrong column does. Host code; the GPU path has its own kernels
 /// with the same rounding.
-#include "core/collectives.hpp"
+#include "core/dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 namespace meshperf::core {
 
-// The element types are core::dtype (core/collectives.hpp): bf16, fp16, fp32.
+// The element types are core::dtype (core/dtype.hpp): bf16, fp16, fp32.
 
 /// bfloat16 and IEEE half from float, rounding to nearest even (NaN stays NaN, overflow
 /// becomes infinity); and back to float, exactly.

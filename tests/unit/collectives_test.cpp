@@ -1,4 +1,4 @@
-#include "core/collectives.hpp"
+#include "analysis/collectives.hpp"
 #include "core/error.hpp"
 
 #include <doctest/doctest.h>
@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace meshperf::core;
+using namespace meshperf::analysis;
 
 namespace {
 

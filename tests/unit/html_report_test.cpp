@@ -187,11 +187,11 @@ TEST_CASE("a run that cannot be fitted says why; options drop plots and tables")
 }
 
 TEST_CASE("matrices: heatmaps, medians, bad links and suspects") {
-    std::vector<core::link_sample> links;
+    std::vector<analysis::link_sample> links;
     for (std::size_t i = 0; i < 5; ++i)
         for (std::size_t j = 0; j < 5; ++j)
             if (i != j) {
-                core::link_sample l;
+                analysis::link_sample l;
                 l.from = i;
                 l.to = j;
                 l.gbit_per_s = (i == 3 || j == 3) ? 30.0 : 95.0;
@@ -200,7 +200,7 @@ TEST_CASE("matrices: heatmaps, medians, bad links and suspects") {
             }
     client::report_matrix m;
     m.hosts = {"h0", "h1", "h2", "h3-bad", "h4"};
-    m.analysis = core::analyze_matrix(5, links);
+    m.analysis = analysis::analyze_matrix(5, links);
     const auto html = client::render_html_report({}, std::span(&m, 1));
     std::string err;
     CHECK_MESSAGE(html_balanced(html, err), err);

@@ -1,5 +1,5 @@
 #include "core/error.hpp"
-#include "core/matrix_schedule.hpp"
+#include "analysis/matrix_schedule.hpp"
 
 #include <doctest/doctest.h>
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include <vector>
 
 using namespace meshperf::core;
+using namespace meshperf::analysis;
 
 namespace {
 

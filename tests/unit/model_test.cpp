@@ -1,5 +1,5 @@
 #include "core/error.hpp"
-#include "core/model.hpp"
+#include "analysis/model.hpp"
 #include "core/stats.hpp"
 
 #include <doctest/doctest.h>
@@ -9,6 +9,7 @@
 #include <random>
 
 using namespace meshperf::core;
+using namespace meshperf::analysis;
 
 namespace {
 

@@ -1,5 +1,5 @@
-// core::model_use_warnings: when `meshperf plan --from` must warn about its model.
-#include "core/model_warnings.hpp"
+// analysis::model_use_warnings: when `meshperf plan --from` must warn about its model.
+#include "analysis/model_warnings.hpp"
 
 #include <doctest/doctest.h>
 
@@ -8,6 +8,7 @@
 #include <vector>
 
 using namespace meshperf::core;
+using namespace meshperf::analysis;
 
 namespace {
 

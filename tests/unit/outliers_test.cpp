@@ -1,6 +1,6 @@
 #include "core/error.hpp"
-#include "core/matrix_schedule.hpp"
-#include "core/outliers.hpp"
+#include "analysis/matrix_schedule.hpp"
+#include "analysis/outliers.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <vector>
 
 using namespace meshperf::core;
+using namespace meshperf::analysis;
 
 namespace {
 

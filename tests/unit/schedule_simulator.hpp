@@ -4,7 +4,7 @@
 // that each send meets the peer's receive of the same step and size, that nothing is left
 // unreceived, and that a step never reads what it writes. Used by the schedule tests.
 #include "core/collective_schedule.hpp"
-#include "core/collectives.hpp"
+#include "analysis/collectives.hpp"
 #include "core/reduce_ops.hpp"
 
 #include <algorithm>

@@ -224,9 +224,9 @@ TEST_CASE("xml_escape") {
 TEST_CASE("sweep plot: well-formed, two panels, labelled axes, IEC ticks, legend, models") {
     std::vector<client::plot_run> runs;
     auto a = synthetic_run(2, 100, "node-b");
-    runs.push_back({"", a, core::fit_model(a)});
+    runs.push_back({"", a, analysis::fit_model(a)});
     auto b = synthetic_run(8, 25, "node-c", true);
-    runs.push_back({"rail 2 & <slow>", b, core::fit_model(b)});
+    runs.push_back({"rail 2 & <slow>", b, analysis::fit_model(b)});
     const auto svg = client::render_sweep_svg(runs);
 
     const auto r = xml_check::check(svg);
@@ -325,7 +325,7 @@ TEST_CASE("sweep plot: empty, degenerate and insane input stays well-formed") {
 
 TEST_CASE("sweep plot: long latencies switch to ms; piecewise models mark the break") {
     core::run_result slow;
-    std::vector<core::model_sample> samples;
+    std::vector<analysis::model_sample> samples;
     for (std::uint64_t n = 1; n <= (1u << 24); n *= 2) {
         core::point_result l;
         l.test = core::test_kind::latency;
@@ -432,11 +432,11 @@ TEST_CASE("heatmap: refuses malformed input") {
 }
 
 TEST_CASE("heatmap from a judged matrix") {
-    std::vector<core::link_sample> links;
+    std::vector<analysis::link_sample> links;
     for (std::size_t i = 0; i < 5; ++i)
         for (std::size_t j = 0; j < 5; ++j)
             if (i != j) {
-                core::link_sample l;
+                analysis::link_sample l;
                 l.from = i;
                 l.to = j;
                 l.gbit_per_s = (i == 4 || j == 4) ? 10.0 : 100.0;
@@ -447,7 +447,7 @@ TEST_CASE("heatmap from a judged matrix") {
     links[0].gbit_per_s.reset();
     links[0].lat_us.reset();
     links[0].error = "refused";
-    const auto a = core::analyze_matrix(5, links);
+    const auto a = analysis::analyze_matrix(5, links);
     const std::vector<std::string> names{"v", "w", "x", "y", "z"};
     const auto d = client::heatmap_from_analysis(a, names, client::heatmap_metric::bandwidth);
     CHECK(d.hosts == names);

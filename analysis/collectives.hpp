@@ -20,7 +20,9 @@
 ///    through NVLink and NIC hops at once), so the larger one counts: the bottleneck;
 ///  - reduction arithmetic, pipeline fill and protocol overheads are not modelled: the
 ///    figures are what the fabric allows, a lower bound on what a library achieves.
-#include "core/model.hpp"
+#include "analysis/model.hpp"
+#include "core/collective_figures.hpp"
+#include "core/dtype.hpp"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -28,7 +30,7 @@
 #include <string_view>
 #include <vector>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 enum class collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast };
 
@@ -42,15 +44,18 @@ enum class algorithm { ring, tree, recursive_doubling, recursive_halving, pairwi
 
 std::string_view to_string(collective);
 std::string_view to_string(algorithm);
-/// Parses "all_reduce" (also "allreduce", "all-reduce"), ...; throws spec_error listing the names.
+/// Parses "all_reduce" (also "allreduce", "all-reduce"), ...; throws core::spec_error listing the names.
 collective parse_collective(std::string_view);
-/// Parses "ring", "tree", ...; throws spec_error listing the names.
+/// Parses "ring", "tree", ...; throws core::spec_error listing the names.
 algorithm parse_algorithm(std::string_view);
 /// The algorithms modelled for a collective, the default (NCCL's usual choice) first.
 std::vector<algorithm> algorithms_for(collective);
 
-/// Bus-bandwidth factor of nccl-tests for n ranks: all-reduce 2(n−1)/n; all-gather,
-/// reduce-scatter and all-to-all (n−1)/n; broadcast 1.
+/// The measured collective (core/collective_figures.hpp) that this predicted one is.
+core::collective_op measured_op(collective);
+
+/// Bus-bandwidth factor of nccl-tests for n ranks (core::busbw_factor): all-reduce
+/// 2(n−1)/n; all-gather, reduce-scatter and all-to-all (n−1)/n; broadcast 1; 0 for no ranks.
 double bus_factor(collective, unsigned ranks);
 
 /// One link: a message of m bytes takes alpha_s + m / beta_bytes_per_s.
@@ -76,7 +81,7 @@ struct topology {
     unsigned rails() const { return nics_per_node ? nics_per_node : gpus_per_node; }
 };
 
-/// Throws spec_error unless nodes >= 1, gpus_per_node >= 1, nics_per_node <= gpus_per_node,
+/// Throws core::spec_error unless nodes >= 1, gpus_per_node >= 1, nics_per_node <= gpus_per_node,
 /// ranks >= 2, and a single node comes with an intra-node link.
 void validate(const topology&);
 
@@ -101,7 +106,7 @@ struct prediction {
     std::string_view bottleneck() const { return intra_bandwidth_s > inter_bandwidth_s ? "intra-node" : "inter-node"; }
 };
 
-/// Predicts one collective of S bytes with the inter-node link. Throws spec_error for an
+/// Predicts one collective of S bytes with the inter-node link. Throws core::spec_error for an
 /// algorithm that does not apply to the collective, an invalid topology, or a link with
 /// α < 0 or β <= 0.
 prediction predict(collective, algorithm, std::uint64_t bytes, const topology&, const link_model& inter);
@@ -117,14 +122,8 @@ std::vector<prediction> predict_all(std::uint64_t bytes, const topology&, const 
 /// all-to-all message S/n; R is the number of NICs per node, n the number of ranks.
 double step_message_bytes(collective, algorithm, std::uint64_t bytes, const topology&);
 
-/// Gradient element types.
-enum class dtype { bf16, fp16, fp32 };
-std::string_view to_string(dtype);
-/// Parses "bf16", "fp16" or "fp32" (also "bfloat16", "float16", "half", "float32", "float");
-/// throws spec_error listing the names.
-dtype parse_dtype(std::string_view);
-/// Bytes per element.
-unsigned dtype_bytes(dtype);
+/// Gradient element types: core::dtype (core/dtype.hpp).
+using core::dtype;
 
 /// PyTorch DDP's default bucket: 25 MiB.
 inline constexpr std::uint64_t default_bucket_bytes = 25ull << 20;
@@ -157,7 +156,7 @@ struct dp_step_plan {
     std::optional<double> step_full_overlap_s, efficiency_full_overlap;
 };
 
-/// Plans one step. Throws spec_error for params = 0, bucket_bytes = 0, an algorithm other
+/// Plans one step. Throws core::spec_error for params = 0, bucket_bytes = 0, an algorithm other
 /// than ring or tree, a compute time that is not positive, or an invalid topology or link.
 dp_step_plan plan_dp_step(const dp_step_spec&, const topology&, const link_model& inter);
 dp_step_plan plan_dp_step(const dp_step_spec&, const topology&, const model_fit& inter);
@@ -170,4 +169,4 @@ nlohmann::json to_json(const dp_step_plan&);
 nlohmann::json to_json(const link_model&);
 nlohmann::json to_json(const topology&);
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

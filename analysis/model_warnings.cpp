@@ -1,4 +1,4 @@
-#include "core/model_warnings.hpp"
+#include "analysis/model_warnings.hpp"
 
 #include "core/sizes.hpp"
 
@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 namespace {
 
 std::string size_text(double bytes) {
-    return format_size(static_cast<std::uint64_t>(std::llround(std::max(bytes, 1.0))));
+    return core::format_size(static_cast<std::uint64_t>(std::llround(std::max(bytes, 1.0))));
 }
 
 // "all_reduce ring, all_gather ring and 2 more"
@@ -66,7 +66,7 @@ std::vector<model_warning> model_use_warnings(const model_fit& m, std::span<cons
         if (worst > m.piecewise_threshold)
             out.push_back({"poor_fit", fmt::format("the model fits poorly: it misses the measured time at {} by {:.0f}% (more than "
                                                    "{:.0f}%), so its predictions are rough{}",
-                                                   format_size(at), worst * 100, m.piecewise_threshold * 100,
+                                                   core::format_size(at), worst * 100, m.piecewise_threshold * 100,
                                                    !segments && !m.piecewise_rejected.empty()
                                                        ? fmt::format("; no break explains it: {}", m.piecewise_rejected)
                                                        : std::string())});
@@ -76,4 +76,4 @@ std::vector<model_warning> model_use_warnings(const model_fit& m, std::span<cons
 
 nlohmann::json to_json(const model_warning& w) { return {{"kind", w.kind}, {"message", w.message}}; }
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

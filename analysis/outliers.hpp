@@ -15,7 +15,7 @@
 ///   down, or when it failed with at least two different peers: hosts are taken greedily
 ///   from the one with most such peers, and each one named explains all its failed links
 ///   (so the peers of a dead host are not named too). One failed pair alone names no host.
-#include "core/matrix_schedule.hpp"
+#include "analysis/matrix_schedule.hpp"
 
 #include <cstddef>
 #include <nlohmann/json_fwd.hpp>
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 /// One directed link of the matrix as measured: `from` initiated and sent to `to`.
 struct link_sample {
@@ -43,7 +43,7 @@ struct outlier_options {
     double suspect_fraction = 0.5;     ///< suspect when more than this share of links is bad, in [0, 1)
 };
 
-/// Throws spec_error naming the option when a threshold is outside its range or not finite.
+/// Throws core::spec_error naming the option when a threshold is outside its range or not finite.
 void validate(const outlier_options&);
 
 /// Median and MAD of one figure over the reachable links; absent when no link has it.
@@ -87,7 +87,7 @@ struct matrix_analysis {
 std::optional<robust_stats> robust_summary(std::span<const double> values);
 
 /// Judges the links of a matrix of host_count hosts. `down_hosts` are hosts the caller
-/// knows to be unreachable (their daemon did not answer). Throws spec_error when a link
+/// knows to be unreachable (their daemon did not answer). Throws core::spec_error when a link
 /// names a host >= host_count or itself, when a figure is not finite or not positive, or
 /// when the options are invalid.
 matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_sample> links,
@@ -111,4 +111,4 @@ nlohmann::json to_json(const matrix_analysis&, std::span<const std::string> host
 /// JSON of one link, hosts named as above.
 nlohmann::json to_json(const link_verdict&, std::span<const std::string> host_names = {});
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

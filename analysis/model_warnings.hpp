@@ -2,14 +2,14 @@
 /// Warnings for predictions made with a fitted α–β model (`meshperf plan --from`): a
 /// prediction that needs the model far outside the sizes it was fitted on, a model that
 /// misses its own points, a model too short of points to be checked. Pure, no I/O.
-#include "core/model.hpp"
+#include "analysis/model.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <vector>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 /// A prediction may use the model up to this factor beyond the largest measured size (or
 /// below the smallest) before it is flagged as an extrapolation.
@@ -40,4 +40,4 @@ std::vector<model_warning> model_use_warnings(const model_fit& m, std::span<cons
 
 nlohmann::json to_json(const model_warning&);
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

@@ -1,4 +1,4 @@
-#include "core/collectives.hpp"
+#include "analysis/collectives.hpp"
 
 #include "core/error.hpp"
 
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 using nlohmann::json;
 
@@ -82,9 +82,9 @@ double ring_volume(collective c, double s, unsigned n) {
 
 void check_link(const link_model& l, const char* which) {
     if (!std::isfinite(l.alpha_s) || l.alpha_s < 0)
-        throw spec_error(fmt::format("{} link: latency alpha must be >= 0 and finite, got {} s", which, l.alpha_s));
+        throw core::spec_error(fmt::format("{} link: latency alpha must be >= 0 and finite, got {} s", which, l.alpha_s));
     if (std::isnan(l.beta_bytes_per_s) || l.beta_bytes_per_s <= 0)
-        throw spec_error(fmt::format("{} link: bandwidth beta must be > 0, got {} B/s", which, l.beta_bytes_per_s));
+        throw core::spec_error(fmt::format("{} link: bandwidth beta must be > 0, got {} B/s", which, l.beta_bytes_per_s));
 }
 
 void check_algorithm(collective c, algorithm a) {
@@ -92,7 +92,7 @@ void check_algorithm(collective c, algorithm a) {
     if (std::find(ok.begin(), ok.end(), a) != ok.end()) return;
     std::string names;
     for (auto x : ok) names += (names.empty() ? "" : ", ") + std::string(to_string(x));
-    throw spec_error(fmt::format("{} has no {} algorithm here; use {}", to_string(c), to_string(a), names));
+    throw core::spec_error(fmt::format("{} has no {} algorithm here; use {}", to_string(c), to_string(a), names));
 }
 
 }  // namespace
@@ -124,7 +124,7 @@ collective parse_collective(std::string_view s) {
     for (auto c : {collective::all_reduce, collective::all_gather, collective::reduce_scatter, collective::all_to_all,
                    collective::broadcast})
         if (normalized(to_string(c)) == n) return c;
-    throw spec_error(fmt::format(
+    throw core::spec_error(fmt::format(
         "unknown collective \"{}\"; use all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", s));
 }
 
@@ -133,7 +133,7 @@ algorithm parse_algorithm(std::string_view s) {
     for (auto a : {algorithm::ring, algorithm::tree, algorithm::recursive_doubling, algorithm::recursive_halving,
                    algorithm::pairwise})
         if (normalized(to_string(a)) == n) return a;
-    throw spec_error(fmt::format(
+    throw core::spec_error(fmt::format(
         "unknown algorithm \"{}\"; use ring, tree, recursive_doubling, recursive_halving or pairwise", s));
 }
 
@@ -148,18 +148,18 @@ std::vector<algorithm> algorithms_for(collective c) {
     return {};
 }
 
-double bus_factor(collective c, unsigned n) {
-    if (n == 0) return 0;
-    const double frac = (n - 1.0) / n;
+core::collective_op measured_op(collective c) {
     switch (c) {
-    case collective::all_reduce: return 2 * frac;
-    case collective::all_gather:
-    case collective::reduce_scatter:
-    case collective::all_to_all: return frac;
-    case collective::broadcast: return 1;
+    case collective::all_reduce: return core::collective_op::allreduce;
+    case collective::all_gather: return core::collective_op::allgather;
+    case collective::reduce_scatter: return core::collective_op::reduce_scatter;
+    case collective::all_to_all: return core::collective_op::alltoall;
+    case collective::broadcast: return core::collective_op::broadcast;
     }
-    return 0;
+    return core::collective_op::allreduce;
 }
+
+double bus_factor(collective c, unsigned n) { return n == 0 ? 0 : core::busbw_factor(measured_op(c), n); }
 
 link_model link_model::from_fit(const model_fit& m, double message_bytes) {
     const auto& l = m.line_for(message_bytes);
@@ -167,15 +167,15 @@ link_model link_model::from_fit(const model_fit& m, double message_bytes) {
 }
 
 void validate(const topology& t) {
-    if (t.nodes < 1) throw spec_error("plan: --nodes must be at least 1");
-    if (t.gpus_per_node < 1) throw spec_error("plan: --gpus-per-node must be at least 1");
+    if (t.nodes < 1) throw core::spec_error("plan: --nodes must be at least 1");
+    if (t.gpus_per_node < 1) throw core::spec_error("plan: --gpus-per-node must be at least 1");
     if (t.nics_per_node > t.gpus_per_node)
-        throw spec_error(fmt::format("plan: {} NICs per node for {} GPUs per node; the model gives each NIC at "
+        throw core::spec_error(fmt::format("plan: {} NICs per node for {} GPUs per node; the model gives each NIC at "
                                      "least one GPU (use at most {} NICs)",
                                      t.nics_per_node, t.gpus_per_node, t.gpus_per_node));
-    if (t.ranks() < 2) throw spec_error("plan: a collective needs at least 2 ranks (nodes × GPUs per node)");
+    if (t.ranks() < 2) throw core::spec_error("plan: a collective needs at least 2 ranks (nodes × GPUs per node)");
     if (t.nodes == 1 && !t.intra)
-        throw spec_error("plan: with one node every phase is intra-node; give the intra-node link (alpha and beta)");
+        throw core::spec_error("plan: with one node every phase is intra-node; give the intra-node link (alpha and beta)");
     if (t.intra) check_link(*t.intra, "intra-node");
 }
 
@@ -269,14 +269,14 @@ std::vector<prediction> predict_all_impl(std::uint64_t bytes, const topology& t,
 
 template <class Link>
 dp_step_plan plan_dp_step_impl(const dp_step_spec& spec, const topology& t, const Link& inter) {
-    if (spec.params == 0) throw spec_error("plan: the parameter count must be at least 1 (e.g. --params 7e9)");
-    if (spec.bucket_bytes == 0) throw spec_error("plan: the bucket size must be at least 1 byte (e.g. --bucket 25M)");
+    if (spec.params == 0) throw core::spec_error("plan: the parameter count must be at least 1 (e.g. --params 7e9)");
+    if (spec.bucket_bytes == 0) throw core::spec_error("plan: the bucket size must be at least 1 byte (e.g. --bucket 25M)");
     if (spec.algo && *spec.algo != algorithm::ring && *spec.algo != algorithm::tree)
-        throw spec_error("plan: gradients are all-reduced with ring or tree");
+        throw core::spec_error("plan: gradients are all-reduced with ring or tree");
     if (spec.compute_s && (!std::isfinite(*spec.compute_s) || *spec.compute_s <= 0))
-        throw spec_error("plan: the step compute time must be positive (e.g. --step-compute-ms 300)");
+        throw core::spec_error("plan: the step compute time must be positive (e.g. --step-compute-ms 300)");
     const unsigned width = dtype_bytes(spec.type);
-    if (spec.params > ~0ull / width) throw spec_error("plan: the parameter count is too large");
+    if (spec.params > ~0ull / width) throw core::spec_error("plan: the parameter count is too large");
 
     dp_step_plan plan;
     plan.gradient_bytes = spec.params * width;
@@ -315,24 +315,6 @@ std::vector<prediction> predict_all(std::uint64_t bytes, const topology& t, cons
     return predict_all_impl(bytes, t, inter);
 }
 
-std::string_view to_string(dtype d) {
-    switch (d) {
-    case dtype::bf16: return "bf16";
-    case dtype::fp16: return "fp16";
-    case dtype::fp32: return "fp32";
-    }
-    return "?";
-}
-
-dtype parse_dtype(std::string_view s) {
-    const auto n = normalized(s);
-    if (n == "bf16" || n == "bfloat16") return dtype::bf16;
-    if (n == "fp16" || n == "float16" || n == "half") return dtype::fp16;
-    if (n == "fp32" || n == "float32" || n == "float") return dtype::fp32;
-    throw spec_error(fmt::format("unknown dtype \"{}\"; use bf16, fp16 or fp32", s));
-}
-
-unsigned dtype_bytes(dtype d) { return d == dtype::fp32 ? 4 : 2; }
 
 dp_step_plan plan_dp_step(const dp_step_spec& spec, const topology& t, const link_model& inter) {
     return plan_dp_step_impl(spec, t, inter);
@@ -392,4 +374,4 @@ json to_json(const topology& t) {
             {"intra", t.intra ? to_json(*t.intra) : json(nullptr)}};
 }
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 /// One observation for the fit: the time to move one message of size_bytes.
 struct model_sample {
@@ -137,9 +137,9 @@ struct model_fit {
 /// The fit's inputs from a run: latency points (one-way p50) and bandwidth points (size /
 /// rate), each with its stated precision and block estimates where the result has them;
 /// bidirectional points and points without figures are skipped.
-std::vector<model_sample> model_samples(const run_result&);
+std::vector<model_sample> model_samples(const core::run_result&);
 
-/// Fits the model. Throws spec_error when there are fewer than two distinct sizes, when a
+/// Fits the model. Throws core::spec_error when there are fewer than two distinct sizes, when a
 /// time or size is not positive and finite, or when the times do not grow with size (β
 /// cannot be determined: sweep up to larger messages).
 ///
@@ -156,7 +156,7 @@ std::vector<model_sample> model_samples(const run_result&);
 /// Otherwise piecewise_rejected says which test failed.
 model_fit fit_model(std::span<const model_sample> samples, const model_options& = {});
 /// Same, from the points of a run.
-model_fit fit_model(const run_result&, const model_options& = {});
+model_fit fit_model(const core::run_result&, const model_options& = {});
 
 /// Fits one line to all samples (no piecewise step). Throws as fit_model.
 line_fit fit_line(std::span<const model_sample> samples);
@@ -165,7 +165,7 @@ line_fit fit_line(std::span<const model_sample> samples);
 /// line is underdetermined, with "underdetermined": true), the piecewise fit with its
 /// evidence or null, and "piecewise_rejected" (why there is no break, or null). from_json
 /// reads back what to_json wrote, and documents written before these fields existed
-/// (derived figures are recomputed); it throws spec_error on missing or malformed fields.
+/// (derived figures are recomputed); it throws core::spec_error on missing or malformed fields.
 nlohmann::json to_json(const line_fit&);
 nlohmann::json to_json(const break_evidence&);
 nlohmann::json to_json(const model_fit&);
@@ -176,4 +176,4 @@ model_fit model_fit_from_json(const nlohmann::json&);
 /// residual 3.1% at 4 KiB", plus the break when the fit is piecewise.
 std::string describe(const model_fit&);
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

@@ -1,4 +1,4 @@
-#include "core/matrix_schedule.hpp"
+#include "analysis/matrix_schedule.hpp"
 
 #include "core/error.hpp"
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <utility>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 std::array<directed_link, 2> measurement_order(const host_pair& p) {
     return {directed_link{p.a, p.b}, directed_link{p.b, p.a}};
@@ -24,7 +24,7 @@ std::size_t pairs_per_round(std::size_t hosts) { return hosts < 2 ? 0 : hosts / 
 std::vector<host_pair> schedule_round(std::size_t hosts, std::size_t round) {
     const std::size_t rounds = round_count(hosts);
     if (round >= rounds)
-        throw spec_error(fmt::format("round {} does not exist: {} hosts have {} rounds (0..{})",
+        throw core::spec_error(fmt::format("round {} does not exist: {} hosts have {} rounds (0..{})",
                                      round, hosts, rounds, rounds == 0 ? 0 : rounds - 1));
     // Circle method over m slots (m even): slot m−1 stays put, the others rotate by one per
     // round. With n odd the fixed slot is the bye (index n), and its partner sits out.
@@ -55,7 +55,7 @@ std::vector<std::vector<host_pair>> schedule_pairs(std::span<const host_pair> pa
     std::set<std::pair<std::size_t, std::size_t>> seen;
     for (const host_pair& given : pairs) {
         if (given.a == given.b)
-            throw spec_error(fmt::format("pair ({}, {}) names one host twice: a host is not measured against itself",
+            throw core::spec_error(fmt::format("pair ({}, {}) names one host twice: a host is not measured against itself",
                                          given.a, given.b));
         const host_pair p = given.a < given.b ? given : host_pair{given.b, given.a};
         if (!seen.emplace(p.a, p.b).second) continue;
@@ -74,7 +74,7 @@ std::vector<std::vector<host_pair>> schedule_pairs(std::span<const host_pair> pa
 
 schedule_estimate estimate_schedule(std::size_t hosts, double seconds_per_pair) {
     if (!std::isfinite(seconds_per_pair) || seconds_per_pair < 0)
-        throw spec_error(fmt::format("per-pair cost {} s must be a finite, non-negative number of seconds",
+        throw core::spec_error(fmt::format("per-pair cost {} s must be a finite, non-negative number of seconds",
                                      seconds_per_pair));
     schedule_estimate e;
     e.hosts = hosts;
@@ -88,4 +88,4 @@ schedule_estimate estimate_schedule(std::size_t hosts, double seconds_per_pair) 
     return e;
 }
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

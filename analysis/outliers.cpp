@@ -1,4 +1,4 @@
-#include "core/outliers.hpp"
+#include "analysis/outliers.hpp"
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 using nlohmann::json;
 
@@ -27,7 +27,7 @@ std::string figure(double v) {
 
 void require_figure(const char* what, const std::optional<double>& v, const link_sample& l) {
     if (v && (!std::isfinite(*v) || *v <= 0))
-        throw spec_error(fmt::format("link {} -> {}: {} is {}; a measured figure must be a positive number",
+        throw core::spec_error(fmt::format("link {} -> {}: {} is {}; a measured figure must be a positive number",
                                      l.from, l.to, what, *v));
 }
 
@@ -41,7 +41,7 @@ json host_name(std::size_t i, std::span<const std::string> names) {
 
 void check_names(std::size_t host_count, std::span<const std::string> names) {
     if (!names.empty() && names.size() != host_count)
-        throw spec_error(fmt::format("{} host names given for a matrix of {} hosts", names.size(), host_count));
+        throw core::spec_error(fmt::format("{} host names given for a matrix of {} hosts", names.size(), host_count));
 }
 
 // Greedy explanation of unreachable links by hosts; see the header.
@@ -84,15 +84,15 @@ std::vector<bool> unreachable_hosts(std::size_t n, std::span<const link_sample> 
 
 void validate(const outlier_options& o) {
     if (!std::isfinite(o.bandwidth_fraction) || o.bandwidth_fraction <= 0 || o.bandwidth_fraction > 1)
-        throw spec_error(fmt::format("bandwidth fraction {} must be in (0, 1]: a link is bad below this "
+        throw core::spec_error(fmt::format("bandwidth fraction {} must be in (0, 1]: a link is bad below this "
                                      "fraction of the median bandwidth (default 0.9)",
                                      o.bandwidth_fraction));
     if (!std::isfinite(o.latency_multiple) || o.latency_multiple < 1)
-        throw spec_error(fmt::format("latency multiple {} must be at least 1: a link is bad above this "
+        throw core::spec_error(fmt::format("latency multiple {} must be at least 1: a link is bad above this "
                                      "multiple of the median latency (default 2)",
                                      o.latency_multiple));
     if (!std::isfinite(o.suspect_fraction) || o.suspect_fraction < 0 || o.suspect_fraction >= 1)
-        throw spec_error(fmt::format("suspect fraction {} must be in [0, 1): a host is suspect when more than "
+        throw core::spec_error(fmt::format("suspect fraction {} must be in [0, 1): a host is suspect when more than "
                                      "this share of its links is bad (default 0.5)",
                                      o.suspect_fraction));
 }
@@ -103,10 +103,10 @@ std::optional<robust_stats> robust_summary(std::span<const double> values) {
     std::sort(v.begin(), v.end());
     robust_stats s;
     s.count = v.size();
-    s.median = percentile_sorted(v, 0.5);
+    s.median = core::percentile_sorted(v, 0.5);
     for (double& x : v) x = std::fabs(x - s.median);
     std::sort(v.begin(), v.end());
-    s.mad = percentile_sorted(v, 0.5);
+    s.mad = core::percentile_sorted(v, 0.5);
     return s;
 }
 
@@ -115,21 +115,21 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
     validate(options);
     for (std::size_t h : down_hosts)
         if (h >= host_count)
-            throw spec_error(fmt::format("down host {} does not exist in a matrix of {} hosts", h, host_count));
+            throw core::spec_error(fmt::format("down host {} does not exist in a matrix of {} hosts", h, host_count));
     std::vector<std::uint64_t> keys;
     keys.reserve(links.size());
     for (const link_sample& l : links) {
         if (l.from >= host_count || l.to >= host_count)
-            throw spec_error(fmt::format("link {} -> {} names a host outside the matrix of {} hosts", l.from,
+            throw core::spec_error(fmt::format("link {} -> {} names a host outside the matrix of {} hosts", l.from,
                                          l.to, host_count));
-        if (l.from == l.to) throw spec_error(fmt::format("link {} -> {} joins a host to itself", l.from, l.to));
+        if (l.from == l.to) throw core::spec_error(fmt::format("link {} -> {} joins a host to itself", l.from, l.to));
         require_figure("bandwidth", l.gbit_per_s, l);
         require_figure("latency", l.lat_us, l);
         keys.push_back(static_cast<std::uint64_t>(l.from) * host_count + l.to);
     }
     std::sort(keys.begin(), keys.end());
     if (auto dup = std::adjacent_find(keys.begin(), keys.end()); dup != keys.end())
-        throw spec_error(fmt::format("link {} -> {} is given twice; pass each directed link once (a retest "
+        throw core::spec_error(fmt::format("link {} -> {} is given twice; pass each directed link once (a retest "
                                      "replaces the first measurement)",
                                      *dup / host_count, *dup % host_count));
 
@@ -220,7 +220,7 @@ std::vector<host_pair> pairs_to_retest(const matrix_analysis& a) {
 json to_json(const link_verdict& v, std::span<const std::string> names) {
     const link_sample& l = v.link;
     if (!names.empty() && (l.from >= names.size() || l.to >= names.size()))
-        throw spec_error(fmt::format("link {} -> {} names a host beyond the {} host names given", l.from, l.to,
+        throw core::spec_error(fmt::format("link {} -> {} names a host beyond the {} host names given", l.from, l.to,
                                      names.size()));
     json j;
     j["from"] = host_name(l.from, names);
@@ -267,4 +267,4 @@ json to_json(const matrix_analysis& a, std::span<const std::string> names) {
     return j;
 }
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

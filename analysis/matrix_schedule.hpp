@@ -18,7 +18,7 @@
 #include <span>
 #include <vector>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 /// An unordered pair of host indices, stored with a < b. Measured a → b, then b → a.
 struct host_pair {
@@ -44,7 +44,7 @@ std::size_t round_count(std::size_t hosts);
 std::size_t pairs_per_round(std::size_t hosts);
 
 /// The pairs of round r (0 <= r < round_count(hosts)), disjoint, each with a < b, ordered by
-/// a. Throws spec_error when r is out of range. O(n) time and memory, so a driver can walk
+/// a. Throws core::spec_error when r is out of range. O(n) time and memory, so a driver can walk
 /// the rounds of a large cluster without holding the whole schedule.
 std::vector<host_pair> schedule_round(std::size_t hosts, std::size_t round);
 
@@ -54,7 +54,7 @@ std::vector<std::vector<host_pair>> round_robin_schedule(std::size_t hosts);
 /// Packs an arbitrary set of pairs (e.g. the bad pairs to retest) into rounds of disjoint
 /// pairs, greedily in the given order: each pair goes to the first round in which neither
 /// host is busy. Pairs are normalised to a < b and duplicates are dropped; a pair with
-/// a == b throws spec_error. Uses at most 2·d − 1 rounds, d the largest number of pairs
+/// a == b throws core::spec_error. Uses at most 2·d − 1 rounds, d the largest number of pairs
 /// any host is in.
 std::vector<std::vector<host_pair>> schedule_pairs(std::span<const host_pair> pairs);
 
@@ -80,9 +80,9 @@ struct schedule_estimate {
 
 /// Estimates a matrix of `hosts` hosts when one pair (both directions) costs
 /// `seconds_per_pair` seconds. Assumes every pair of a round takes the same time and no
-/// retests; a real round lasts as long as its slowest pair. Throws spec_error unless
+/// retests; a real round lasts as long as its slowest pair. Throws core::spec_error unless
 /// seconds_per_pair is finite and non-negative.
 schedule_estimate estimate_schedule(std::size_t hosts,
                                     double seconds_per_pair = default_seconds_per_pair);
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis

@@ -1,4 +1,4 @@
-#include "core/model.hpp"
+#include "analysis/model.hpp"
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-namespace meshperf::core {
+namespace meshperf::analysis {
 
 using nlohmann::json;
 
@@ -237,16 +237,16 @@ std::optional<line_fit> try_fit_line(std::span<const model_sample> samples, bool
 void check_samples(std::span<const model_sample> samples) {
     for (const auto& s : samples) {
         if (s.size_bytes == 0)
-            throw spec_error("model: a point has size 0; every message size must be at least 1 byte");
+            throw core::spec_error("model: a point has size 0; every message size must be at least 1 byte");
         if (!std::isfinite(s.time_s) || s.time_s <= 0)
-            throw spec_error(fmt::format("model: the point at {} has time {} s; times must be positive and finite",
-                                         format_size(s.size_bytes), s.time_s));
+            throw core::spec_error(fmt::format("model: the point at {} has time {} s; times must be positive and finite",
+                                         core::format_size(s.size_bytes), s.time_s));
         if (!std::isfinite(s.weight) || s.weight <= 0)
-            throw spec_error(fmt::format("model: the point at {} has weight {}; weights must be positive",
-                                         format_size(s.size_bytes), s.weight));
+            throw core::spec_error(fmt::format("model: the point at {} has weight {}; weights must be positive",
+                                         core::format_size(s.size_bytes), s.weight));
     }
     if (distinct_sizes(samples) < 2)
-        throw spec_error(fmt::format(
+        throw core::spec_error(fmt::format(
             "model: the fit needs points at two or more message sizes, got {} point(s) at {} size(s); "
             "sweep a range of sizes (e.g. --sizes 1..4M)",
             samples.size(), distinct_sizes(samples)));
@@ -327,7 +327,7 @@ double chi2_critical_99(std::size_t dof) {
     return table[std::clamp<std::size_t>(dof, 1, 8)];
 }
 
-bool has_blocks(const model_sample& s) { return s.block_values.size() >= min_blocks_to_assess; }
+bool has_blocks(const model_sample& s) { return s.block_values.size() >= core::min_blocks_to_assess; }
 bool has_precision(const model_sample& s) { return s.rel_half_width > 0 && std::isfinite(s.rel_half_width); }
 
 // One bootstrap replicate: each point rescaled by the ratio of a resampled block mean to its
@@ -382,8 +382,8 @@ void judge_break(model_fit& m, std::span<const model_sample> input, const model_
     quality line_q;
     add_quality(line_q, m.line, samples, weighted_mean_time(samples));
     ev.explained_share = line_q.sse > 0 ? std::clamp(1.0 - cand->sse / line_q.sse, 0.0, 1.0) : 0.0;
-    const auto where = fmt::format("the best break (between {} and {})", format_size(cand->fit.break_after_bytes),
-                                   format_size(cand->fit.break_before_bytes));
+    const auto where = fmt::format("the best break (between {} and {})", core::format_size(cand->fit.break_after_bytes),
+                                   core::format_size(cand->fit.break_before_bytes));
     if (cand->fit.worst_rel_residual > m.piecewise_threshold && ev.explained_share < min_explained_share) {
         m.piecewise_rejected = fmt::format("{} explains only {:.0f}% of the misfit and leaves a {:.0f}% residual: the points scatter "
                                            "rather than follow two lines",
@@ -422,13 +422,13 @@ json num_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); 
 // A number that may be absent or null (older documents, or a figure not reported).
 std::optional<double> optional_number(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return std::nullopt;
-    if (!j.at(key).is_number()) throw spec_error(fmt::format("model JSON: field \"{}\" is not a number", key));
+    if (!j.at(key).is_number()) throw core::spec_error(fmt::format("model JSON: field \"{}\" is not a number", key));
     return j.at(key).get<double>();
 }
 
 double required_number(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || !j.at(key).is_number())
-        throw spec_error(fmt::format("model JSON: field \"{}\" is missing or not a number", key));
+        throw core::spec_error(fmt::format("model JSON: field \"{}\" is missing or not a number", key));
     return j.at(key).get<double>();
 }
 
@@ -443,16 +443,16 @@ const line_fit& model_fit::line_for(double n_bytes) const {
     return piecewise ? piecewise->segment_for(n_bytes) : line;
 }
 
-std::vector<model_sample> model_samples(const run_result& r) {
+std::vector<model_sample> model_samples(const core::run_result& r) {
     std::vector<model_sample> out;
     for (const auto& p : r.points) {
         if (p.size_bytes == 0) continue;
         model_sample s;
         s.size_bytes = p.size_bytes;
-        if (p.test == test_kind::latency && p.lat_ns && p.lat_ns->p50 > 0) {
+        if (p.test == core::test_kind::latency && p.lat_ns && p.lat_ns->p50 > 0) {
             s.time_s = p.lat_ns->p50 * 1e-9;
             s.block_values = p.precision.block_values;  // round-trip ns
-        } else if (p.test == test_kind::bandwidth && p.gbit_per_s > 0) {
+        } else if (p.test == core::test_kind::bandwidth && p.gbit_per_s > 0) {
             s.time_s = static_cast<double>(p.size_bytes) * 8.0 / (p.gbit_per_s * 1e9);
             s.stream = true;
             s.block_values = p.precision.block_values;  // Gbit/s
@@ -470,7 +470,7 @@ line_fit fit_line(std::span<const model_sample> samples) {
     check_samples(samples);
     auto l = try_fit_line(samples, false);
     if (!l)
-        throw spec_error(
+        throw core::spec_error(
             "model: the times do not grow with message size, so the bandwidth β cannot be fitted; "
             "sweep up to larger messages (e.g. --sizes 1..4M)");
     return *l;
@@ -478,17 +478,17 @@ line_fit fit_line(std::span<const model_sample> samples) {
 
 model_fit fit_model(std::span<const model_sample> samples, const model_options& opt) {
     if (!(opt.piecewise_threshold > 0) || !std::isfinite(opt.piecewise_threshold))
-        throw spec_error("model: the piecewise threshold must be a positive fraction (e.g. 0.15)");
+        throw core::spec_error("model: the piecewise threshold must be a positive fraction (e.g. 0.15)");
     model_fit m;
     m.piecewise_threshold = opt.piecewise_threshold;
     if (!(opt.stable_share >= 0 && opt.stable_share <= 1))
-        throw spec_error("model: the stable share of refits must be a fraction in [0, 1] (e.g. 0.8)");
+        throw core::spec_error("model: the stable share of refits must be a fraction in [0, 1] (e.g. 0.8)");
     m.line = fit_line(samples);
     if (!m.line_fits()) judge_break(m, samples, opt);
     return m;
 }
 
-model_fit fit_model(const run_result& r, const model_options& opt) {
+model_fit fit_model(const core::run_result& r, const model_options& opt) {
     const auto samples = model_samples(r);
     return fit_model(samples, opt);
 }
@@ -550,11 +550,11 @@ line_fit line_fit_from_json(const json& j) {
     line_fit l;
     l.alpha_s = required_number(j, "alpha_us") * 1e-6;
     if (!j.contains("beta_gbit_per_s"))
-        throw spec_error("model JSON: field \"beta_gbit_per_s\" is missing");
+        throw core::spec_error("model JSON: field \"beta_gbit_per_s\" is missing");
     // null is how to_json writes β = ∞ (a flat piecewise segment)
     l.beta_bytes_per_s = j.at("beta_gbit_per_s").is_null() ? inf : required_number(j, "beta_gbit_per_s") / 8e-9;
     if (!(l.alpha_s >= 0) || !(l.beta_bytes_per_s > 0))
-        throw spec_error("model JSON: alpha_us must be >= 0 and beta_gbit_per_s > 0");
+        throw core::spec_error("model JSON: alpha_us must be >= 0 and beta_gbit_per_s > 0");
     l.alpha_source = j.value("alpha_source", "latency");
     if (j.contains("stream_alpha_us") && !j.at("stream_alpha_us").is_null())
         l.stream_alpha_s = required_number(j, "stream_alpha_us") * 1e-6;
@@ -578,7 +578,7 @@ model_fit model_fit_from_json(const json& j) {
     if (j.contains("piecewise") && !j.at("piecewise").is_null()) {
         const auto& pj = j.at("piecewise");
         if (!pj.is_object() || !pj.contains("below") || !pj.contains("above"))
-            throw spec_error("model JSON: \"piecewise\" needs \"below\" and \"above\" segments");
+            throw core::spec_error("model JSON: \"piecewise\" needs \"below\" and \"above\" segments");
         piecewise_fit p;
         p.below = line_fit_from_json(pj.at("below"));
         p.above = line_fit_from_json(pj.at("above"));
@@ -608,7 +608,7 @@ std::string describe_line(const line_fit& l) {
     std::string s = fmt::format("α {:.3g} µs{}, ", l.alpha_us(), l.alpha_source == "latency" ? "" : " (from streams)");
     if (std::isfinite(l.beta_bytes_per_s))
         s += fmt::format("β {:.4g} Gbit/s ({:.4g} GB/s), n½ {}", l.beta_gbit_per_s(), l.beta_gbyte_per_s(),
-                         format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
+                         core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
     else
         s += "β unbounded (no size dependence)";
     return s;
@@ -623,11 +623,11 @@ std::string describe(const model_fit& m) {
                          m.line.parameters);
     else
         s += fmt::format(", R² {:.4f}, worst residual {:.1f}% at {}", m.line.r_squared, m.line.worst_rel_residual * 100,
-                         format_size(m.line.worst_size_bytes));
+                         core::format_size(m.line.worst_size_bytes));
     if (m.piecewise) {
         const auto& p = *m.piecewise;
         s += fmt::format("; piecewise, break between {} and {}: below {}; above {}; worst residual {:.1f}%",
-                         format_size(p.break_after_bytes), format_size(p.break_before_bytes), describe_line(p.below),
+                         core::format_size(p.break_after_bytes), core::format_size(p.break_before_bytes), describe_line(p.below),
                          describe_line(p.above), p.worst_rel_residual * 100);
         if (p.evidence.stable_share)
             s += fmt::format(", stable in {:.0f}% of {} refits", *p.evidence.stable_share * 100, p.evidence.refits);
@@ -637,4 +637,4 @@ std::string describe(const model_fit& m) {
     return s;
 }
 
-}  // namespace meshperf::core
+}  // namespace meshperf::analysis
