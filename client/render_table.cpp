@@ -34,12 +34,13 @@ std::string rate(double per_s) {
 
 // Marker after the precision figure for the interval it is (results written before the
 // method was recorded have none): "b" the between-block interval, "?" too few blocks to
-// check the variation between them.
+// check the variation between them, "d" the sweep's drift.
 const char* method_marker(const core::precision_info& p) {
     if (!p.method) return "";
     switch (*p.method) {
         case core::precision_method::blocks: return "b";
         case core::precision_method::too_few_blocks: return "?";
+        case core::precision_method::drift: return "d";
         case core::precision_method::samples: return "";
     }
     return "";
@@ -138,10 +139,11 @@ std::string render_run_table(const core::run_result& run) {
     for (const auto& p : run.points) any_missed |= p.precision.adaptive && !p.precision.met;
     std::string legend;
     if (any_missed) legend += "* precision target not met within the time cap (raise --max-time or accept the wider interval)\n";
-    bool any_blocks = false, any_few = false;
+    bool any_blocks = false, any_few = false, any_drift = false;
     for (const auto& p : run.points) {
         any_blocks |= p.precision.method == core::precision_method::blocks;
         any_few |= p.precision.method == core::precision_method::too_few_blocks;
+        any_drift |= p.precision.method == core::precision_method::drift;
     }
     if (any_blocks)
         legend += fmt::format("b the blocks of consecutive samples disagree: the interval shown is the one between blocks, more "
@@ -151,6 +153,9 @@ std::string render_run_table(const core::run_result& run) {
         legend += fmt::format("? fewer than {} blocks of consecutive samples: the variation between blocks was not checked, so "
                               "the interval may be too narrow\n",
                               core::min_blocks_to_assess);
+    if (any_drift)
+        legend += "d the path's latency moved during the sweep by more than this point's own interval: the interval shown "
+                  "is the spread of the reference size measured again every few points\n";
     if (!legend.empty()) out += "\n" + legend;
     // Each warning once, with the points it applies to (client/point_warnings.hpp); the
     // precision ones are the '*' above.

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "core/sweep_drift.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -84,6 +85,7 @@ void check_sane(const point_result& p) {
     nonneg_or_inf("precision", p.precision.achieved);
     nonneg_or_inf("within-sample precision", p.precision.samples_achieved);
     nonneg_or_inf("between-block precision", p.precision.blocks_achieved);
+    nonneg_or_inf("drift precision", p.precision.drift_achieved);
     // A bandwidth block may be 0: no bytes arrived in its intervals (counters that advance in steps).
     for (double v : p.precision.block_values) require_finite_nonneg("block estimate", v);
     require_finite_nonneg("CPU use", p.cpu.local_percent);
@@ -159,6 +161,7 @@ json to_json(const point_result& p) {
         pr["blocks"] = p.precision.blocks;
         pr["samples_achieved"] = num_or_null(p.precision.samples_achieved);
         pr["blocks_achieved"] = num_or_null(p.precision.blocks_achieved);
+        if (std::isfinite(p.precision.drift_achieved)) pr["drift_achieved"] = p.precision.drift_achieved;
         pr[block_values_key(p.test)] = p.precision.block_values;
     }
     j["cpu"] = {{"initiator_percent", p.cpu.local_percent}, {"peer_percent", p.cpu.remote_percent}};
@@ -203,6 +206,7 @@ point_result point_result_from_json(const json& j) {
         p.precision.blocks = pr.value("blocks", std::uint64_t{0});
         p.precision.samples_achieved = num_from(pr, "samples_achieved", std::numeric_limits<double>::infinity());
         p.precision.blocks_achieved = num_from(pr, "blocks_achieved", std::numeric_limits<double>::infinity());
+        p.precision.drift_achieved = num_from(pr, "drift_achieved", std::numeric_limits<double>::infinity());
         if (const char* key = block_values_key(p.test); pr.contains(key) && pr.at(key).is_array())
             p.precision.block_values = pr.at(key).get<std::vector<double>>();
     }
@@ -230,6 +234,10 @@ json to_json(const run_result& r) {
     j["points"] = json::array();
     for (const auto& p : r.points) j["points"].push_back(to_json(p));
     j["error"] = r.error.empty() ? json(nullptr) : json(r.error);
+    if (!r.drift.empty()) {
+        j["drift"] = json::array();
+        for (const auto& d : r.drift) j["drift"].push_back(to_json(d));
+    }
     j["warnings"] = r.warnings;
     return j;
 }
@@ -247,6 +255,8 @@ run_result run_result_from_json(const json& j) {
     if (j.contains("spec")) r.spec = run_spec_from_json(j.at("spec"));
     for (const auto& p : j.value("points", json::array())) r.points.push_back(point_result_from_json(p));
     if (j.contains("error") && j.at("error").is_string()) r.error = j.at("error").get<std::string>();
+    if (j.contains("drift"))
+        for (const auto& d : j.at("drift")) r.drift.push_back(sweep_drift_from_json(d));
     r.warnings = j.value("warnings", std::vector<std::string>{});
     return r;
 }

@@ -42,6 +42,9 @@ struct precision_info {
     std::uint64_t blocks = 0;   ///< block estimates behind the between-block interval
     double samples_achieved = std::numeric_limits<double>::infinity();  ///< within-sample relative half-width
     double blocks_achieved = std::numeric_limits<double>::infinity();   ///< between-block one; +inf: not assessed
+    /// The sweep's drift (core/sweep_drift.hpp) for latency points of a drift-checked test;
+    /// +inf: not assessed. `achieved` is this, method drift, when it is the widest.
+    double drift_achieved = std::numeric_limits<double>::infinity();
     /// Each block's estimate, in time order. Latency: round-trip ns (the mean of the
     /// block's batch medians); bandwidth: Gbit/s of the flow whose precision is reported.
     std::vector<double> block_values;
@@ -94,6 +97,24 @@ struct point_result {
     std::optional<point_placement> placement;  ///< where the measuring threads ran; empty in older results
 };
 
+/// One reading of the reference: its median round trip, and after which point of the test
+/// it was taken (0: the test's first point itself).
+struct drift_reading {
+    std::size_t after_point = 0;
+    double rtt_ns_p50 = 0;
+};
+
+/// The drift check of one latency test of a run (core/sweep_drift.hpp).
+struct sweep_drift {
+    test_kind test = test_kind::latency;
+    std::uint64_t size_bytes = 0;        ///< the reference: the test's first size
+    std::vector<drift_reading> readings;  ///< in time order
+    /// Half the readings' range relative to their median, scaled by (n+1)/(n−1) for n
+    /// readings (a few readings underestimate the range they sample); +inf with fewer than
+    /// drift_min_readings readings.
+    double relative_half_width = 0;
+};
+
 /// A whole run as stored and returned.
 struct run_result {
     std::string id;
@@ -104,6 +125,8 @@ struct run_result {
     host_info peer;
     run_spec spec;
     std::vector<point_result> points;
+    /// The drift checks of the run's latency tests (core/sweep_drift.hpp); empty when none ran.
+    std::vector<sweep_drift> drift;
     std::string error;              ///< empty unless failed
     std::vector<std::string> warnings;
 };

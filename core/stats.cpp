@@ -114,6 +114,7 @@ const char* to_string(precision_method m) {
         case precision_method::samples: return "samples";
         case precision_method::blocks: return "blocks";
         case precision_method::too_few_blocks: return "too_few_blocks";
+        case precision_method::drift: return "drift";
     }
     return "samples";
 }
@@ -122,6 +123,7 @@ std::optional<precision_method> parse_precision_method(std::string_view s) {
     if (s == "samples") return precision_method::samples;
     if (s == "blocks") return precision_method::blocks;
     if (s == "too_few_blocks") return precision_method::too_few_blocks;
+    if (s == "drift") return precision_method::drift;
     return std::nullopt;
 }
 

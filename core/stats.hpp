@@ -92,9 +92,10 @@ enum class precision_method {
     blocks,          ///< between-block interval: wider than the within-sample one by > block_dominance_ratio
     too_few_blocks,  ///< within-sample interval; fewer than min_blocks_to_assess blocks, so the
                      ///< variation between blocks was not assessed
+    drift,           ///< the sweep's drift (core/sweep_drift.hpp): wider than the point's own interval
 };
 
-/// "samples", "blocks", "too_few_blocks".
+/// "samples", "blocks", "too_few_blocks", "drift".
 const char* to_string(precision_method);
 /// Inverse of to_string; nullopt for anything else.
 std::optional<precision_method> parse_precision_method(std::string_view);

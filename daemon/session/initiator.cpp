@@ -5,6 +5,7 @@
 #include "core/flow_tracker.hpp"
 #include "core/placement_summary.hpp"
 #include "core/sizes.hpp"
+#include "core/sweep_drift.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/service/gpu_support.hpp"
 #include "daemon/session/peer_upgrade.hpp"
@@ -103,6 +104,18 @@ frame_channel open_session(daemon_context& ctx, const transport::endpoint_addres
 
 }  // namespace
 
+namespace {
+
+/// Measures the reference of a drift-checked test again (core/sweep_drift.hpp); the
+/// reading is kept in the test's drift record, not in the curve.
+void read_reference(core::sweep_drift& d, std::size_t after_point, std::size_t& index, const point_measurer& measure) {
+    const auto p = measure(point_key{d.test, d.size_bytes, ++index});
+    if (!p.rtt_ns) throw session_error("the drift reference point returned no round-trip figures");
+    d.readings.push_back({after_point, p.rtt_ns->p50});
+}
+
+}  // namespace
+
 void measure_all_points(core::run_result& run, std::string_view path, const event_sink& emit,
                         const std::atomic<bool>& cancel, const point_measurer& measure) {
     const auto& spec = run.spec;
@@ -117,21 +130,41 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
             }
         }
     } placement_warnings{run};
-    std::size_t index = 0;
-    for (auto test : spec.tests)
+    std::size_t index = 0, counted = 0;
+    for (auto test : spec.tests) {
+        std::optional<core::sweep_drift> drift;
+        if (core::wants_drift_check(spec, test)) drift = core::sweep_drift{test, spec.sizes.front(), {}, 0};
+        // A failed run keeps the drift its readings so far show, on the points measured.
+        auto settle_drift = [&] {
+            if (!drift) return;
+            core::settle(*drift);
+            core::apply_drift(run, *drift);
+            run.drift.push_back(std::move(*drift));
+            drift.reset();
+        };
+        std::size_t done = 0;
         for (auto size : spec.sizes) {
             ++index;
+            ++counted;
             if (cancel.load()) throw run_cancelled();
             try {
                 run.points.push_back(measure(point_key{test, size, index}));
-                emit({{"event", "point"}, {"index", index}, {"total", total}, {"point", core::to_json(run.points.back())}});
+                emit({{"event", "point"}, {"index", counted}, {"total", total}, {"point", core::to_json(run.points.back())}});
+                ++done;
+                if (drift && done == 1 && run.points.back().rtt_ns) drift->readings.push_back({0, run.points.back().rtt_ns->p50});
+                if (drift && done > 1 && core::reference_due(done, spec.sizes.size()))
+                    read_reference(*drift, done, index, measure);
             } catch (const run_cancelled&) {
+                settle_drift();
                 throw;
             } catch (const std::exception& e) {
-                throw session_error(fmt::format("point {}/{} ({}{} {}) against peer {} failed: {}", index, total, path,
+                settle_drift();
+                throw session_error(fmt::format("point {}/{} ({}{} {}) against peer {} failed: {}", counted, total, path,
                                                 core::to_string(test), core::format_size(size), spec.peer, e.what()));
             }
         }
+        settle_drift();
+    }
 }
 
 void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {

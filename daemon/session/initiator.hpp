@@ -24,6 +24,9 @@ using point_measurer = std::function<core::point_result(const point_key&)>;
 /// run.points and emitting a "point" event. A failure is rethrown as a session_error that
 /// names the point ("point 4/6 (<path>bandwidth 64 KiB) against peer ...: ..."); `path` is
 /// empty for TCP, e.g. "rdma write " for RDMA. Throws run_cancelled when cancel is set.
+/// A latency test of core::drift_min_sizes sizes or more also measures its first size again
+/// every core::drift_reference_every points (core/sweep_drift.hpp): those readings go to
+/// run.drift, not run.points, and widen the precision of points narrower than the drift.
 void measure_all_points(core::run_result& run, std::string_view path, const event_sink& emit,
                         const std::atomic<bool>& cancel, const point_measurer& measure);
 

@@ -1,0 +1,50 @@
+#pragma once
+/// The sweep's drift check (docs/methodology.md, "Drift during a sweep"): a latency sweep
+/// re-measures its first size, the reference, after every few points. On a host whose
+/// latency moves in phases longer than a point (a VM's vCPU placement, host load), each
+/// point sits in one phase and its own interval, however narrow, says nothing about the
+/// others; the spread of the reference readings does. Every latency point's precision is
+/// then at least that spread, marked `drift`, and the run warns. Nothing here does I/O.
+#include "core/result.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace meshperf::core {
+
+/// Fewest sizes of a latency test that get reference readings (fewer: nothing to compare).
+inline constexpr std::size_t drift_min_sizes = 4;
+/// The reference is measured again after every this many points of the test, and after its last.
+inline constexpr std::size_t drift_reference_every = 4;
+/// Fewest readings (the first point included) that give a drift figure.
+inline constexpr std::size_t drift_min_readings = 3;
+
+/// Whether a run's `test` gets reference readings: latency with at least drift_min_sizes sizes.
+bool wants_drift_check(const run_spec&, test_kind);
+
+/// Whether the reference is measured again after the `done`-th point (1-based) of a test of
+/// `sizes` points: after every drift_reference_every points, and after the last.
+bool reference_due(std::size_t done, std::size_t sizes);
+
+/// The relative half-width of `rtt_p50_ns` readings as sweep_drift::relative_half_width
+/// defines it. Throws insane_figure for a reading that is not finite and positive.
+double drift_half_width(std::span<const double> rtt_p50_ns);
+
+/// Fills relative_half_width from the readings.
+void settle(sweep_drift&);
+
+/// Widens the precision of every point of `d.test` whose own interval is narrower than the
+/// drift (precision.method = drift, met re-judged against the target) and adds the run's
+/// warning naming the reference and its range. Nothing changes when the drift is not
+/// finite or no point is narrower.
+void apply_drift(run_result&, const sweep_drift& d);
+
+nlohmann::json to_json(const sweep_drift&);
+/// Throws spec_error for a malformed drift entry.
+sweep_drift sweep_drift_from_json(const nlohmann::json&);
+
+}  // namespace meshperf::core
