@@ -12,6 +12,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <ranges>
 #include <set>
 #include <stdexcept>
 
@@ -71,15 +72,11 @@ collective_algo algo_for(const collective_spec& s, collective_op op) { return s.
 
 std::vector<collective_op> parse_collective_op_list(std::string_view text) {
     std::vector<collective_op> out;
-    std::size_t pos = 0;
-    while (true) {
-        const auto comma = text.find(',', pos);
-        const auto item = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    for (const auto part : std::views::split(text, ',')) {
+        const std::string_view item(part.begin(), part.end());
         if (item.empty()) throw spec_error(fmt::format("op list '{}' has an empty item (use e.g. allreduce,allgather)", text));
         const auto op = parse_collective_op(item);
-        if (std::find(out.begin(), out.end(), op) == out.end()) out.push_back(op);
-        if (comma == std::string_view::npos) break;
-        pos = comma + 1;
+        if (std::ranges::find(out, op) == out.end()) out.push_back(op);
     }
     return out;
 }
@@ -267,7 +264,7 @@ void check_bytes_per_size(const collective_spec& s, const collective_limits& lim
         if (s.iterations) {
             const auto fit_iterations = per_iteration ? cap / per_iteration : 0;
             const auto fewer = fit_iterations > s.warmup_iterations
-                                   ? fmt::format(", at most {} iterations", fit_iterations - s.warmup_iterations)
+                                   ? fmt::format(", or at most {} iterations", fit_iterations - s.warmup_iterations)
                                    : std::string{};
             throw spec_error(fmt::format("{} would move {} through the busiest rank per direction ({} iterations, {} of them "
                                          "warm-up, x {}), more than {} allowed per size {}: {}{}, or give --duration, which "

@@ -237,6 +237,9 @@ TEST_CASE("collective spec: ops must be given, once each, and runnable by the al
     CHECK(parse_collective_op_list("allreduce,all-gather,allreduce") ==
           std::vector<collective_op>{collective_op::allreduce, collective_op::allgather});
     CHECK_THROWS_WITH_AS(parse_collective_op_list("allreduce,,alltoall"), Contains("has an empty item"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_collective_op_list("allreduce,"), Contains("has an empty item"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_collective_op_list(",allreduce"), Contains("has an empty item"), spec_error);
+    CHECK(parse_collective_op_list("incast") == std::vector<collective_op>{collective_op::incast});
     auto j = minimal_json();
     j["ops"] = "allreduce,allscatter";
     CHECK(has(json_problem(j), "unknown collective 'allscatter': use one of allreduce"));
@@ -452,7 +455,7 @@ TEST_CASE("collective spec: bytes per size beyond the limit are refused with the
     CHECK(has(why, "allreduce (ring) of 64 MiB over 4 ranks would move 2.34 GiB through the busiest rank per direction (25 "
                    "iterations, 5 of them warm-up, x 96 MiB), more than 1 GiB allowed per size (limits.max_bytes_per_point "
                    "of this daemon is 1 GiB; an operator may raise it in [limits] max_bytes_per_point): use sizes up to "));
-    CHECK(has(why, ", the largest that fits, at most 5 iterations, or give --duration, which stops at the limit"));
+    CHECK(has(why, ", the largest that fits, or at most 5 iterations, or give --duration, which stops at the limit"));
     // The size it names fits, and the next valid one does not.
     const auto at = why.find("use sizes up to ") + 16;
     const std::uint64_t fit = std::stoull(why.substr(at));
