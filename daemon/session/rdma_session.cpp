@@ -272,12 +272,12 @@ json rdma_info() {
     return out;
 }
 
-std::unique_ptr<initiator_transport> make_rdma_initiator_transport(daemon_context&, const core::run_spec& spec,
+std::unique_ptr<initiator_transport> make_rdma_initiator_transport(const core::run_spec& spec,
                                                                    std::uint64_t byte_cap, std::vector<int> cpus) {
     return std::make_unique<rdma_initiator_transport>(spec, byte_cap, std::move(cpus));
 }
 
-std::unique_ptr<responder_transport> make_rdma_responder_transport(daemon_context&, const core::run_spec& spec,
+std::unique_ptr<responder_transport> make_rdma_responder_transport(const core::run_spec& spec,
                                                                    std::uint64_t byte_cap, std::vector<int> cpus) {
     return std::make_unique<rdma_responder_transport>(spec, byte_cap, std::move(cpus));
 }

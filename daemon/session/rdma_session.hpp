@@ -22,13 +22,13 @@ nlohmann::json rdma_info();
 /// has moved it. `cpus`: this side's CPUs for the run, where every point's runner threads
 /// are pinned (empty: unpinned). In a build without libibverbs every run is refused with
 /// the reason.
-std::unique_ptr<initiator_transport> make_rdma_initiator_transport(daemon_context& ctx, const core::run_spec& spec,
+std::unique_ptr<initiator_transport> make_rdma_initiator_transport(const core::run_spec& spec,
                                                                    std::uint64_t byte_cap, std::vector<int> cpus);
 
 /// The responder's RDMA transport for a session: the endpoint exchange at open; its own
 /// active queue pairs stop once the bytes it counts reach `byte_cap`; its runner threads
 /// are pinned to `cpus`.
-std::unique_ptr<responder_transport> make_rdma_responder_transport(daemon_context& ctx, const core::run_spec& spec,
+std::unique_ptr<responder_transport> make_rdma_responder_transport(const core::run_spec& spec,
                                                                    std::uint64_t byte_cap, std::vector<int> cpus);
 
 }  // namespace meshperf::daemon

@@ -40,7 +40,7 @@ void serve_run(daemon_context& ctx, frame_channel& ch) {
     try {
         require_memory_domain(spec.remote_memory, "peer");
         transport = spec.transport == core::transport_kind::rdma
-                        ? make_rdma_responder_transport(ctx, spec, byte_cap, placement.cpus)
+                        ? make_rdma_responder_transport(spec, byte_cap, placement.cpus)
                         : make_tcp_responder_transport(ctx, ch, spec, byte_cap, placement.cpus);
     } catch (const std::exception& e) {
         throw session_error(e.what());
