@@ -72,8 +72,12 @@ collective_algo algo_for(const collective_spec& s, collective_op op) { return s.
 
 std::vector<collective_op> parse_collective_op_list(std::string_view text) {
     std::vector<collective_op> out;
-    for (const auto part : std::views::split(text, ',')) {
-        const std::string_view item(part.begin(), part.end());
+    // Split by hand: clang 14 (the sanitizer builds) cannot compile std::views::split over libstdc++ 12.
+    for (std::size_t start = 0; start <= text.size();) {
+        const auto comma = text.find(',', start);
+        const auto end = comma == std::string_view::npos ? text.size() : comma;
+        const std::string_view item = text.substr(start, end - start);
+        start = end + 1;
         if (item.empty()) throw spec_error(fmt::format("op list '{}' has an empty item (use e.g. allreduce,allgather)", text));
         const auto op = parse_collective_op(item);
         if (std::ranges::find(out, op) == out.end()) out.push_back(op);
