@@ -104,14 +104,23 @@ struct drift_reading {
     double rtt_ns_p50 = 0;
 };
 
+/// A point measured a second time because the curve fell from it to its neighbour by more
+/// than both points' stated precision (core/sweep_drift.hpp).
+struct point_recheck {
+    std::uint64_t size_bytes = 0;
+    double first_rtt_ns_p50 = 0;  ///< the point as reported
+    double again_rtt_ns_p50 = 0;  ///< the second measurement
+};
+
 /// The drift check of one latency test of a run (core/sweep_drift.hpp).
 struct sweep_drift {
     test_kind test = test_kind::latency;
     std::uint64_t size_bytes = 0;        ///< the reference: the test's first size
     std::vector<drift_reading> readings;  ///< in time order
-    /// Half the readings' range relative to their median, scaled by (n+1)/(n−1) for n
-    /// readings (a few readings underestimate the range they sample); +inf with fewer than
-    /// drift_min_readings readings.
+    std::vector<point_recheck> rechecks;  ///< points measured again, in size order
+    /// The 95% prediction interval of one more reading, relative to the readings' mean:
+    /// t(0.975, n−1) · s · √(1 + 1/n) / mean for n readings of standard deviation s; +inf
+    /// with fewer than drift_min_readings readings.
     double relative_half_width = 0;
 };
 

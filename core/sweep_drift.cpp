@@ -28,11 +28,15 @@ double drift_half_width(std::span<const double> p50) {
         if (!std::isfinite(v) || v <= 0) throw insane_figure(fmt::format("reference reading {} ns", v));
     const std::size_t n = p50.size();
     if (n < drift_min_readings) return std::numeric_limits<double>::infinity();
-    std::vector<double> sorted(p50.begin(), p50.end());
-    std::sort(sorted.begin(), sorted.end());
-    const double median = percentile_sorted(sorted, 0.5);
-    const double half_range = (sorted.back() - sorted.front()) / 2;
-    return half_range / median * (n + 1.0) / (n - 1.0);
+    double mean = 0;
+    for (double v : p50) mean += v;
+    mean /= static_cast<double>(n);
+    double squares = 0;
+    for (double v : p50) squares += (v - mean) * (v - mean);
+    const double sd = std::sqrt(squares / static_cast<double>(n - 1));
+    // The 95% prediction interval of one more reading: where the same point, measured at
+    // another moment of the sweep, would fall.
+    return t_quantile_95(n - 1) * sd * std::sqrt(1 + 1.0 / static_cast<double>(n)) / mean;
 }
 
 void settle(sweep_drift& d) {
@@ -63,12 +67,54 @@ void apply_drift(run_result& run, const sweep_drift& d) {
         d.relative_half_width * 100, widened, run.spec.sizes.size()));
 }
 
+std::vector<std::size_t> points_to_recheck(const run_result& run, test_kind test) {
+    std::vector<std::size_t> idx;
+    for (std::size_t i = 0; i < run.points.size(); ++i)
+        if (run.points[i].test == test && run.points[i].rtt_ns) idx.push_back(i);
+    std::vector<std::size_t> out;
+    auto add = [&](std::size_t i) {
+        if (out.size() < max_rechecks && std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+    };
+    for (std::size_t k = 0; k + 1 < idx.size(); ++k) {
+        const auto& a = run.points[idx[k]];
+        const auto& b = run.points[idx[k + 1]];
+        const double hw = a.precision.achieved * a.rtt_ns->p50 + b.precision.achieved * b.rtt_ns->p50;
+        if (std::isfinite(hw) && b.rtt_ns->p50 < a.rtt_ns->p50 - hw) {
+            add(idx[k]);
+            add(idx[k + 1]);
+        }
+    }
+    return out;
+}
+
+void apply_recheck(run_result& run, sweep_drift& d, std::size_t index, const point_result& again) {
+    auto& p = run.points.at(index);
+    if (!p.rtt_ns || !again.rtt_ns) throw insane_figure("a rechecked latency point has no round-trip figures");
+    const double first = p.rtt_ns->p50, second = again.rtt_ns->p50;
+    if (!(first > 0) || !(second > 0) || !std::isfinite(first) || !std::isfinite(second))
+        throw insane_figure(fmt::format("rechecked point read {} and {} ns", first, second));
+    d.rechecks.push_back({p.size_bytes, first, second});
+    const double spread = std::abs(second - first) / first;
+    if (!(spread > p.precision.achieved)) return;
+    p.precision.achieved = spread;
+    p.precision.drift_achieved = std::isfinite(p.precision.drift_achieved) ? std::max(p.precision.drift_achieved, spread) : spread;
+    p.precision.method = precision_method::drift;
+    if (p.precision.adaptive) p.precision.met = p.precision.met && spread <= p.precision.target;
+    p.warnings.push_back(fmt::format("measured again because the curve fell after it by more than the stated precision: "
+                                     "read {:.3g} µs, then {:.3g} µs one-way; its precision covers both",
+                                     first / 2e3, second / 2e3));
+}
+
 json to_json(const sweep_drift& d) {
     json readings = json::array();
     for (const auto& r : d.readings) readings.push_back({{"after_point", r.after_point}, {"rtt_ns_p50", r.rtt_ns_p50}});
+    json rechecks = json::array();
+    for (const auto& r : d.rechecks)
+        rechecks.push_back({{"size_bytes", r.size_bytes}, {"first_rtt_ns_p50", r.first_rtt_ns_p50}, {"again_rtt_ns_p50", r.again_rtt_ns_p50}});
     return {{"test", to_string(d.test)},
             {"size_bytes", d.size_bytes},
             {"readings", readings},
+            {"rechecks", rechecks},
             {"relative_half_width", std::isfinite(d.relative_half_width) ? json(d.relative_half_width) : json(nullptr)}};
 }
 
@@ -79,6 +125,9 @@ sweep_drift sweep_drift_from_json(const json& j) {
         d.size_bytes = j.at("size_bytes").get<std::uint64_t>();
         for (const auto& r : j.at("readings"))
             d.readings.push_back({r.at("after_point").get<std::size_t>(), r.at("rtt_ns_p50").get<double>()});
+        for (const auto& r : j.value("rechecks", json::array()))
+            d.rechecks.push_back({r.at("size_bytes").get<std::uint64_t>(), r.at("first_rtt_ns_p50").get<double>(),
+                                  r.at("again_rtt_ns_p50").get<double>()});
         const auto& w = j.at("relative_half_width");
         d.relative_half_width = w.is_null() ? std::numeric_limits<double>::infinity() : w.get<double>();
         return d;

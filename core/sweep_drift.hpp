@@ -31,11 +31,24 @@ bool wants_drift_check(const run_spec&, test_kind);
 bool reference_due(std::size_t done, std::size_t sizes);
 
 /// The relative half-width of `rtt_p50_ns` readings as sweep_drift::relative_half_width
-/// defines it. Throws insane_figure for a reading that is not finite and positive.
+/// defines it (the 95% prediction interval of one more reading over their mean). Throws insane_figure for a reading that is not finite and positive.
 double drift_half_width(std::span<const double> rtt_p50_ns);
 
 /// Fills relative_half_width from the readings.
 void settle(sweep_drift&);
+
+/// Most points of a test measured a second time.
+inline constexpr std::size_t max_rechecks = 4;
+
+/// Indices into run.points of the `test` points to measure again: both points of each pair
+/// of neighbouring sizes where the larger size's median latency is below the smaller's by
+/// more than their two stated half-widths (ping-pong latency does not fall with size; a
+/// point caught in a short slow phase does). At most max_rechecks, in size order.
+std::vector<std::size_t> points_to_recheck(const run_result& run, test_kind test);
+
+/// Records a second measurement of run.points[index] in d.rechecks and widens that point's
+/// precision to at least |again − first| / first (method drift): the point read both.
+void apply_recheck(run_result& run, sweep_drift& d, std::size_t index, const point_result& again);
 
 /// Widens the precision of every point of `d.test` whose own interval is narrower than the
 /// drift (precision.method = drift, met re-judged against the target) and adds the run's

@@ -133,7 +133,7 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
     std::size_t index = 0, counted = 0;
     for (auto test : spec.tests) {
         std::optional<core::sweep_drift> drift;
-        if (core::wants_drift_check(spec, test)) drift = core::sweep_drift{test, spec.sizes.front(), {}, 0};
+        if (core::wants_drift_check(spec, test)) drift = core::sweep_drift{test, spec.sizes.front(), {}, {}, 0};
         // A failed run keeps the drift its readings so far show, on the points measured.
         auto settle_drift = [&] {
             if (!drift) return;
@@ -141,6 +141,17 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
             core::apply_drift(run, *drift);
             run.drift.push_back(std::move(*drift));
             drift.reset();
+        };
+        // A point the curve falls from by more than both points' precision is measured
+        // again, and its precision covers both readings (core::points_to_recheck).
+        auto recheck = [&] {
+            if (!drift) return;
+            for (auto i : core::points_to_recheck(run, test)) {
+                if (cancel.load()) throw run_cancelled();
+                const auto& p = run.points[i];
+                const auto again = measure(point_key{p.test, p.size_bytes, ++index});
+                core::apply_recheck(run, *drift, i, again);
+            }
         };
         std::size_t done = 0;
         for (auto size : spec.sizes) {
@@ -163,7 +174,20 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
                                                 core::to_string(test), core::format_size(size), spec.peer, e.what()));
             }
         }
-        settle_drift();
+        if (!drift) continue;
+        core::settle(*drift);
+        core::apply_drift(run, *drift);
+        try {
+            recheck();
+        } catch (const run_cancelled&) {
+            run.drift.push_back(std::move(*drift));
+            throw;
+        } catch (const std::exception& e) {
+            run.drift.push_back(std::move(*drift));
+            throw session_error(fmt::format("re-measuring a {}{} point against peer {} failed: {}", path,
+                                            core::to_string(test), spec.peer, e.what()));
+        }
+        run.drift.push_back(std::move(*drift));
     }
 }
 

@@ -2,6 +2,7 @@
 // again every few points, and the spread of those readings bounds every point's precision.
 #include "core/sweep_drift.hpp"
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "daemon/session/initiator.hpp"
 
 #include <atomic>
@@ -65,15 +66,16 @@ TEST_CASE("only latency tests of 4 sizes or more are drift-checked") {
     CHECK_FALSE(core::wants_drift_check(latency_spec(3), core::test_kind::latency));
 }
 
-TEST_CASE("drift half-width: half the range over the median, corrected for few readings") {
+TEST_CASE("drift half-width: the 95% prediction interval of one more reading") {
     const std::vector<double> flat{100, 100, 100, 100};
     CHECK(core::drift_half_width(flat) == 0);
-    // median 16, half range 2, n = 3: 2/16 * (4/2) = 0.25
+    // mean 16, s 2, n 3: t(2) · 2 · sqrt(4/3) / 16
     const std::vector<double> phases{14, 18, 16};
-    CHECK(core::drift_half_width(phases) == doctest::Approx(0.25));
-    // n = 5: factor 6/4
+    CHECK(core::drift_half_width(phases) == doctest::Approx(core::t_quantile_95(2) * 2 * std::sqrt(4.0 / 3) / 16));
+    CHECK(core::t_quantile_95(2) == doctest::Approx(4.303).epsilon(0.001));
+    // n 5: mean 32, s 4
     const std::vector<double> five{28, 36, 28, 36, 32};
-    CHECK(core::drift_half_width(five) == doctest::Approx(4.0 / 32 * 1.5));
+    CHECK(core::drift_half_width(five) == doctest::Approx(core::t_quantile_95(4) * 4 * std::sqrt(1.2) / 32));
     const std::vector<double> two{10, 20};
     CHECK(std::isinf(core::drift_half_width(two)));
     const std::vector<double> bad{10, 0, 12};
@@ -92,14 +94,15 @@ TEST_CASE("apply_drift widens only the narrower latency points, re-judges the ta
     bw.test = core::test_kind::bandwidth;
     bw.precision.achieved = 0.002;
     run.points.push_back(bw);
-    core::sweep_drift d{core::test_kind::latency, 1, {{0, 28000}, {4, 36000}, {8, 32000}}, 0};
+    core::sweep_drift d{core::test_kind::latency, 1, {{0, 28000}, {4, 36000}, {8, 32000}}, {}, 0};
     core::settle(d);
-    REQUIRE(d.relative_half_width == doctest::Approx(4000.0 / 32000 * 2));
+    const double drift = core::t_quantile_95(2) * 4000 * std::sqrt(4.0 / 3) / 32000;  // ≈ 0.62
+    REQUIRE(d.relative_half_width == doctest::Approx(drift));
     core::apply_drift(run, d);
-    CHECK(run.points[0].precision.achieved == doctest::Approx(0.25));
+    CHECK(run.points[0].precision.achieved == doctest::Approx(drift));
     CHECK(run.points[0].precision.method == core::precision_method::drift);
     CHECK_FALSE(run.points[0].precision.met);
-    CHECK(run.points[1].precision.achieved == doctest::Approx(0.25));  // its own 0.2 is narrower than the drift
+    CHECK(run.points[1].precision.achieved == doctest::Approx(drift));  // its own 0.2 is narrower than the drift
     CHECK(run.points[1].precision.method == core::precision_method::drift);
     CHECK(run.points[4].precision.achieved == 0.002);  // bandwidth untouched
     CHECK_FALSE(run.points[4].precision.method.has_value());
@@ -113,14 +116,14 @@ TEST_CASE("apply_drift leaves a point whose own interval is wider, and records t
     core::run_result run;
     run.spec = latency_spec(4);
     run.points = {latency_point(1, 30000, 0.5), latency_point(2, 30000, 0.001)};
-    core::sweep_drift d{core::test_kind::latency, 1, {{0, 30000}, {4, 30300}, {8, 30150}}, 0};
+    core::sweep_drift d{core::test_kind::latency, 1, {{0, 30000}, {4, 30030}, {8, 30015}}, {}, 0};
     core::settle(d);
     core::apply_drift(run, d);
     CHECK(run.points[0].precision.achieved == 0.5);
     CHECK(run.points[0].precision.method == core::precision_method::samples);
     CHECK(run.points[0].precision.drift_achieved == doctest::Approx(d.relative_half_width));
     CHECK(run.points[1].precision.method == core::precision_method::drift);
-    CHECK(run.points[1].precision.met);  // 1% target, drift 1%
+    CHECK(run.points[1].precision.met);  // 1% target, drift 0.25%
 }
 
 TEST_CASE("a run's drift and a point's drift precision survive JSON") {
@@ -129,7 +132,7 @@ TEST_CASE("a run's drift and a point's drift precision survive JSON") {
     run.state = "completed";
     run.spec = latency_spec(4);
     run.points = {latency_point(1, 30000, 0.001)};
-    core::sweep_drift d{core::test_kind::latency, 1, {{0, 28000}, {4, 36000}, {8, 32000}}, 0};
+    core::sweep_drift d{core::test_kind::latency, 1, {{0, 28000}, {4, 36000}, {8, 32000}}, {}, 0};
     core::settle(d);
     core::apply_drift(run, d);
     run.drift.push_back(d);
@@ -142,7 +145,7 @@ TEST_CASE("a run's drift and a point's drift precision survive JSON") {
     CHECK(back.drift[0].relative_half_width == doctest::Approx(d.relative_half_width));
     CHECK(back.points[0].precision.method == core::precision_method::drift);
     CHECK(back.points[0].precision.drift_achieved == doctest::Approx(d.relative_half_width));
-    core::sweep_drift few{core::test_kind::latency, 1, {{0, 1000}}, 0};
+    core::sweep_drift few{core::test_kind::latency, 1, {{0, 1000}}, {}, 0};
     core::settle(few);
     CHECK(std::isinf(core::sweep_drift_from_json(core::to_json(few)).relative_half_width));
     CHECK_THROWS_AS(core::sweep_drift_from_json(nlohmann::json{{"test", "latency"}}), core::spec_error);
@@ -202,4 +205,53 @@ TEST_CASE("a failed sweep keeps the drift its readings showed") {
     REQUIRE(run.drift.size() == 1);
     CHECK(run.drift[0].readings.size() == 3);  // the first point and after points 4 and 8
     CHECK(std::isfinite(run.drift[0].relative_half_width));
+}
+
+TEST_CASE("a point the curve falls from is measured again, and its precision covers both readings") {
+    core::run_result run;
+    run.spec = latency_spec(8);
+    // 30 µs RTT flat, but the 8 B point caught a slow phase: 38 µs, ±0.2% stated.
+    std::vector<double> first{30000, 30100, 30050, 38000, 30200, 30150, 30300, 30400};
+    std::size_t rechecks = 0;
+    const md::point_measurer measure = [&](const md::point_key& k) {
+        for (std::size_t i = 0; i < run.spec.sizes.size(); ++i)
+            if (run.spec.sizes[i] == k.size) {
+                // The first pass reports `first`; later measurements of a size (references, rechecks) read 30.1 µs.
+                const bool in_curve = run.points.size() == i;
+                if (!in_curve && k.size != 1) ++rechecks;
+                return latency_point(k.size, in_curve ? first[i] : 30100, 0.002);
+            }
+        FAIL("unexpected size");
+        return core::point_result{};
+    };
+    const std::atomic<bool> cancel{false};
+    md::measure_all_points(run, "", [](const nlohmann::json&) {}, cancel, measure);
+    CHECK(rechecks == 2);  // the 8 B point and the 16 B point after it
+    REQUIRE(run.drift.size() == 1);
+    REQUIRE(run.drift[0].rechecks.size() == 2);
+    CHECK(run.drift[0].rechecks[0].size_bytes == 8);
+    CHECK(run.drift[0].rechecks[0].first_rtt_ns_p50 == 38000);
+    CHECK(run.drift[0].rechecks[0].again_rtt_ns_p50 == 30100);
+    const auto& spike = run.points[3];
+    CHECK(spike.rtt_ns->p50 == 38000);  // the figure stays as measured ...
+    CHECK(spike.precision.achieved == doctest::Approx(7900.0 / 38000));  // ... and says how far it moved
+    CHECK(spike.precision.method == core::precision_method::drift);
+    REQUIRE_FALSE(spike.warnings.empty());
+    CHECK(spike.warnings.back().find("measured again") != std::string::npos);
+    // Now the fall from 8 B to 16 B is within the stated precision.
+    CHECK(core::points_to_recheck(run, core::test_kind::latency).empty());
+    const auto back = core::run_result_from_json(core::to_json(run));
+    REQUIRE(back.drift[0].rechecks.size() == 2);
+    CHECK(back.drift[0].rechecks[1].size_bytes == 16);
+}
+
+TEST_CASE("points_to_recheck: nothing on a rising curve, at most 4 points") {
+    core::run_result run;
+    run.spec = latency_spec(12);
+    for (std::size_t i = 0; i < 12; ++i) run.points.push_back(latency_point(run.spec.sizes[i], 30000 + 10.0 * i, 0.001));
+    CHECK(core::points_to_recheck(run, core::test_kind::latency).empty());
+    for (std::size_t i = 0; i < 12; ++i) run.points[i].rtt_ns->p50 = i % 2 ? 30000 : 40000;  // a saw
+    const auto idx = core::points_to_recheck(run, core::test_kind::latency);
+    CHECK(idx == std::vector<std::size_t>{0, 1, 2, 3});
+    CHECK(core::points_to_recheck(run, core::test_kind::bandwidth).empty());
 }
