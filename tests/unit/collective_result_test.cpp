@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <doctest/doctest.h>
 #include <limits>
@@ -140,6 +141,22 @@ TEST_CASE("collective result: direct all-to-all over 4 ranks, busbw = algbw × 3
     CHECK(p.links.empty());
     CHECK_FALSE(p.slowest_link);
     CHECK(p.wrong == 3u);  // summed over ranks
+}
+
+TEST_CASE("collective result: ring link bytes, at the busiest rank, are what collective_spec counts, for p = 2..17") {
+    for (unsigned p = 2; p <= 17; ++p)
+        for (auto op : {collective_op::allreduce, collective_op::allgather, collective_op::reduce_scatter, collective_op::broadcast})
+            for (std::uint64_t elements : {std::uint64_t{1}, std::uint64_t{7}, std::uint64_t{1000}, std::uint64_t{4099}}) {
+                const auto size = size_step(op, p, dtype::bf16) * elements;
+                std::uint64_t busiest = 0;
+                for (unsigned r = 0; r < p; ++r) busiest = std::max(busiest, ring_link_bytes(op, p, dtype::bf16, size, r));
+                CAPTURE(p);
+                CAPTURE(size);
+                CHECK(busiest == collective_rank_bytes(op, collective_algo::ring, p, dtype::bf16, size));
+            }
+    CHECK_THROWS_AS(ring_link_bytes(collective_op::alltoall, 4, dtype::fp32, 4096, 0), spec_error);
+    CHECK_THROWS_AS(ring_link_bytes(collective_op::allreduce, 4, dtype::fp32, 4096, 4), spec_error);
+    CHECK_THROWS_AS(ring_link_bytes(collective_op::allreduce, 1, dtype::fp32, 4096, 0), spec_error);
 }
 
 TEST_CASE("collective result: the time is the mean over iterations of the slowest rank, not the slowest rank's mean") {
