@@ -110,9 +110,10 @@ std::optional<robust_stats> robust_summary(std::span<const double> values) {
     return s;
 }
 
-matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_sample> links,
-                               const outlier_options& options, std::span<const std::size_t> down_hosts) {
-    validate(options);
+namespace {
+
+/// Refuses hosts outside the matrix, self-links, insane figures and links given twice.
+void check_matrix_input(std::size_t host_count, std::span<const link_sample> links, std::span<const std::size_t> down_hosts) {
     for (std::size_t h : down_hosts)
         if (h >= host_count)
             throw core::spec_error(fmt::format("down host {} does not exist in a matrix of {} hosts", h, host_count));
@@ -132,7 +133,54 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
         throw core::spec_error(fmt::format("link {} -> {} is given twice; pass each directed link once (a retest "
                                      "replaces the first measurement)",
                                      *dup / host_count, *dup % host_count));
+}
 
+/// One reachable link judged against the matrix's medians: its ratios, bad or not, and why.
+link_verdict judge_link(const link_sample& l, const matrix_analysis& a, const outlier_options& options) {
+    link_verdict v;
+    v.link = l;
+    std::vector<std::string> why;
+    if (l.gbit_per_s && a.bandwidth) {
+        const double median = a.bandwidth->median;
+        v.bandwidth_ratio = *l.gbit_per_s / median;
+        if (*l.gbit_per_s < options.bandwidth_fraction * median)
+            why.push_back(fmt::format("bandwidth {} Gbit/s < {} x median {} Gbit/s ({:.0f}% of median)",
+                                      figure(*l.gbit_per_s), options.bandwidth_fraction, figure(median),
+                                      100 * *v.bandwidth_ratio));
+    }
+    if (l.lat_us && a.latency) {
+        const double median = a.latency->median;
+        v.latency_ratio = *l.lat_us / median;
+        if (*l.lat_us > options.latency_multiple * median)
+            why.push_back(fmt::format("latency {} us > {} x median {} us ({} x median)", figure(*l.lat_us),
+                                      options.latency_multiple, figure(median), figure(*v.latency_ratio)));
+    }
+    v.bad = !why.empty();
+    for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];
+    return v;
+}
+
+/// Suspect hosts (most of their measured links bad) and unreachable ones, from the tallies.
+void name_hosts(matrix_analysis& a, std::span<const link_sample> links, std::span<const std::size_t> down_hosts) {
+    for (std::size_t h = 0; h < a.host_count; ++h) {
+        host_tally& t = a.hosts[h];
+        t.suspect = t.measured > 0 &&
+                    static_cast<double>(t.bad) > a.options.suspect_fraction * static_cast<double>(t.measured);
+        if (t.suspect) a.suspects.push_back(h);
+    }
+    const std::vector<bool> gone = unreachable_hosts(a.host_count, links, down_hosts, a.hosts);
+    for (std::size_t h = 0; h < a.host_count; ++h) {
+        a.hosts[h].unreachable_host = gone[h];
+        if (gone[h]) a.unreachable.push_back(h);
+    }
+}
+
+}  // namespace
+
+matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_sample> links,
+                               const outlier_options& options, std::span<const std::size_t> down_hosts) {
+    validate(options);
+    check_matrix_input(host_count, links, down_hosts);
     matrix_analysis a;
     a.host_count = host_count;
     a.options = options;
@@ -148,9 +196,9 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
     a.hosts.resize(host_count);
     a.links.reserve(links.size());
     for (const link_sample& l : links) {
-        link_verdict v;
-        v.link = l;
         if (!l.reachable) {
+            link_verdict v;
+            v.link = l;
             v.bad = true;
             v.reason = l.error.empty() ? "unreachable" : "unreachable: " + l.error;
             ++a.hosts[l.from].unreachable;
@@ -158,24 +206,7 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
             a.links.push_back(std::move(v));
             continue;
         }
-        std::vector<std::string> why;
-        if (l.gbit_per_s && a.bandwidth) {
-            const double median = a.bandwidth->median;
-            v.bandwidth_ratio = *l.gbit_per_s / median;
-            if (*l.gbit_per_s < options.bandwidth_fraction * median)
-                why.push_back(fmt::format("bandwidth {} Gbit/s < {} x median {} Gbit/s ({:.0f}% of median)",
-                                          figure(*l.gbit_per_s), options.bandwidth_fraction, figure(median),
-                                          100 * *v.bandwidth_ratio));
-        }
-        if (l.lat_us && a.latency) {
-            const double median = a.latency->median;
-            v.latency_ratio = *l.lat_us / median;
-            if (*l.lat_us > options.latency_multiple * median)
-                why.push_back(fmt::format("latency {} us > {} x median {} us ({} x median)", figure(*l.lat_us),
-                                          options.latency_multiple, figure(median), figure(*v.latency_ratio)));
-        }
-        v.bad = !why.empty();
-        for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];
+        link_verdict v = judge_link(l, a, options);
         if (has_figure(l)) {
             for (std::size_t h : {l.from, l.to}) {
                 ++a.hosts[h].measured;
@@ -184,18 +215,7 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
         }
         a.links.push_back(std::move(v));
     }
-
-    for (std::size_t h = 0; h < host_count; ++h) {
-        host_tally& t = a.hosts[h];
-        t.suspect = t.measured > 0 &&
-                    static_cast<double>(t.bad) > options.suspect_fraction * static_cast<double>(t.measured);
-        if (t.suspect) a.suspects.push_back(h);
-    }
-    const std::vector<bool> gone = unreachable_hosts(host_count, links, down_hosts, a.hosts);
-    for (std::size_t h = 0; h < host_count; ++h) {
-        a.hosts[h].unreachable_host = gone[h];
-        if (gone[h]) a.unreachable.push_back(h);
-    }
+    name_hosts(a, links, down_hosts);
     return a;
 }
 
