@@ -13,11 +13,39 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace meshperf::client {
 
 using nlohmann::json;
+
+namespace {
+
+/// The measured sizes the model is fitted on: those of --fit-sizes that were measured, every
+/// other one with --every-other, else all. A bad --fit-sizes list is a usage error.
+std::set<std::uint64_t> choose_fit_sizes(const std::set<std::uint64_t>& measured, const std::optional<std::string>& fit_sizes,
+                                         bool every_other) {
+    std::set<std::uint64_t> out;
+    if (fit_sizes) {
+        std::vector<std::uint64_t> list;
+        try {
+            list = core::parse_size_list(*fit_sizes);
+        } catch (const core::spec_error& e) {
+            throw client_error(exit_usage, e.what());
+        }
+        for (auto s : list)
+            if (measured.count(s)) out.insert(s);
+        return out;
+    }
+    if (!every_other) return measured;
+    std::size_t i = 0;
+    for (auto s : measured)
+        if (i++ % 2 == 0) out.insert(s);
+    return out;
+}
+
+}  // namespace
 
 command_runner add_model_command(CLI::App& app, const common_options&) {
     auto file = std::make_shared<std::string>();
@@ -37,23 +65,8 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
         const auto& run = f.run();
         std::set<std::uint64_t> sizes;
         for (const auto& s : analysis::model_samples(run)) sizes.insert(s.size_bytes);
-        std::set<std::uint64_t> fit_set = sizes;
-        if (fs->count()) {
-            std::vector<std::uint64_t> list;
-            try {
-                list = core::parse_size_list(*fit_sizes);
-            } catch (const core::spec_error& e) {
-                throw client_error(exit_usage, e.what());
-            }
-            fit_set.clear();
-            for (auto s : list)
-                if (sizes.count(s)) fit_set.insert(s);
-        } else if (*every_other) {
-            fit_set.clear();
-            std::size_t i = 0;
-            for (auto s : sizes)
-                if (i++ % 2 == 0) fit_set.insert(s);
-        }
+        const auto fit_set = choose_fit_sizes(sizes, fs->count() ? std::optional<std::string>(*fit_sizes) : std::nullopt,
+                                              *every_other);
         core::run_result fit_run = run;
         std::erase_if(fit_run.points, [&](const core::point_result& p) { return !fit_set.count(p.size_bytes); });
         const auto m = fit_run_model(fit_run);
