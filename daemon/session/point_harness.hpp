@@ -96,6 +96,13 @@ struct progress_report {
     std::vector<std::uint64_t> bytes;
 };
 
+/// The bytes of all flows or streams together (a plug-in's counters, a progress report).
+inline std::uint64_t total_bytes(const std::vector<std::uint64_t>& per_flow) {
+    std::uint64_t total = 0;
+    for (auto b : per_flow) total += b;
+    return total;
+}
+
 /// The peer's side of one point. The harness calls arm (before point_ready), connect (after
 /// it, before point_go), start (after point_go); then every tick check_limits and, when it
 /// reports, counted_bytes; on point_stop, stop; once ended, finish, final_report and

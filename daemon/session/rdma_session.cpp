@@ -19,7 +19,6 @@
 #include "transport/rdma/point_side.hpp"
 
 #include <fmt/format.h>
-#include <numeric>
 
 namespace meshperf::daemon {
 
@@ -67,7 +66,6 @@ std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::s
     return notes;
 }
 
-std::uint64_t sum(const std::vector<std::uint64_t>& v) { return std::accumulate(v.begin(), v.end(), std::uint64_t{0}); }
 
 class rdma_initiator final : public initiator_point {
 public:
@@ -91,7 +89,7 @@ public:
 
     void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override {
         remote_.add(t_s, bytes);
-        remote_bytes_ = sum(bytes);
+        remote_bytes_ = total_bytes(bytes);
     }
     void sample(double elapsed_s) override {
         local_bytes_ = side_.counted_bytes();
@@ -103,7 +101,7 @@ public:
     // The byte limit, checked every tick: a flow may pass it by one tick's worth.
     bool at_byte_cap() override {
         if (!byte_cap_ || key_.test == core::test_kind::latency) return false;
-        byte_cap_reached_ = sum(local_bytes_) >= byte_cap_ || remote_bytes_ >= byte_cap_;
+        byte_cap_reached_ = total_bytes(local_bytes_) >= byte_cap_ || remote_bytes_ >= byte_cap_;
         return byte_cap_reached_;
     }
 
@@ -174,7 +172,7 @@ public:
 
     // Our own active queue pairs stop at the byte limit, whatever the initiator does.
     void check_limits() override {
-        if (byte_cap_ && !active_stopped_ && key_.test != core::test_kind::latency && sum(side_.counted_bytes()) >= byte_cap_) {
+        if (byte_cap_ && !active_stopped_ && key_.test != core::test_kind::latency && total_bytes(side_.counted_bytes()) >= byte_cap_) {
             side_.stop_active();
             active_stopped_ = true;
         }

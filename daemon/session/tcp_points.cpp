@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <numeric>
 #include <random>
 
 namespace meshperf::daemon {
@@ -27,7 +26,6 @@ std::string random_token() {
     return fmt::format("{:016x}{:016x}", rng(), rng());
 }
 
-std::uint64_t sum(const std::vector<std::uint64_t>& v) { return std::accumulate(v.begin(), v.end(), std::uint64_t{0}); }
 
 std::int64_t ns_since_epoch(clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
@@ -212,7 +210,7 @@ public:
     std::vector<std::uint64_t> counted_bytes() const override { return side_->received_bytes(); }
 
     void check_limits() override {
-        if (side_->receivers() > 0 && sum(side_->received_bytes()) > receive_limit_) {
+        if (side_->receivers() > 0 && total_bytes(side_->received_bytes()) > receive_limit_) {
             side_->abort();
             throw session_error(fmt::format("the initiator sent more than this daemon's limit of {} per point "
                                             "(limits.max_bytes_per_point): point stopped",
@@ -230,7 +228,7 @@ public:
         side_->join();
         const std::uint64_t n = side_->receivers();
         capped_here_ = reports() && byte_cap_ && n && side_->error().empty() &&
-                       sum(side_->received_bytes()) >= n * (std::max<std::uint64_t>(1, byte_cap_ / key_.size / n) * key_.size);
+                       total_bytes(side_->received_bytes()) >= n * (std::max<std::uint64_t>(1, byte_cap_ / key_.size / n) * key_.size);
     }
 
     // Streams that ended by themselves (the byte limit): their last bytes at their end of
