@@ -1,4 +1,5 @@
 #include "analysis/collectives.hpp"
+#include "core/names.hpp"
 
 #include "core/error.hpp"
 
@@ -19,15 +20,6 @@ struct name_entry {
     std::string_view name;
     int value;
 };
-
-std::string normalized(std::string_view s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '-' || c == '_') continue;
-        out += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-    }
-    return out;
-}
 
 // Time of a phase, split into its α terms and its size/β terms.
 struct cost {
@@ -120,19 +112,19 @@ std::string_view to_string(algorithm a) {
 }
 
 collective parse_collective(std::string_view s) {
-    const auto n = normalized(s);
+    const auto n = core::normalized_name(s);
     for (auto c : {collective::all_reduce, collective::all_gather, collective::reduce_scatter, collective::all_to_all,
                    collective::broadcast})
-        if (normalized(to_string(c)) == n) return c;
+        if (core::normalized_name(to_string(c)) == n) return c;
     throw core::spec_error(fmt::format(
         "unknown collective \"{}\"; use all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", s));
 }
 
 algorithm parse_algorithm(std::string_view s) {
-    const auto n = normalized(s);
+    const auto n = core::normalized_name(s);
     for (auto a : {algorithm::ring, algorithm::tree, algorithm::recursive_doubling, algorithm::recursive_halving,
                    algorithm::pairwise})
-        if (normalized(to_string(a)) == n) return a;
+        if (core::normalized_name(to_string(a)) == n) return a;
     throw core::spec_error(fmt::format(
         "unknown algorithm \"{}\"; use ring, tree, recursive_doubling, recursive_halving or pairwise", s));
 }

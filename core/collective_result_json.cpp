@@ -68,12 +68,6 @@ collective_limits no_limits() {
     return lim;
 }
 
-std::string csv_cell(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string out = "\"";
-    for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
 std::string g(double v) { return fmt::format("{:.6g}", v); }
 std::string us(double seconds) { return g(seconds * 1e6); }
 
@@ -203,7 +197,7 @@ std::string to_csv_row(const collective_result& r, const collective_point& p) {
     std::string row = fmt::format("{},{},{},{},{},{},{},{}", p.size_bytes, p.count, to_string(p.element), redop_name(p.op),
                                   us(p.time_s), g(p.algbw_gbyte_per_s), g(p.busbw_gbyte_per_s),
                                   p.wrong ? fmt::format("{}", *p.wrong) : std::string());
-    row += fmt::format(",{},{},{},{},{},{},{},{},{},{}", csv_cell(r.id), to_string(p.op), to_string(p.algo), p.ranks,
+    row += fmt::format(",{},{},{},{},{},{},{},{},{},{}", csv_quote(r.id), to_string(p.op), to_string(p.algo), p.ranks,
                        p.iterations, us(p.time_min_s), us(p.time_p50_s), us(p.time_max_s), g(p.algbw_gbit_per_s),
                        g(p.busbw_gbit_per_s));
     row += fmt::format(",{},{},{},{}", us(p.spread.min_s), us(p.spread.max_s), g(p.spread.max_over_min), p.slowest_rank);

@@ -282,13 +282,6 @@ void check_bytes_per_size(const collective_spec& s, const collective_limits& lim
     }
 }
 
-void check_memory(const std::string& m) {
-    if (m == "host") return;
-    const bool digits = m.size() > 5 && m.size() <= 8 && std::all_of(m.begin() + 5, m.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (m.rfind("cuda:", 0) != 0 || !digits)
-        throw spec_error(fmt::format("memory '{}' is not a memory domain: use host or cuda:N (N a GPU index)", m));
-}
-
 void check_length(const collective_spec& s, const collective_limits& lim) {
     const auto max_iterations = lim.run.max_iterations;
     if (s.iterations && s.duration_s) throw spec_error("iterations and duration both fix a size's length: give one of them");
@@ -316,7 +309,7 @@ void validate(const collective_spec& s, const endpoint_normalizer& normalize, co
     check_hosts(s, normalize, lim);
     check_ops(s);
     check_sizes(s);
-    check_memory(s.memory);
+    check_memory_domain("memory", s.memory);
     check_length(s, lim);
     check_model_file(s);
     check_size_steps(s);

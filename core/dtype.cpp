@@ -1,6 +1,7 @@
 #include "core/dtype.hpp"
 
 #include "core/error.hpp"
+#include "core/names.hpp"
 
 #include <fmt/format.h>
 #include <string>
@@ -17,9 +18,7 @@ std::string_view to_string(dtype d) {
 }
 
 dtype parse_dtype(std::string_view s) {
-    std::string n;
-    for (char c : s)
-        if (c != '-' && c != '_') n += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    const std::string n = normalized_name(s);
     if (n == "bf16" || n == "bfloat16") return dtype::bf16;
     if (n == "fp16" || n == "float16" || n == "half") return dtype::fp16;
     if (n == "fp32" || n == "float32" || n == "float") return dtype::fp32;

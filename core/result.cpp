@@ -267,13 +267,14 @@ std::string csv_header() {
            "precision_met,cpu_initiator_percent,cpu_peer_percent,verified,warnings,precision_method,precision_blocks";
 }
 
-namespace {
 std::string csv_quote(const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) return s;
     std::string out = "\"";
     for (char c : s) { if (c == '"') out += '"'; out += c; }
     return out + "\"";
 }
+
+namespace {
 std::string g(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string(); }
 }  // namespace
 

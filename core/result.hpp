@@ -155,6 +155,10 @@ point_result point_result_from_json(const nlohmann::json&);
 /// Parses a result document; throws spec_error when the schema tag is missing or foreign.
 run_result run_result_from_json(const nlohmann::json&);
 
+/// One CSV field: as it is, or in double quotes (inner quotes doubled) when it holds a
+/// comma, a quote or a newline.
+std::string csv_quote(const std::string&);
+
 /// CSV: a header row, then one row per point with the same figures as the JSON.
 std::string csv_header();
 std::string to_csv_row(const run_result&, const point_result&);

@@ -32,13 +32,17 @@ constexpr std::pair<std::string_view, transport_kind> transport_names[] = {
 constexpr std::pair<std::string_view, rdma_op> op_names[] = {
     {"write", rdma_op::write}, {"read", rdma_op::read}, {"send", rdma_op::send}};
 
-void check_memory(std::string_view field, const std::string& m) {
+}  // namespace
+
+void check_memory_domain(std::string_view field, const std::string& m) {
     if (m == "host") return;
     if (m.rfind("cuda:", 0) == 0 && m.size() > 5 && m.size() <= 8 &&
         std::all_of(m.begin() + 5, m.end(), [](char c) { return c >= '0' && c <= '9'; }))
         return;
     throw spec_error(fmt::format("{} '{}' is not a memory domain: use host or cuda:N (N a GPU index)", field, m));
 }
+
+namespace {
 
 /// a × b, saturating at UINT64_MAX.
 std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
@@ -224,8 +228,8 @@ void validate(const run_spec& s, const run_limits& lim) {
     if (s.rdma_port == 0 || s.rdma_port > 255) throw spec_error(fmt::format("RDMA port {} is out of range: use 1..255", s.rdma_port));
     if (s.gid_index && (*s.gid_index < 0 || *s.gid_index > 1023))
         throw spec_error(fmt::format("GID index {} is out of range: use 0..1023", *s.gid_index));
-    check_memory("local memory", s.local_memory);
-    check_memory("remote memory", s.remote_memory);
+    check_memory_domain("local memory", s.local_memory);
+    check_memory_domain("remote memory", s.remote_memory);
     check_rdma_gpu_memory(s);
 }
 

@@ -119,6 +119,10 @@ run_spec spec_for_peer(const run_spec&);
 /// Checks every field; throws spec_error naming the first problem and what to do.
 void validate(const run_spec&, const run_limits& = {});
 
+/// Throws spec_error ("<field> 'x' is not a memory domain: use host or cuda:N ...") unless
+/// `m` is "host" or "cuda:N" with N of 1 to 3 digits.
+void check_memory_domain(std::string_view field, const std::string& m);
+
 /// JSON form (the body of POST /v1/runs and the spec in a result). from_json rejects unknown
 /// fields and wrong types with spec_error, then validates.
 nlohmann::json to_json(const run_spec&);

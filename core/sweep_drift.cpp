@@ -39,6 +39,27 @@ double drift_half_width(std::span<const double> p50) {
     return t_quantile_95(n - 1) * sd * std::sqrt(1 + 1.0 / static_cast<double>(n)) / mean;
 }
 
+namespace {
+
+/// Keeps `rel` as the point's drift figure (the widest seen) and reports it instead of the
+/// point's own interval when it is wider; true then.
+bool widen_to_drift(point_result& p, double rel) {
+    auto& pr = p.precision;
+    pr.drift_achieved = std::isfinite(pr.drift_achieved) ? std::max(pr.drift_achieved, rel) : rel;
+    if (!(rel > pr.achieved)) return false;
+    pr.achieved = rel;
+    pr.method = precision_method::drift;
+    if (pr.adaptive) pr.met = pr.met && rel <= pr.target;
+    return true;
+}
+
+}  // namespace
+
+void record_reading(sweep_drift& d, std::size_t after_point, const point_result& p) {
+    if (!p.rtt_ns) throw insane_figure(fmt::format("the {} drift reference has no round-trip figures", format_size(p.size_bytes)));
+    d.readings.push_back({after_point, p.rtt_ns->p50});
+}
+
 void settle(sweep_drift& d) {
     std::vector<double> v;
     for (const auto& r : d.readings) v.push_back(r.rtt_ns_p50);
@@ -48,15 +69,8 @@ void settle(sweep_drift& d) {
 void apply_drift(run_result& run, const sweep_drift& d) {
     if (!std::isfinite(d.relative_half_width)) return;
     std::size_t widened = 0;
-    for (auto& p : run.points) {
-        if (p.test != d.test) continue;
-        p.precision.drift_achieved = d.relative_half_width;
-        if (!(d.relative_half_width > p.precision.achieved)) continue;
-        p.precision.achieved = d.relative_half_width;
-        p.precision.method = precision_method::drift;
-        if (p.precision.adaptive) p.precision.met = p.precision.met && d.relative_half_width <= p.precision.target;
-        ++widened;
-    }
+    for (auto& p : run.points)
+        if (p.test == d.test && widen_to_drift(p, d.relative_half_width)) ++widened;
     if (widened == 0) return;
     const auto [lo, hi] = std::minmax_element(d.readings.begin(), d.readings.end(),
                                               [](const auto& a, const auto& b) { return a.rtt_ns_p50 < b.rtt_ns_p50; });
@@ -94,12 +108,7 @@ void apply_recheck(run_result& run, sweep_drift& d, std::size_t index, const poi
     if (!(first > 0) || !(second > 0) || !std::isfinite(first) || !std::isfinite(second))
         throw insane_figure(fmt::format("rechecked point read {} and {} ns", first, second));
     d.rechecks.push_back({p.size_bytes, first, second});
-    const double spread = std::abs(second - first) / first;
-    if (!(spread > p.precision.achieved)) return;
-    p.precision.achieved = spread;
-    p.precision.drift_achieved = std::isfinite(p.precision.drift_achieved) ? std::max(p.precision.drift_achieved, spread) : spread;
-    p.precision.method = precision_method::drift;
-    if (p.precision.adaptive) p.precision.met = p.precision.met && spread <= p.precision.target;
+    if (!widen_to_drift(p, std::abs(second - first) / first)) return;
     p.warnings.push_back(fmt::format("measured again because the curve fell after it by more than the stated precision: "
                                      "read {:.3g} µs, then {:.3g} µs one-way; its precision covers both",
                                      first / 2e3, second / 2e3));
@@ -122,11 +131,11 @@ sweep_drift sweep_drift_from_json(const json& j) {
     try {
         sweep_drift d;
         d.test = parse_test_kind(j.at("test").get<std::string>());
-        d.size_bytes = j.at("size_bytes").get<std::uint64_t>();
+        d.size_bytes = json_unsigned(j.at("size_bytes"), "drift.size_bytes");
         for (const auto& r : j.at("readings"))
-            d.readings.push_back({r.at("after_point").get<std::size_t>(), r.at("rtt_ns_p50").get<double>()});
+            d.readings.push_back({json_unsigned(r.at("after_point"), "drift.readings[].after_point"), r.at("rtt_ns_p50").get<double>()});
         for (const auto& r : j.value("rechecks", json::array()))
-            d.rechecks.push_back({r.at("size_bytes").get<std::uint64_t>(), r.at("first_rtt_ns_p50").get<double>(),
+            d.rechecks.push_back({json_unsigned(r.at("size_bytes"), "drift.rechecks[].size_bytes"), r.at("first_rtt_ns_p50").get<double>(),
                                   r.at("again_rtt_ns_p50").get<double>()});
         const auto& w = j.at("relative_half_width");
         d.relative_half_width = w.is_null() ? std::numeric_limits<double>::infinity() : w.get<double>();

@@ -34,6 +34,10 @@ bool reference_due(std::size_t done, std::size_t sizes);
 /// defines it (the 95% prediction interval of one more reading over their mean). Throws insane_figure for a reading that is not finite and positive.
 double drift_half_width(std::span<const double> rtt_p50_ns);
 
+/// Appends the median round trip of `p` (a measurement of the reference) as a reading taken
+/// after point `after_point` of the test. Throws insane_figure when `p` has no round trip.
+void record_reading(sweep_drift&, std::size_t after_point, const point_result& p);
+
 /// Fills relative_half_width from the readings.
 void settle(sweep_drift&);
 

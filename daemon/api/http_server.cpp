@@ -132,13 +132,6 @@ response plain_error(unsigned version, int status, const std::string& message) {
     return res;
 }
 
-bool header_contains(const request& req, http::field f, std::string_view token) {
-    const auto v = std::string(req[f]);
-    std::string lower;
-    for (char c : v) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return lower.find(token) != std::string::npos;
-}
-
 enum class auth_outcome { ok, denied, throttled };
 
 /// Checks the bearer token; repeated failures from one address are slowed down (429).
@@ -376,11 +369,10 @@ route_outcome route_request(server_state& s, api_state& api, const request& req,
     std::chrono::milliseconds wait{0};
     if (!(r && route_is_open(*r, s.ctx.metrics_require_token))) {
         if (kind == channel_kind::plain_beside_tls)
-            return {api_error(403, "this meshperfd serves its API over TLS only: connect with TLS (meshperf --tls-ca CA.pem, "
-                                   "and --tls-cert/--tls-key if it asks for a client certificate)"),
-                    nullptr, nullptr};
-        if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) return {auth_reply(a, wait), nullptr, nullptr};
-        if (!r) return {api_error(404, fmt::format("no such endpoint {} (see docs/api.md)", path)), nullptr, nullptr};
+            return reply_only(api_error(403, "this meshperfd serves its API over TLS only: connect with TLS (meshperf "
+                                             "--tls-ca CA.pem, and --tls-cert/--tls-key if it asks for a client certificate)"));
+        if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) return reply_only(auth_reply(a, wait));
+        if (!r) return reply_only(api_error(404, fmt::format("no such endpoint {} (see docs/api.md)", path)));
     }
     return call_route(*r, route_call{api, req, query, id});
 }

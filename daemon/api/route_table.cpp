@@ -11,18 +11,10 @@ namespace http = boost::beast::http;
 
 namespace {
 
-route_outcome reply_only(api_reply r) { return route_outcome{std::move(r), nullptr, nullptr}; }
-
 /// A body that says it is something other than JSON (no Content-Type is taken as JSON).
 bool sends_other_than_json(const http_request& req) {
     const auto type = req[http::field::content_type];
     return !type.empty() && type.find("json") == std::string_view::npos;
-}
-
-bool accepts_ndjson(const http_request& req) {
-    std::string accept(req[http::field::accept]);
-    for (auto& c : accept) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return accept.find("application/x-ndjson") != std::string::npos;
 }
 
 route_outcome get_healthz(const route_call& c) { return reply_only(handle_healthz(c.api)); }
@@ -37,7 +29,7 @@ route_outcome post_run(const route_call& c) {
     route_outcome out;
     std::shared_ptr<run_record> record;
     out.reply = handle_submit(c.api, c.req.body(), record);
-    if (record && accepts_ndjson(c.req)) out.event_stream = std::move(record);
+    if (record && header_contains(c.req, http::field::accept, "application/x-ndjson")) out.event_stream = std::move(record);
     return out;
 }
 
@@ -65,6 +57,14 @@ const route routes[] = {
 };
 
 }  // namespace
+
+bool header_contains(const http_request& req, http::field f, std::string_view token) {
+    std::string lower(req[f]);
+    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return lower.find(token) != std::string::npos;
+}
+
+route_outcome reply_only(api_reply r) { return route_outcome{std::move(r), nullptr, nullptr}; }
 
 const route* find_route(std::string_view path, std::string& id) {
     for (const auto& r : routes) {

@@ -54,6 +54,13 @@ struct route {
     route_handler any_method = nullptr;  ///< takes every method itself (/v1/baselines)
 };
 
+/// Whether header `f` of `req` contains `token`, compared in lower case (Connection: Upgrade,
+/// Accept: application/x-ndjson). `token` must be lower case.
+bool header_contains(const http_request& req, boost::beast::http::field f, std::string_view token);
+
+/// A route's answer that is just a reply.
+route_outcome reply_only(api_reply r);
+
 /// The route serving `path`, or nullptr (404). For a prefix route `id` receives the rest.
 const route* find_route(std::string_view path, std::string& id);
 

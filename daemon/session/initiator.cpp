@@ -106,13 +106,61 @@ frame_channel open_session(daemon_context& ctx, const transport::endpoint_addres
 
 namespace {
 
-/// Measures the reference of a drift-checked test again (core/sweep_drift.hpp); the
-/// reading is kept in the test's drift record, not in the curve.
-void read_reference(core::sweep_drift& d, std::size_t after_point, std::size_t& index, const point_measurer& measure) {
-    const auto p = measure(point_key{d.test, d.size_bytes, ++index});
-    if (!p.rtt_ns) throw session_error("the drift reference point returned no round-trip figures");
-    d.readings.push_back({after_point, p.rtt_ns->p50});
-}
+/// One latency test's drift check while its points run (core/sweep_drift.hpp): the readings
+/// of the reference, then the drift applied and the falling points rechecked. Whatever way
+/// the test ends, the check is kept in run.drift with the readings it has.
+class drift_check {
+public:
+    drift_check(core::run_result& run, core::test_kind test, std::size_t& index, const point_measurer& measure)
+        : run_(run), index_(index), measure_(measure) {
+        if (core::wants_drift_check(run.spec, test)) d_ = core::sweep_drift{test, run.spec.sizes.front(), {}, {}, 0};
+    }
+    drift_check(const drift_check&) = delete;
+    drift_check& operator=(const drift_check&) = delete;
+    ~drift_check() {
+        try {
+            if (!d_) return;
+            if (!applied_) apply();
+            run_.drift.push_back(std::move(*d_));
+        } catch (...) {
+            // A failed run's figures stand without it; never throw from here.
+        }
+    }
+
+    /// After the `done`-th point of the test (just appended to run.points): its first point
+    /// is the first reading; the reference is measured again when core::reference_due.
+    void after_point(std::size_t done) {
+        if (!d_) return;
+        if (done == 1) core::record_reading(*d_, 0, run_.points.back());
+        else if (core::reference_due(done, run_.spec.sizes.size()))
+            core::record_reading(*d_, done, measure_(point_key{d_->test, d_->size_bytes, ++index_}));
+    }
+
+    /// Once every point of the test is in: the drift applied, then each point the curve falls
+    /// from by more than both points' precision measured again (core::points_to_recheck).
+    void finish(const std::atomic<bool>& cancel) {
+        if (!d_) return;
+        apply();
+        for (auto i : core::points_to_recheck(run_, d_->test)) {
+            if (cancel.load()) throw run_cancelled();
+            const auto& p = run_.points[i];
+            core::apply_recheck(run_, *d_, i, measure_(point_key{p.test, p.size_bytes, ++index_}));
+        }
+    }
+
+private:
+    void apply() {
+        applied_ = true;
+        core::settle(*d_);
+        core::apply_drift(run_, *d_);
+    }
+
+    core::run_result& run_;
+    std::size_t& index_;
+    const point_measurer& measure_;
+    std::optional<core::sweep_drift> d_;
+    bool applied_ = false;
+};
 
 }  // namespace
 
@@ -132,27 +180,7 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
     } placement_warnings{run};
     std::size_t index = 0, counted = 0;
     for (auto test : spec.tests) {
-        std::optional<core::sweep_drift> drift;
-        if (core::wants_drift_check(spec, test)) drift = core::sweep_drift{test, spec.sizes.front(), {}, {}, 0};
-        // A failed run keeps the drift its readings so far show, on the points measured.
-        auto settle_drift = [&] {
-            if (!drift) return;
-            core::settle(*drift);
-            core::apply_drift(run, *drift);
-            run.drift.push_back(std::move(*drift));
-            drift.reset();
-        };
-        // A point the curve falls from by more than both points' precision is measured
-        // again, and its precision covers both readings (core::points_to_recheck).
-        auto recheck = [&] {
-            if (!drift) return;
-            for (auto i : core::points_to_recheck(run, test)) {
-                if (cancel.load()) throw run_cancelled();
-                const auto& p = run.points[i];
-                const auto again = measure(point_key{p.test, p.size_bytes, ++index});
-                core::apply_recheck(run, *drift, i, again);
-            }
-        };
+        drift_check drift(run, test, index, measure);
         std::size_t done = 0;
         for (auto size : spec.sizes) {
             ++index;
@@ -161,33 +189,22 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
             try {
                 run.points.push_back(measure(point_key{test, size, index}));
                 emit({{"event", "point"}, {"index", counted}, {"total", total}, {"point", core::to_json(run.points.back())}});
-                ++done;
-                if (drift && done == 1 && run.points.back().rtt_ns) drift->readings.push_back({0, run.points.back().rtt_ns->p50});
-                if (drift && done > 1 && core::reference_due(done, spec.sizes.size()))
-                    read_reference(*drift, done, index, measure);
+                drift.after_point(++done);
             } catch (const run_cancelled&) {
-                settle_drift();
                 throw;
             } catch (const std::exception& e) {
-                settle_drift();
                 throw session_error(fmt::format("point {}/{} ({}{} {}) against peer {} failed: {}", counted, total, path,
                                                 core::to_string(test), core::format_size(size), spec.peer, e.what()));
             }
         }
-        if (!drift) continue;
-        core::settle(*drift);
-        core::apply_drift(run, *drift);
         try {
-            recheck();
+            drift.finish(cancel);
         } catch (const run_cancelled&) {
-            run.drift.push_back(std::move(*drift));
             throw;
         } catch (const std::exception& e) {
-            run.drift.push_back(std::move(*drift));
             throw session_error(fmt::format("re-measuring a {}{} point against peer {} failed: {}", path,
                                             core::to_string(test), spec.peer, e.what()));
         }
-        run.drift.push_back(std::move(*drift));
     }
 }
 

@@ -61,11 +61,7 @@ struct chunked_input {
 
 constexpr std::string_view cluster_token = "fuzz-token_0123456789abcdef";
 
-bool header_contains(const http::request<http::string_body>& req, http::field f, std::string_view token) {
-    std::string lower;
-    for (char c : req[f]) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return lower.find(token) != std::string::npos;
-}
+using meshperf::daemon::header_contains;  // the server's own, from daemon/api/route_table.hpp
 
 /// The address helpers of daemon/service/auth.hpp on text from the request. The daemon feeds
 /// parse_ip_address the socket's address and parse_cidr its configuration file; header
