@@ -209,7 +209,9 @@ private:
             }
         }
         if (failed) mesh_.fds.clear();
-        const auto deadline = clock::now() + (failed ? collective_stall_limit + std::chrono::seconds(3) : point_done_timeout);
+        // After a fault the other ranks give up within about one stall limit of it, as this one did: a
+        // rank that has not reported a few seconds later is frozen or gone.
+        const auto deadline = clock::now() + (failed ? std::chrono::seconds(4) : point_done_timeout);
         for (unsigned q = 0; q < p_; ++q)
             if (q != me_ && out[q].how == rank_outcome::kind::reported) out[q] = collect(q, deadline);
         if (std::any_of(out.begin(), out.end(), [](const auto& o) { return o.how != rank_outcome::kind::reported; }))
