@@ -3,6 +3,8 @@ verified, a corrupted rank caught, a rank killed or frozen mid-run named with th
 before it kept and every other daemon ready again, a rank down at the start, bad specs."""
 import json
 import math
+import os
+import tempfile
 import signal
 import time
 import unittest
@@ -194,6 +196,35 @@ class Faults(CollectiveCase):
         # The other rank's gate is free again: a run between the live two completes.
         doc = self.run_collective(ranks, sizes="64K", iterations=2)
         self.assertEqual(doc["state"], "completed", doc.get("error"))
+
+
+class Limits(CollectiveCase):
+    def test_every_rank_holds_the_plan_to_its_own_limits(self):
+        fd, path = tempfile.mkstemp(prefix="meshperf-coll-limits-", suffix=".toml")
+        with os.fdopen(fd, "w") as f:
+            f.write('[limits]\nmax_bytes_per_point = "1M"\nmax_point_duration = "1s"\n')
+        try:
+            free = self.start(2)
+            capped = Daemon(extra_args=["--config", path])
+            self.daemons.append(capped)
+            hosts = [free[0].address, free[1].address, capped.address]
+            # 25 iterations of a 1 MiB all-reduce move 25 x 2(p-1)/p MiB per rank: over rank 2's 1 MiB.
+            doc = self.run_collective(free, hosts=hosts, sizes="1M", iterations=20)
+            self.assertEqual(doc["state"], "failed")
+            self.assertTrue(doc["failed_at_start"])
+            self.assertEqual(doc["failed_rank"], 2)
+            self.assertIn(f"rank 2 ({capped.address})", doc["error"])
+            self.assertIn("max_bytes_per_point", doc["error"])
+            # The coordinator's own limits refuse at submission, with nothing sent.
+            body = self.submit(capped, {"hosts": [capped.address, free[0].address], "sizes": "1M", "iterations": 20}, 400)
+            self.assertIn("max_bytes_per_point", body["error"])
+            # A timed size beyond a rank's max_point_duration is refused by that rank.
+            doc = self.run_collective(free, hosts=[free[0].address, capped.address], sizes="4K", duration_s=5)
+            self.assertEqual(doc["state"], "failed", doc.get("error"))
+            self.assertEqual(doc["failed_rank"], 1)
+            self.assertIn("duration", doc["error"])
+        finally:
+            os.unlink(path)
 
 
 class BadSpecs(CollectiveCase):
