@@ -153,8 +153,22 @@ class Faults(CollectiveCase):
             self.check_point(pt, len(ranks), pt["iterations"])
         return doc
 
+    def resources(self, d):
+        """Open descriptors and threads of a daemon's process."""
+        return len(os.listdir(f"/proc/{d.proc.pid}/fd")), len(os.listdir(f"/proc/{d.proc.pid}/task"))
+
+    def assert_back_to(self, d, baseline):
+        def over():
+            return any(now > before for now, before in zip(self.resources(d), baseline))
+        deadline = time.time() + 10
+        while over() and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertFalse(over(), f"descriptors or threads left behind: {self.resources(d)} (fds, threads), "
+                                 f"{baseline} before the run")
+
     def test_a_rank_killed_mid_run_is_named_and_the_others_run_again(self):
         ranks = self.start(self.RANKS)
+        baseline = [self.resources(d) for d in ranks]
         run_id = self.start_long_run(ranks)
         ranks[3].stop(signal.SIGKILL)
         self.check_failed_on(ranks, run_id, 3, time.time(), 15)
@@ -162,6 +176,8 @@ class Faults(CollectiveCase):
         for d in survivors:
             self.assertTrue(d.alive())
             self.assertEqual(d.http("GET", "/healthz", raw=True)[0], 200)
+        for d, before in zip(survivors, baseline):  # no session, data connection or thread left behind
+            self.assert_back_to(d, before)
         doc = self.run_collective(survivors, ops="allreduce", sizes="64K", iterations=3, verify=True)
         self.assertEqual(doc["state"], "completed", doc.get("error"))
         self.assertEqual(doc["points"][0]["wrong"], 0)
@@ -183,6 +199,19 @@ class Faults(CollectiveCase):
             time.sleep(1)
         self.assertEqual(doc["state"], "completed", doc.get("error"))
         self.assertEqual(doc["points"][0]["wrong"], 0)
+
+    def test_a_cancelled_run_ends_at_once_and_frees_every_rank(self):
+        ranks = self.start(3)
+        run_id = self.start_long_run(ranks)
+        t0 = time.time()
+        status, body = ranks[0].http("DELETE", f"/v1/runs/{run_id}")
+        self.assertEqual(status, 202, body)
+        doc = self.wait(ranks[0], run_id, timeout=10)
+        self.assertLess(time.time() - t0, 3)
+        self.assertEqual(doc["state"], "cancelled")
+        self.assertGreaterEqual(len(doc["points"]), 1)
+        doc = self.run_collective(ranks, sizes="64K", iterations=2)
+        self.assertEqual(doc["state"], "completed", doc.get("error"))
 
     def test_a_rank_down_at_the_start_is_named(self):
         ranks = self.start(2)
