@@ -6,10 +6,7 @@
 #include "client/short_runs.hpp"
 #include "core/error.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
 
 namespace meshperf::client {
@@ -85,11 +82,7 @@ prediction_links links_from_document(const json& doc, const std::string& path, c
 }
 
 prediction_links links_from_file(const std::string& path, const core::collective_spec& spec) {
-    std::ifstream in(path);
-    if (!in) throw client_error(exit_usage, fmt::format("--model {}: cannot read it: {}", path, std::strerror(errno)));
-    const auto doc = json::parse(in, nullptr, false);
-    if (doc.is_discarded()) throw client_error(exit_usage, fmt::format("--model {}: not valid JSON", path));
-    return links_from_document(doc, path, spec);
+    return links_from_document(read_json_file(path), path, spec);
 }
 
 prediction_links probe_ring(const core::collective_spec& spec, const credentials& creds,
