@@ -68,11 +68,7 @@ public:
         : spec_(spec), out_(o.progress, o.quiet) {}
 
     void on_event(const json& ev) {
-        if (!out_.shown()) return;
-        const auto kind = ev.value("event", "");
-        if (const auto state = queue_status(ev)) out_.status(*state);
-        else if (kind == "started") on_started();
-        else if (kind == "point") on_point(ev);
+        out_.on_event(ev, [this] { on_started(); }, [this](const json& point) { on_point(point); });
     }
     void line(const std::string& text) { out_.line(text); }
     void finish() { out_.finish(); }

@@ -44,29 +44,31 @@ std::optional<modelled_collective> modelled_as(core::collective_op op, core::col
     using core::collective_op;
     using analysis::algorithm;
     using analysis::collective;
-    switch (op) {
-    case collective_op::allreduce:
-        if (algo == collective_algo::tree)
-            return modelled_collective{collective::all_reduce, algorithm::tree,
-                                       "modelled as NCCL's double binary tree (S/2 per tree); the measured tree is one binary "
-                                       "tree moving S on each edge, so expect it slower than predicted"};
-        return modelled_collective{collective::all_reduce, algorithm::ring, ""};
-    case collective_op::allgather:
-        if (algo == collective_algo::direct)
-            return modelled_collective{collective::all_to_all, algorithm::pairwise,
-                                       "direct all-gather sends S/p to every peer, as all-to-all does: modelled as the "
-                                       "pairwise all-to-all (p-1 steps); the measured one sends to all peers at once"};
-        return modelled_collective{collective::all_gather, algorithm::ring, ""};
-    case collective_op::reduce_scatter: return modelled_collective{collective::reduce_scatter, algorithm::ring, ""};
-    case collective_op::alltoall:
-        return modelled_collective{collective::all_to_all, algorithm::pairwise,
-                                   "modelled as pairwise exchange (p-1 steps); the measured direct all-to-all sends to all "
-                                   "peers at once"};
-    case collective_op::broadcast:
-        if (algo == collective_algo::tree) return std::nullopt;
-        return modelled_collective{collective::broadcast, algorithm::ring, "pipelined chain from rank 0"};
-    case collective_op::incast: return std::nullopt;
-    }
+    struct entry {
+        collective_op op;
+        collective_algo algo;
+        modelled_collective model;
+    };
+    // Incast and tree broadcast have no model in analysis/collectives.
+    static const entry table[] = {
+        {collective_op::allreduce, collective_algo::ring, {collective::all_reduce, algorithm::ring, ""}},
+        {collective_op::allreduce, collective_algo::tree,
+         {collective::all_reduce, algorithm::tree,
+          "modelled as NCCL's double binary tree (S/2 per tree); the measured tree is one binary tree moving S on each edge, "
+          "so expect it slower than predicted"}},
+        {collective_op::allgather, collective_algo::ring, {collective::all_gather, algorithm::ring, ""}},
+        {collective_op::allgather, collective_algo::direct,
+         {collective::all_to_all, algorithm::pairwise,
+          "direct all-gather sends S/p to every peer, as all-to-all does: modelled as the pairwise all-to-all (p-1 steps); "
+          "the measured one sends to all peers at once"}},
+        {collective_op::reduce_scatter, collective_algo::ring, {collective::reduce_scatter, algorithm::ring, ""}},
+        {collective_op::alltoall, collective_algo::direct,
+         {collective::all_to_all, algorithm::pairwise,
+          "modelled as pairwise exchange (p-1 steps); the measured direct all-to-all sends to all peers at once"}},
+        {collective_op::broadcast, collective_algo::ring, {collective::broadcast, algorithm::ring, "pipelined chain from rank 0"}},
+    };
+    for (const auto& e : table)
+        if (e.op == op && e.algo == algo) return e.model;
     return std::nullopt;
 }
 

@@ -29,6 +29,15 @@ void progress_printer::finish() {
     status_open_ = false;
 }
 
+void progress_printer::on_event(const nlohmann::json& ev, const std::function<void()>& started,
+                                const std::function<void(const nlohmann::json&)>& point) {
+    if (!show_) return;
+    const auto kind = ev.value("event", "");
+    if (const auto state = queue_status(ev)) status(*state);
+    else if (kind == "started") started();
+    else if (kind == "point") point(ev);
+}
+
 std::optional<std::string> queue_status(const nlohmann::json& ev) {
     const auto kind = ev.value("event", "");
     if (kind == "queued") {

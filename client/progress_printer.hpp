@@ -2,6 +2,7 @@
 /// The progress display on stderr that `sweep` and `collective` share. On a terminal the
 /// queue and wait states rewrite one line; in a log (--progress without a terminal) every
 /// state is a line of its own, with no control characters.
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,6 +22,10 @@ public:
     void line(const std::string& text);
     /// Ends a status line that still waits for its newline.
     void finish();
+    /// One event of a streamed run when shown: a queue state (queue_status) as a status;
+    /// "started" to `started`, "point" to `point`; the others ignored.
+    void on_event(const nlohmann::json& event, const std::function<void()>& started,
+                  const std::function<void(const nlohmann::json&)>& point);
 
 private:
     bool tty_, show_;

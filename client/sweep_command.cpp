@@ -157,11 +157,7 @@ public:
 
     /// Shows one event of the run (queued, waiting, started, point); ignores the others.
     void on_event(const json& ev) {
-        if (!out_.shown()) return;
-        const auto kind = ev.value("event", "");
-        if (const auto state = queue_status(ev)) out_.status(*state);
-        else if (kind == "started") on_started();
-        else if (kind == "point") on_point(ev);
+        out_.on_event(ev, [this] { on_started(); }, [this](const json& point) { on_point(point); });
     }
 
     /// Ends a status line that still waits for its newline.

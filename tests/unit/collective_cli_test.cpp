@@ -27,11 +27,16 @@ struct typed {
     }
 };
 
-typed four_hosts() {
+/// Options with --hosts, --op and --sizes as given.
+typed options(std::string hosts, std::string ops = "allreduce", std::string sizes = "1K..64M") {
     typed t;
-    t.o.hosts = "node0,node1,node2:7480,node3";
+    t.o.hosts = std::move(hosts);
+    t.o.ops = std::move(ops);
+    t.o.sizes = std::move(sizes);
     return t;
 }
+
+typed four_hosts() { return options("node0,node1,node2:7480,node3"); }
 
 /// The message of the usage error that building `t` throws ("" when it throws none, or
 /// throws something else).
@@ -70,9 +75,7 @@ TEST_CASE("hosts file: read from a file, or a comma list; a missing file is a us
 }
 
 TEST_CASE("collective spec: built from the options, hosts normalized, defaults of nccl-tests") {
-    auto t = four_hosts();
-    t.o.ops = "allreduce,all-gather";
-    t.o.sizes = "64K,1M";
+    auto t = options("node0,node1,node2:7480,node3", "allreduce,all-gather", "64K,1M");
     t.o.dtype = "bfloat16";
     const auto built = t.build();
     const auto& s = built.spec;
@@ -134,21 +137,13 @@ TEST_CASE("collective spec: every bad input is a usage error with core's sentenc
 }
 
 TEST_CASE("collective spec: a listed size an op cannot cut is refused with the nearest valid sizes") {
-    auto t = four_hosts();
-    t.o.hosts = "a,b,c";  // 3 ranks: all-gather needs multiples of 3 × 4 B
-    t.o.ops = "allgather";
-    t.o.sizes = "1000";
-    const auto e = usage_error(t);
+    const auto e = usage_error(options("a,b,c", "allgather", "1000"));  // 3 ranks: multiples of 3 × 4 B
     CHECK(e.find("size 1000 B cannot be cut into 3 equal blocks of whole fp32 elements") == 0);
     CHECK(e.find("use 996 or 1008 B, the nearest sizes below and above valid") != std::string::npos);
 }
 
 TEST_CASE("collective spec: a range's sizes are rounded down to the ops' step, and a note says so") {
-    auto t = four_hosts();
-    t.o.hosts = "a,b,c";
-    t.o.ops = "allgather";
-    t.o.sizes = "1K..4K";
-    const auto built = t.build();
+    const auto built = options("a,b,c", "allgather", "1K..4K").build();
     CHECK(built.spec.sizes == std::vector<std::uint64_t>{1020, 2040, 4092});
     REQUIRE(built.notes.size() == 1);
     CHECK(built.notes[0] ==
