@@ -68,6 +68,12 @@ public:
         : spec_(spec), out_(o.progress, o.quiet) {}
 
     void on_event(const json& ev) {
+        // Ctrl-C stops this client, not the run (as for sweep): say how to cancel it.
+        if (!announced_ && ev.contains("run_id") && ev["run_id"].is_string()) {
+            announced_ = true;
+            out_.line(fmt::format("collective {} on {} (meshperf cancel {} {} stops it)", ev["run_id"].get<std::string>(),
+                                  core::coordinator_of(spec_), core::coordinator_of(spec_), ev["run_id"].get<std::string>()));
+        }
         out_.on_event(ev, [this] { on_started(); }, [this](const json& point) { on_point(point); });
     }
     void line(const std::string& text) { out_.line(text); }
@@ -101,6 +107,7 @@ private:
     const core::collective_spec& spec_;
     progress_printer out_;
     std::optional<std::chrono::steady_clock::time_point> started_;
+    bool announced_ = false;
 };
 
 /// The link fits of --predict: --model's file, or probes of the ring (before the run, so they
