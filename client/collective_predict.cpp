@@ -1,10 +1,13 @@
 #include "client/collective_predict.hpp"
 
+#include "analysis/model_warnings.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <set>
 
 namespace meshperf::client {
@@ -36,6 +39,35 @@ bounding_link bound(const prediction_links& links, double message_bytes) {
 }
 
 std::string link_name(const ring_link_fit& l) { return fmt::format("{} -> {}", l.from, l.to); }
+
+/// What the predictions ask of the fitted models (analysis::model_use_warnings: used far
+/// beyond the sizes fitted, a poor fit), one line per warning with the links it applies to
+/// ("every link" when all of them).
+std::vector<std::string> fit_warnings(const core::collective_result& run, const std::vector<std::optional<point_prediction>>& preds,
+                                      const prediction_links& links) {
+    std::vector<analysis::model_use> uses;
+    for (std::size_t i = 0; i < run.points.size() && i < preds.size(); ++i)
+        if (preds[i])
+            uses.push_back({fmt::format("{} {} {}", core::to_string(run.points[i].op), core::to_string(run.points[i].algo),
+                                        core::format_size(run.points[i].size_bytes)),
+                            preds[i]->model["step_message_bytes"].get<double>()});
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_message;  // in the order first seen
+    for (const auto& l : links.links) {
+        const auto* fit = std::get_if<analysis::model_fit>(&l.fit);
+        if (!fit || uses.empty()) continue;
+        for (const auto& w : analysis::model_use_warnings(*fit, uses)) {
+            auto it = std::find_if(by_message.begin(), by_message.end(), [&](const auto& e) { return e.first == w.message; });
+            if (it == by_message.end()) it = by_message.insert(by_message.end(), {w.message, {}});
+            it->second.push_back(link_name(l));
+        }
+    }
+    std::vector<std::string> out;
+    for (const auto& [message, on] : by_message)
+        out.push_back(fmt::format("warning: {}: {}", on.size() == links.links.size() ? std::string("every link")
+                                                                                      : fmt::format("{}", fmt::join(on, ", ")),
+                                  message));
+    return out;
+}
 
 }  // namespace
 
@@ -130,6 +162,7 @@ run_predictions predict_run(const core::collective_result& run, const prediction
                                         pp->model["alpha_link"].get<std::string>(), pp->model["beta_gbit_per_s"].get<double>(),
                                         pp->model["beta_link"].get<std::string>()));
     }
+    for (const auto& w : fit_warnings(run, out.points, links)) out.lines.push_back(w);
     json link_list = json::array();
     for (const auto& l : links.links) {
         json fit = std::holds_alternative<analysis::model_fit>(l.fit)

@@ -147,3 +147,22 @@ TEST_CASE("prediction links: a matrix gives each ring link its latency and bandw
     }
     CHECK(client::ring_links({"x", "y"}) == std::vector<std::pair<std::string, std::string>>{{"x", "y"}, {"y", "x"}});
 }
+
+TEST_CASE("prediction: a fitted model used far beyond its sizes is warned about, once for every link") {
+    // Latency points at 64 B..4 KiB on a 10 µs, 10 Gbit/s link; the all-reduce's steps move
+    // 2 MB messages, far beyond what was fitted.
+    std::vector<analysis::model_sample> samples;
+    for (std::uint64_t n : {64, 256, 1024, 4096}) samples.push_back({n, 10e-6 + static_cast<double>(n) / 1.25e9});
+    const auto fit = analysis::fit_model(samples);
+    client::prediction_links links{"fits", {{"n0", "n1", fit}, {"n1", "n2", fit}, {"n2", "n3", fit}, {"n3", "n0", fit}}};
+    core::collective_result run;
+    run.spec.hosts = {"n0", "n1", "n2", "n3"};
+    run.points = {allreduce_4()};
+    const auto preds = client::predict_run(run, links);
+    REQUIRE(preds.points[0]);
+    CHECK(preds.points[0]->model["alpha_us"].get<double>() == Approx(10).epsilon(1e-6));
+    std::size_t warnings = 0;
+    for (const auto& l : preds.lines)
+        if (l.rfind("warning: every link: ", 0) == 0) ++warnings;
+    CHECK(warnings >= 1);
+}
