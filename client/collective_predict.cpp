@@ -32,8 +32,14 @@ bounding_link bound(const prediction_links& links, double message_bytes) {
     bounding_link b{at_size(links.links[0], message_bytes), 0, 0};
     for (std::size_t i = 1; i < links.links.size(); ++i) {
         const auto l = at_size(links.links[i], message_bytes);
-        if (l.alpha_s > b.link.alpha_s) b.link.alpha_s = l.alpha_s, b.alpha_link = i;
-        if (l.beta_bytes_per_s < b.link.beta_bytes_per_s) b.link.beta_bytes_per_s = l.beta_bytes_per_s, b.beta_link = i;
+        if (l.alpha_s > b.link.alpha_s) {
+            b.link.alpha_s = l.alpha_s;
+            b.alpha_link = i;
+        }
+        if (l.beta_bytes_per_s < b.link.beta_bytes_per_s) {
+            b.link.beta_bytes_per_s = l.beta_bytes_per_s;
+            b.beta_link = i;
+        }
     }
     return b;
 }

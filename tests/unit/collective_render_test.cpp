@@ -59,8 +59,12 @@ std::vector<std::string> cells(const std::string& line) {
             ++spaces;
             continue;
         }
-        if (spaces >= 2 && !cur.empty()) out.push_back(cur), cur.clear();
-        else if (spaces == 1) cur += ' ';
+        if (spaces >= 2 && !cur.empty()) {
+            out.push_back(cur);
+            cur.clear();
+        } else if (spaces == 1) {
+            cur += ' ';
+        }
         spaces = 0;
         cur += c;
     }
