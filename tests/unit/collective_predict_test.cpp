@@ -152,7 +152,12 @@ TEST_CASE("prediction: a fitted model used far beyond its sizes is warned about,
     // Latency points at 64 B..4 KiB on a 10 µs, 10 Gbit/s link; the all-reduce's steps move
     // 2 MB messages, far beyond what was fitted.
     std::vector<analysis::model_sample> samples;
-    for (std::uint64_t n : {64, 256, 1024, 4096}) samples.push_back({n, 10e-6 + static_cast<double>(n) / 1.25e9});
+    for (std::uint64_t n : {64, 256, 1024, 4096}) {
+        analysis::model_sample sample;
+        sample.size_bytes = n;
+        sample.time_s = 10e-6 + static_cast<double>(n) / 1.25e9;
+        samples.push_back(sample);
+    }
     const auto fit = analysis::fit_model(samples);
     client::prediction_links links{"fits", {{"n0", "n1", fit}, {"n1", "n2", fit}, {"n2", "n3", fit}, {"n3", "n0", fit}}};
     core::collective_result run;
