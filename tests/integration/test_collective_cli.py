@@ -215,6 +215,10 @@ class CollectiveCliTests(unittest.TestCase):
         rc, out, err = run_cli("check", "--collective", "allreduce", "--hosts", hosts)
         self.assertEqual(rc, 3, out + err)
         self.assertIn("needs --min-busbw", out)
+        rc, out, err = run_cli("check")  # neither a peer nor --collective
+        self.assertEqual(rc, 3, out + err)
+        self.assertTrue(out.startswith("MESHPERF UNKNOWN"), out)
+        self.assertIn("give the peer HOST[:PORT], or --collective OP", out)
 
 
 if __name__ == "__main__":

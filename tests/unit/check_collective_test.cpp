@@ -38,7 +38,7 @@ TEST_CASE("check --collective: OK at or above --min-busbw, with busbw as perfdat
     const auto v = client::judge_collective(allreduce_run(), 59.5);
     CHECK(v.state == core::check_state::ok);
     CHECK(client::nagios_line(v) ==
-          "MESHPERF OK - allreduce ring over 4 ranks (tcp, host): busbw 60 GB/s at 3.8 MiB, time 100 µs | busbw_gbyte=60;;59.5:;0;");
+          "MESHPERF OK - allreduce ring over 4 ranks (tcp, host): busbw 60 GB/s at 3.81 MiB, time 100 µs | busbw_gbyte=60;;59.5:;0;");
 }
 
 TEST_CASE("check --collective: CRITICAL below --min-busbw, naming the slowest rank and link") {
