@@ -91,6 +91,13 @@ namespace {
 /// The longest --timeout: a day. Longer (or inf) would overflow the watchdog's clock.
 constexpr double max_check_timeout_s = 86400;
 
+/// Throws core::spec_error unless 0 < --timeout <= max_check_timeout_s.
+void check_timeout(double timeout_s) {
+    if (!(timeout_s > 0 && timeout_s <= max_check_timeout_s))
+        throw core::spec_error(
+            fmt::format("--timeout {} is out of range: give 0 < seconds <= {}", timeout_s, max_check_timeout_s));
+}
+
 struct check_options {
     std::string peer;
     std::string initiator = "localhost:7470";
@@ -183,9 +190,10 @@ int run_collective_check(const check_options& o, const CLI::App& cmd, const comm
         if (!cmd.count("--min-busbw") || !(o.min_busbw > 0 && std::isfinite(o.min_busbw)))
             throw client_error(exit_usage, "--collective needs --min-busbw X, the least busbw in GB/s (X > 0)");
         if (!cmd.count("--hosts")) throw client_error(exit_usage, "--collective needs --hosts FILE or a comma list of the daemons");
+        check_timeout(o.timeout_s);
         spec = collective_check_spec(o.collective, given);
         creds = client_credentials(common.token_file, common.tls);
-    } catch (const client_error& e) {
+    } catch (const std::exception& e) {  // client_error, and core::spec_error of check_timeout
         return report(unknown_collective(o.collective.ops, fmt::format("bad options: {}", e.what())));
     }
     return run_with_deadline(
@@ -305,9 +313,7 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
         try {
             target.peer = transport::parse_endpoint(o->peer).to_string();
             if (!target.initiator.empty()) target.initiator = transport::parse_endpoint(o->initiator).to_string();
-            if (!(o->timeout_s > 0 && o->timeout_s <= max_check_timeout_s))
-                throw core::spec_error(fmt::format("--timeout {} is out of range: give 0 < seconds <= {}", o->timeout_s,
-                                                   max_check_timeout_s));
+            check_timeout(o->timeout_s);
         } catch (const core::spec_error& e) {
             return reporter->report(core::unknown_result(target, fmt::format("bad options: {}", e.what())));
         }
