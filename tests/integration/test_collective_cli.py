@@ -82,7 +82,8 @@ class Coordinator:
             error = f"rank 1 ({spec['hosts'][1]}): cannot reach meshperfd"
         doc = {"schema": "meshperf.collective/1", "id": RUN_ID, "state": state, "created_at": "2026-12-01T22:00:00.000Z",
                "finished_at": "2026-12-01T22:00:01.000Z", "spec": spec, "hosts": hosts, "points": points,
-               "error": error, "warnings": []}
+               "error": error, "warnings": [], "failed_rank": 1 if error else None,
+               "failed_at_start": self.mode == "nostart"}
         events = [{"event": "queued", "position": 0}, {"event": "running"}]
         if hosts:
             events.append({"event": "started", "hosts": hosts})
