@@ -142,9 +142,15 @@ class CollectiveCliTests(unittest.TestCase):
         self.assertEqual(rc, EXIT_OK, err)
         self.assertTrue(csv.startswith("size,count,type,redop,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s,wrong,"), csv)
         self.assertEqual(len(csv.strip().splitlines()), 3)
-        rc, out, err = run_cli("plot", saved)
+        rc, svg, err = run_cli("plot", saved)
+        self.assertEqual(rc, EXIT_OK, err)
+        self.assertTrue(svg.startswith("<svg"), svg[:200])
+        rc, out, err = run_cli("plot", saved, saved)  # plot draws one collective alone
         self.assertEqual(rc, EXIT_USAGE)
         self.assertIn("is a collective result", err)
+        rc, out, err = run_cli("model", saved)
+        self.assertEqual(rc, EXIT_USAGE)
+        self.assertIn("draw it alone with meshperf plot", err)
 
     def test_failed_mid_way_keeps_its_points_and_exits_1(self):
         c = self.coordinator("fail")
