@@ -52,6 +52,8 @@ struct rank_spread {
 struct incast_figures {
     /// Goodput of each sender, S / its mean time per iteration, in Gbit/s; entry i is the
     /// i-th sender in rank order (rank i + 1, as the receiver is rank 0).
+    /// (The daemon passes, as each sender's iteration times, the receiver's timing of when
+    /// that sender's last byte arrived: see daemon/session/collective_engine.hpp.)
     std::vector<double> sender_gbit_per_s;
     double total_gbit_per_s = 0;  ///< (p−1)·S / the receiver's mean time per iteration, Gbit/s
     double fairness = 0;          ///< Jain's index of sender_gbit_per_s: 1/(p−1)..1, 1 when all are equal

@@ -267,6 +267,15 @@ private:
         if (algo == core::collective_algo::ring) sends.resize(p_);
         for (unsigned q = 0; q < p_; ++q) {
             iterations[q] = out[q].timing.iteration_s;
+            // An incast sender's time is the receiver's: until all its bytes had arrived.
+            if (key.op == core::collective_op::incast && q != core::incast_receiver) {
+                const auto& from = out[core::incast_receiver].timing.from_sender_s;
+                if (q >= from.size() || from[q].size() != iterations[q].size())
+                    throw collective_run_error(fmt::format("{}: {} did not time the arrival of {}'s data", describe(key),
+                                                           rank_name(spec_, core::incast_receiver), rank_name(spec_, q)),
+                                               core::incast_receiver, false);
+                iterations[q] = from[q];
+            }
             if (!sends.empty()) sends[q] = out[q].timing.send_s;
             if (spec_.verify) wrong.push_back(out[q].timing.wrong.value_or(0));
         }

@@ -1,5 +1,6 @@
 #include "daemon/session/collective_engine.hpp"
 
+#include "core/collective_result.hpp"
 #include "core/reduce_ops.hpp"
 #include "daemon/session/point_harness.hpp"
 
@@ -51,7 +52,9 @@ public:
     }
 
     /// Moves every message; returns the time the last send left (the start when none).
+    /// completed() then says when each receive finished.
     clock::time_point run(const std::string& label, std::chrono::milliseconds stall_limit) {
+        completed_.clear();
         const auto start = clock::now();
         auto sends_done = start;
         auto last_progress = start;
@@ -85,6 +88,9 @@ public:
         return sends_done;
     }
 
+    /// The receives of the last run, each with the peer it came from and when it completed.
+    const std::vector<std::pair<unsigned, clock::time_point>>& completed() const { return completed_; }
+
 private:
     bool send_some(peer_io& p, const std::string& label) {
         const auto r = ::send(p.fd, p.send.data + p.send.done, p.send.bytes - p.send.done, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -112,6 +118,7 @@ private:
                                    p.peer);
         }
         m.done += static_cast<std::size_t>(r);
+        if (m.done == m.bytes) completed_.emplace_back(p.peer, clock::now());
         if (m.reduce_into) {  // add the whole elements that have arrived
             const std::size_t whole = m.done / w_ * w_;
             if (whole > m.reduced) {
@@ -143,6 +150,7 @@ private:
     core::dtype element_;
     std::size_t w_;
     std::vector<peer_io> ios_;  // a handful of peers: found by a linear search
+    std::vector<std::pair<unsigned, clock::time_point>> completed_;
 };
 
 /// One rank's buffers and runners for one size.
@@ -178,13 +186,21 @@ public:
         return flag != std::byte{0};
     }
 
-    /// One iteration of the plan; returns its time and the time its ring-link sends took.
-    std::pair<double, double> iterate(const std::string& where) {
+    /// What one iteration took.
+    struct iteration {
+        double time_s = 0;       ///< from the barrier's release to its last receive
+        double ring_send_s = 0;  ///< its sends to the right neighbour (ring algorithms)
+        std::vector<std::pair<unsigned, double>> received_s;  ///< when each receive from a peer completed
+    };
+
+    /// One iteration of the plan.
+    iteration iterate(const std::string& where) {
         const auto w = plan_.element_bytes;
         std::byte* in = send_.data();
         std::byte* out = plan_.in_place() ? send_.data() : recv_.data();
         const auto t0 = clock::now();
         if (plan_.self_copy) std::memcpy(out + plan_.self_copy->first * w, in + plan_.self_copy->first * w, plan_.self_copy->count * w);
+        iteration done;
         double ring_send_s = 0;
         const unsigned right = (plan_.rank + 1) % plan_.ranks;
         for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
@@ -208,9 +224,11 @@ public:
             const auto step_start = clock::now();
             const auto sent = runner_.run(fmt::format("{}, step {} of {}", where, s + 1, plan_.steps.size()), collective_stall_limit);
             if (sends_right) ring_send_s += seconds_between(step_start, sent);
+            for (const auto& [peer, at] : runner_.completed()) done.received_s.emplace_back(peer, std::max(seconds_between(t0, at), 1e-9));
         }
-        const double it = std::max(seconds_between(t0, clock::now()), 1e-9);
-        return {it, std::clamp(ring_send_s, 1e-9, it)};
+        done.time_s = std::max(seconds_between(t0, clock::now()), 1e-9);
+        done.ring_send_s = std::clamp(ring_send_s, 1e-9, done.time_s);
+        return done;
     }
 
     std::uint64_t wrong() const { return core::count_wrong_outputs(plan_, send_, recv_); }
@@ -242,10 +260,12 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
         const auto where = fmt::format("warm-up iteration {}", i + 1);
         run.barrier(false, where, barrier_limit(first));
         first = false;
-        longest = std::max(longest, run.iterate(where).first);
+        longest = std::max(longest, run.iterate(where).time_s);
     }
     const auto cap = options.max_iterations ? options.max_iterations : UINT64_MAX;
     const auto target = std::min(options.iterations.value_or(UINT64_MAX), cap);
+    const bool incast_receiver = plan.op == core::collective_op::incast && plan.rank == core::incast_receiver;
+    if (incast_receiver) out.from_sender_s.resize(plan.ranks);
     const auto start = clock::now();
     for (std::uint64_t count = 0;; ++count) {
         bool stop = false;
@@ -257,10 +277,12 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
         const auto where = fmt::format("iteration {}", count + 1);
         if (run.barrier(stop, where, barrier_limit(first))) break;
         first = false;
-        const auto [it, sent] = run.iterate(where);
-        longest = std::max(longest, it);
-        out.iteration_s.push_back(it);
-        if (plan.times_ring_link) out.send_s.push_back(sent);
+        const auto it = run.iterate(where);
+        longest = std::max(longest, it.time_s);
+        out.iteration_s.push_back(it.time_s);
+        if (plan.times_ring_link) out.send_s.push_back(it.ring_send_s);
+        if (incast_receiver)
+            for (const auto& [sender, at] : it.received_s) out.from_sender_s[sender].push_back(at);
     }
     if (options.verify) {
         run.refill();

@@ -59,6 +59,11 @@ struct rank_timing {
     std::vector<double> iteration_s;     ///< each timed iteration, seconds (from the barrier's release)
     std::vector<double> send_s;          ///< plan.times_ring_link: per iteration, time spent until its sends of each step left
     std::optional<std::uint64_t> wrong;  ///< wrong elements of the verification pass, when verified
+    /// An incast's receiver only: per sender rank (index = rank; empty for itself), each timed
+    /// iteration's time until every byte of that sender had arrived. A sender's own clock
+    /// stops when its data is in its socket buffer, which says nothing of the path when S fits
+    /// there; the receiver's says when the data came.
+    std::vector<std::vector<double>> from_sender_s;
 };
 
 /// Runs `plan` over `mesh`: warm-up, then iterations until rank 0 says stop (count reached,

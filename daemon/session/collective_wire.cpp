@@ -39,7 +39,9 @@ std::string describe(const collective_size_key& k) {
 }
 
 json to_json(const rank_timing& t) {
-    return {{"iteration_s", t.iteration_s}, {"send_s", t.send_s}, {"wrong", t.wrong ? json(*t.wrong) : json(nullptr)}};
+    json j = {{"iteration_s", t.iteration_s}, {"send_s", t.send_s}, {"wrong", t.wrong ? json(*t.wrong) : json(nullptr)}};
+    if (!t.from_sender_s.empty()) j["from_sender_s"] = t.from_sender_s;
+    return j;
 }
 
 namespace {
@@ -71,6 +73,17 @@ rank_timing rank_timing_from_json(const json& j, std::uint64_t max_iterations, b
     if (verify) {
         if (!j.contains("wrong") || !j["wrong"].is_number_unsigned()) throw session_error("a rank's report has no wrong count");
         t.wrong = j["wrong"].get<std::uint64_t>();
+    }
+    if (j.contains("from_sender_s")) {
+        const auto& senders = j["from_sender_s"];
+        if (!senders.is_array() || senders.size() > core::collective_limits{}.max_ranks)
+            throw session_error("a rank's report has a malformed from_sender_s");
+        for (const auto& one : senders) {
+            const json wrapped = {{"from_sender_s", one}};
+            t.from_sender_s.push_back(positive_times(wrapped, "from_sender_s", max_iterations));
+            if (!t.from_sender_s.back().empty() && t.from_sender_s.back().size() != t.iteration_s.size())
+                throw session_error("a rank reported a sender's arrival times for another number of iterations than it timed");
+        }
     }
     return t;
 }
