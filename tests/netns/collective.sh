@@ -80,7 +80,7 @@ stop_daemon() {  # I SIGNAL
 for i in $(seq "$HOSTS"); do start_daemon "$i"; done
 HOSTFILE="$WORK/hosts.txt"
 { echo "# the test cluster, rank = line"; for i in $(seq "$HOSTS"); do ep "$i"; done; } >"$HOSTFILE"
-GOODPUT=$(python3 -c "print($RATE_MBIT * 1448 / 1514 / 1000)")   # Gbit/s
+GOODPUT=$(python3 -c "print(f'{$RATE_MBIT * 1448 / 1514 / 1000:.6f}')")   # Gbit/s
 say "$HOSTS hosts up: every link tbf ${RATE_MBIT} Mbit/s both directions, MTU $MTU, TCP goodput $GOODPUT Gbit/s"
 
 cli() { ip netns exec "$NS_BR" timeout -k 5 180 "$MESHPERF" --token-file "$TOKEN" "$@"; }
@@ -195,7 +195,8 @@ sys.exit(1 if problems else 0)
 EOF
 judge() { python3 "$WORK/judge.py" "$@"; }
 
-cli collective --help >/dev/null 2>&1 || fail "$MESHPERF has no collective command (meshperf collective --help fails)"
+# A CLI without the command may still exit 0 for --help and 2 for anything: its help must list --op.
+cli collective --help 2>&1 | grep -q -- '--op' || fail "$MESHPERF has no collective command (meshperf collective --help lists no --op)"
 
 # 0. Bad input: exit 2.
 bad() {  # LABEL ARG...
@@ -205,6 +206,7 @@ bad() {  # LABEL ARG...
     rc=$?
     say "bad input ($label): exit $rc: $(echo "$out" | head -2 | tr '\n' ' ')"
     [[ $rc -eq 2 ]] || fail "bad input ($label) exited $rc, expected 2"
+    ! grep -qi 'unknown command' <<<"$out" || fail "bad input ($label): refused as an unknown command"
 }
 bad "1 host" --hosts "$(ep 1)"
 bad "a host twice" --hosts "$(ep 1),$(ep 2),$(ep 1)"
