@@ -178,6 +178,9 @@ elif check == "killed":         # VICTIM_RANK VICTIM_ENDPOINT STDERR_FILE
         problems.append("the run says completed")
     if not points:
         problems.append("no points kept of the sizes done before the kill")
+    asked = [(1 << 20) << k for k in range(7)]   # 1..64 MiB
+    if [p["size_bytes"] for p in points] != asked[:len(points)] or len(points) == len(asked):
+        problems.append(f"the points kept are not the first sizes of 1..64 MiB short of the last: {kept}")
     if endpoint not in error and f"rank {rank}" not in error:
         problems.append(f"the error names neither {endpoint} nor rank {rank}")
 elif check == "ok":             # RANKS
