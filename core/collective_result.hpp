@@ -149,6 +149,12 @@ struct collective_result {
     /// Points in the order measured: for each op of spec.ops, each size of spec.sizes.
     std::vector<collective_point> points;
     std::string error;        ///< empty unless failed or cancelled
+    /// A failed run: the rank the failure is put on (its daemon unreachable, killed, frozen,
+    /// or its link cut), when one could be named.
+    std::optional<unsigned> failed_rank;
+    /// A failed run that measured nothing because a rank could not join it (unreachable,
+    /// refused the plan): `meshperf collective` exits 3 for it, as for an unreachable daemon.
+    bool failed_at_start = false;
     std::vector<std::string> warnings;
 };
 

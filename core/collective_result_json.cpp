@@ -164,6 +164,8 @@ json to_json(const collective_result& r) {
     j["points"] = json::array();
     for (const auto& p : r.points) j["points"].push_back(to_json(p));
     j["error"] = r.error.empty() ? json(nullptr) : json(r.error);
+    j["failed_rank"] = r.failed_rank ? json(*r.failed_rank) : json(nullptr);
+    j["failed_at_start"] = r.failed_at_start;
     j["warnings"] = r.warnings;
     return j;
 }
@@ -182,6 +184,15 @@ collective_result collective_result_from_json(const json& j) {
     for (const auto& h : j.value("hosts", json::array())) r.hosts.push_back(host_info_from_json(h));
     for (const auto& p : j.value("points", json::array())) r.points.push_back(collective_point_from_json(p));
     if (optional_field(j, "error")) r.error = text(j, "error", in);
+    if (optional_field(j, "failed_rank")) {
+        if (!j["failed_rank"].is_number_unsigned() || j["failed_rank"].get<std::uint64_t>() >= r.spec.hosts.size())
+            throw spec_error("collective result: failed_rank is not one of the ranks");
+        r.failed_rank = j["failed_rank"].get<unsigned>();
+    }
+    if (j.contains("failed_at_start")) {
+        if (!j["failed_at_start"].is_boolean()) throw spec_error("collective result: failed_at_start is not true or false");
+        r.failed_at_start = j["failed_at_start"].get<bool>();
+    }
     r.warnings = j.value("warnings", std::vector<std::string>{});
     return r;
 }

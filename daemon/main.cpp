@@ -122,6 +122,11 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
     ctx.metrics = &metrics;
     daemon::run_manager runs(ctx, store);
     runs.on_finished([&metrics](const core::run_result& r) { metrics.record_run(r); });
+    runs.on_collective_finished([&metrics](const core::collective_result& r) { metrics.record_collective(r); });
+    if (const char* hook = std::getenv("MESHPERF_TEST_CORRUPT_COLLECTIVE"); hook && std::string_view(hook) == "1") {
+        ctx.corrupt_collectives = true;
+        daemon::log_warn("MESHPERF_TEST_CORRUPT_COLLECTIVE=1: this daemon corrupts the collective data it sends (a test hook)");
+    }
     daemon::start_http_server(io, ep.to_string(), ctx, runs, store);
     daemon::probe_scheduler probes(config.schedule, runs);
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

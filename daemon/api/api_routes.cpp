@@ -2,7 +2,9 @@
 
 #include "core/error.hpp"
 #include "core/run_spec.hpp"
+#include "core/collective_spec.hpp"
 #include "daemon/service/gpu_support.hpp"
+#include "daemon/session/collective_wire.hpp"
 #include "daemon/session/rdma_session.hpp"
 #include "daemon/session/run_placement.hpp"
 #include "transport/socket.hpp"
@@ -86,6 +88,21 @@ api_reply handle_info(api_state& s) {
              {"gpus", gpu_info()}}};
 }
 
+namespace {
+
+/// Full queue: the client should come back when a run or two have gone through.
+api_reply queue_full_reply(const api_state& s) {
+    api_reply r = api_error(503, fmt::format("the run queue is full: {} runs are already waiting on this daemon "
+                                             "(limits.max_queued_runs = {}); retry in {} s",
+                                             s.ctx.limits.max_queued_runs, s.ctx.limits.max_queued_runs,
+                                             queue_full_retry_after_s));
+    r.body["retry_after_s"] = queue_full_retry_after_s;
+    r.retry_after_s = queue_full_retry_after_s;
+    return r;
+}
+
+}  // namespace
+
 api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<run_record>& record) {
     const auto j = json::parse(body, nullptr, false);
     if (j.is_discarded()) return api_error(400, "the request body is not valid JSON: send a run spec object such as {\"peer\": \"host:7470\"}");
@@ -99,18 +116,24 @@ api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<r
         return api_error(400, e.what());
     }
     record = s.runs.submit(spec, s.ctx.limits.max_queued_runs);
-    if (!record) {
-        // Full queue: the client should come back when a run or two have gone through.
-        api_reply r = api_error(503, fmt::format("the run queue is full: {} runs are already waiting on this daemon "
-                                                 "(limits.max_queued_runs = {}); retry in {} s",
-                                                 s.ctx.limits.max_queued_runs, s.ctx.limits.max_queued_runs,
-                                                 queue_full_retry_after_s));
-        r.body["retry_after_s"] = queue_full_retry_after_s;
-        r.retry_after_s = queue_full_retry_after_s;
-        return r;
+    if (!record) return queue_full_reply(s);
+    return {202, record->document()};
+}
+
+api_reply handle_submit_collective(api_state& s, const std::string& body, std::shared_ptr<run_record>& record) {
+    const auto j = json::parse(body, nullptr, false);
+    if (j.is_discarded())
+        return api_error(400, "the request body is not valid JSON: send a collective spec object such as "
+                              "{\"hosts\": [\"node1:7470\", \"node2:7470\"], \"ops\": \"allreduce\"}");
+    core::collective_spec spec;
+    try {
+        spec = core::collective_spec_from_json(j, normalize_host, collective_limits_of(s.ctx.limits));
+    } catch (const core::spec_error& e) {
+        return api_error(400, e.what());
     }
-    api_reply r{202, record->document()};
-    return r;
+    record = s.runs.submit(spec, s.ctx.limits.max_queued_runs);
+    if (!record) return queue_full_reply(s);
+    return {202, record->document()};
 }
 
 api_reply handle_get_run(api_state& s, const std::string& id) {

@@ -40,6 +40,9 @@ inline constexpr int queue_full_retry_after_s = 10;
 /// this daemon itself ("peer: initiator and peer are the same daemon: ..."); 503 with
 /// Retry-After when limits.max_queued_runs runs are already waiting (record stays null).
 api_reply handle_submit(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
+/// The same for a collective spec (POST /v1/collectives, core/collective_spec.hpp): 400
+/// naming the first problem of the spec, 503 when the queue is full; this daemon coordinates.
+api_reply handle_submit_collective(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
 api_reply handle_get_run(api_state&, const std::string& id);
 api_reply handle_list_runs(api_state&, const std::string& query);
 api_reply handle_cancel_run(api_state&, const std::string& id);

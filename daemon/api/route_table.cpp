@@ -33,6 +33,15 @@ route_outcome post_run(const route_call& c) {
     return out;
 }
 
+route_outcome post_collective(const route_call& c) {
+    if (sends_other_than_json(c.req)) return reply_only(api_error(415, "send the collective spec as application/json"));
+    route_outcome out;
+    std::shared_ptr<run_record> record;
+    out.reply = handle_submit_collective(c.api, c.req.body(), record);
+    if (record && header_contains(c.req, http::field::accept, "application/x-ndjson")) out.event_stream = std::move(record);
+    return out;
+}
+
 route_outcome post_local(const route_call& c) {
     if (sends_other_than_json(c.req))
         return reply_only(api_error(415, "send the copy sweep request as application/json"));
@@ -53,6 +62,7 @@ const route routes[] = {
     {"/v1/runs", route_access::token, "use GET or POST on /v1/runs", get_runs, post_run},
     {"/v1/baselines", route_access::token, "", nullptr, nullptr, nullptr, any_baselines},
     {"/v1/local", route_access::token, "use POST /v1/local", nullptr, post_local},
+    {"/v1/collectives", route_access::token, "use POST /v1/collectives", nullptr, post_collective},
     {"/v1/runs/", route_access::token, "use GET or DELETE on /v1/runs/{id}", get_run, nullptr, delete_run},
 };
 

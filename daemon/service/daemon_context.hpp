@@ -32,6 +32,9 @@ struct daemon_context {
     bool metrics_require_token = true;    ///< GET /metrics needs the token (config [auth])
     metrics_registry* metrics = nullptr;  ///< fed when runs finish; served on /metrics (owned by main)
     baseline_store* baselines = nullptr;  ///< /v1/baselines (owned by main)
+    /// Test hook, from MESHPERF_TEST_CORRUPT_COLLECTIVE=1 in the daemon's environment: this
+    /// daemon's collective ranks corrupt what they send, so tests can see --verify catch it.
+    bool corrupt_collectives = false;
     /// TLS for the control plane (--tls-cert/--tls-key/--tls-ca); both null when off. The
     /// server context encrypts the API and incoming sessions, the client context the
     /// sessions this daemon opens (presenting the same certificate: mutual TLS).

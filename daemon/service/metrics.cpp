@@ -9,6 +9,23 @@ namespace meshperf::daemon {
 
 namespace {
 constexpr const char* states[] = {"completed", "failed", "cancelled"};
+
+/// The size class of a collective size, for meshperf_collective_busbw_bits_per_second.
+const char* size_class(std::uint64_t bytes) {
+    if (bytes < (std::uint64_t{64} << 10)) return "small";
+    if (bytes < (std::uint64_t{16} << 20)) return "medium";
+    return "large";
+}
+}  // namespace
+
+void metrics_registry::record_collective(const core::collective_result& run) {
+    const std::string transport(core::to_string(run.spec.transport));
+    std::lock_guard lock(m_);
+    ++runs_by_state_[run.state];
+    for (const auto& point : run.points)  // ascending sizes per op: the largest of a class is written last
+        if (std::isfinite(point.busbw_gbit_per_s) && point.busbw_gbit_per_s > 0)
+            collective_busbw_bps_[{std::string(core::to_string(point.op)), std::string(core::to_string(point.algo)), point.ranks,
+                                   transport, size_class(point.size_bytes)}] = point.busbw_gbit_per_s * 1e9;
 }
 
 void metrics_registry::record_run(const core::run_result& run, std::chrono::system_clock::time_point finished) {
@@ -43,6 +60,9 @@ std::string metrics_registry::render(std::size_t queued) const {
     e.declare("meshperf_last_run_timestamp_seconds", metric_type::gauge, "When the latest run against a peer ended, seconds since the Unix epoch.");
     e.declare("meshperf_last_run_success", metric_type::gauge, "1 when the latest run against a peer completed, 0 when it did not.");
 
+    e.declare("meshperf_collective_busbw_bits_per_second", metric_type::gauge,
+              "Latest collective bus bandwidth (nccl-tests busbw) at the largest size measured in its class "
+              "(small < 64 KiB <= medium < 16 MiB <= large).");
     e.add("meshperf_build_info", {{"version", MESHPERF_VERSION}}, 1);
     e.add("meshperf_run_queue_length", std::span<const core::metric_label>{}, static_cast<double>(queued));
     std::lock_guard lock(m_);
@@ -68,6 +88,11 @@ std::string metrics_registry::render(std::size_t queued) const {
         for (const auto& [q, ns] : quantiles)
             e.add("meshperf_latency_seconds",
                   {{"peer", peer}, {"transport", transport}, {"size_bytes", std::to_string(size)}, {"quantile", q}}, ns * 1e-9);
+    }
+    for (const auto& [key, bps] : collective_busbw_bps_) {
+        const auto& [op, algo, ranks, transport, cls] = key;
+        e.add("meshperf_collective_busbw_bits_per_second",
+              {{"op", op}, {"algo", algo}, {"ranks", std::to_string(ranks)}, {"transport", transport}, {"size_class", cls}}, bps);
     }
     return e.render();
 }

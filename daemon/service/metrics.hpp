@@ -14,6 +14,10 @@
 ///   (summary without _sum and _count: quantiles 0 = min, 0.5, 0.9, 0.99, 0.999, 1 = max)
 /// - meshperf_last_run_timestamp_seconds{peer, transport}: when the latest run ended
 /// - meshperf_last_run_success{peer, transport}: 1 when it completed, 0 when it failed
+/// - meshperf_collective_busbw_bits_per_second{op, algo, ranks, transport, size_class}: the
+///   latest collective run's bus bandwidth (nccl-tests' busbw) at the largest size it measured
+///   in each class: "small" below 64 KiB, "medium" below 16 MiB, "large" from 16 MiB
+#include "core/collective_result.hpp"
 #include "core/result.hpp"
 
 #include <chrono>
@@ -32,6 +36,9 @@ public:
     void record_run(const core::run_result& run, std::chrono::system_clock::time_point finished =
                                                       std::chrono::system_clock::now());
 
+    /// Takes the points of a finished collective run this daemon coordinated (its state counts
+    /// in meshperf_runs_total). Thread-safe.
+    void record_collective(const core::collective_result& run);
     /// The exposition text. `queued`: runs waiting now. Thread-safe.
     std::string render(std::size_t queued) const;
 
@@ -49,6 +56,8 @@ private:
     std::map<peer_key, peer_state> peers_;
     std::map<bw_key, double> bandwidth_bps_;
     std::map<lat_key, core::summary> latency_ns_;
+    using collective_key = std::tuple<std::string, std::string, unsigned, std::string, std::string>;  // op, algo, ranks, transport, class
+    std::map<collective_key, double> collective_busbw_bps_;
 };
 
 }  // namespace meshperf::daemon

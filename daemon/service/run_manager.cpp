@@ -1,6 +1,7 @@
 #include "daemon/service/run_manager.hpp"
 
 #include "daemon/service/host_facts.hpp"
+#include "daemon/session/collective_coordinator.hpp"
 #include "daemon/session/initiator.hpp"
 #include "daemon/service/log.hpp"
 #include "daemon/service/peer_policy.hpp"
@@ -46,16 +47,25 @@ std::vector<std::string> run_record::events_since(std::size_t from, bool& finish
     return {events_.begin() + static_cast<std::ptrdiff_t>(from), events_.end()};
 }
 
+run_record::run_record(std::string id, core::collective_spec spec, std::string created_at) : id_(std::move(id)) {
+    collective_.emplace();
+    collective_->id = id_;
+    collective_->state = "queued";
+    collective_->spec = std::move(spec);
+    collective_->created_at = std::move(created_at);
+}
+
 json run_record::document() const {
     std::lock_guard lock(m_);
-    auto doc = core::to_json(result_);
-    if (result_.state == "queued") doc["queue_position"] = queue_position_;
+    auto doc = collective_ ? core::to_json(*collective_) : core::to_json(result_);
+    const auto& state = collective_ ? collective_->state : result_.state;
+    if (state == "queued") doc["queue_position"] = queue_position_;
     return doc;
 }
 
 std::string run_record::state() const {
     std::lock_guard lock(m_);
-    return result_.state;
+    return collective_ ? collective_->state : result_.state;
 }
 
 run_manager::run_manager(daemon_context& ctx, result_store& store)
@@ -72,12 +82,20 @@ run_manager::~run_manager() {
 }
 
 std::shared_ptr<run_record> run_manager::submit(const core::run_spec& spec, std::size_t max_queued) {
+    auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
+    r->result_.initiator = ctx_.host;
+    return enqueue(std::move(r), max_queued);
+}
+
+std::shared_ptr<run_record> run_manager::submit(const core::collective_spec& spec, std::size_t max_queued) {
+    return enqueue(std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339()), max_queued);
+}
+
+std::shared_ptr<run_record> run_manager::enqueue(std::shared_ptr<run_record> r, std::size_t max_queued) {
     // Submissions one at a time: the executor only ever shortens the queue, so a count
     // checked here still holds when the run is appended below.
     std::lock_guard submitting(submit_m_);
     if (max_queued > 0 && queued() >= max_queued) return nullptr;
-    auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
-    r->result_.initiator = ctx_.host;
     try {
         store_.save(r->document());
     } catch (const std::exception& e) {
@@ -168,6 +186,7 @@ void run_manager::executor_loop() {
 }
 
 void run_manager::run_one(const std::shared_ptr<run_record>& r) {
+    if (r->collective_) return run_collective(r);
     core::run_result result;
     {
         std::lock_guard lock(r->m_);
@@ -227,6 +246,65 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
         r->finished_ = true;
     }
     std::lock_guard lock(m_);
+    log_info("run {}: {}", r->id(), result.state);
+}
+
+void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
+    core::collective_result result;
+    {
+        std::lock_guard lock(r->m_);
+        r->collective_->state = r->cancel ? "cancelled" : "running";
+        result = *r->collective_;
+    }
+    if (result.state == "running") {
+        log_info("run {}: collective over {} ranks starting", r->id(), result.spec.hosts.size());
+        r->push_event({{"event", "running"}});
+        auto emit = [&](const json& e) {
+            {
+                std::lock_guard lock(r->m_);
+                if (e.value("event", "") == "started") r->collective_->hosts = result.hosts;
+                if (e.value("event", "") == "point") r->collective_->points = result.points;
+            }
+            r->push_event(e);
+        };
+        try {
+            execute_collective(ctx_, result, emit, r->cancel);
+            result.state = "completed";
+        } catch (const collective_run_error& e) {
+            result.state = r->cancel.load() ? "cancelled" : "failed";
+            result.error = r->cancel.load() ? "cancelled by request" : e.what();
+            result.failed_rank = e.failed_rank;
+            result.failed_at_start = e.failed_at_start;
+        } catch (const std::exception& e) {
+            const bool cancelled = r->cancel.load();
+            result.state = cancelled ? "cancelled" : "failed";
+            result.error = cancelled ? "cancelled by request" : e.what();
+        }
+        if (!result.error.empty()) log_warn("run {}: {}", r->id(), result.error);
+    } else {
+        result.error = "cancelled by request";
+    }
+    result.finished_at = utc_now_rfc3339();
+    try {
+        store_.save(core::to_json(result));
+    } catch (const std::exception& e) {
+        result.warnings.push_back(fmt::format("result not stored: {}", e.what()));
+        log_error("run {}: {}", r->id(), e.what());
+    }
+    {
+        std::lock_guard lock(r->m_);
+        *r->collective_ = result;
+    }
+    if (on_finished_collective_) {
+        try {
+            on_finished_collective_(result);
+        } catch (const std::exception& e) {
+            log_error("run {}: finish hook: {}", r->id(), e.what());
+        }
+    }
+    r->push_event({{"event", "result"}, {"result", core::to_json(result)}});
+    std::lock_guard lock(r->m_);
+    r->finished_ = true;
     log_info("run {}: {}", r->id(), result.state);
 }
 

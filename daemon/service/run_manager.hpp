@@ -2,6 +2,7 @@
 /// Queue and executor of runs this daemon initiates: one measurement at a time, in order of
 /// arrival. Each run keeps its event log (NDJSON lines) for streaming clients; results are
 /// stored before a run is reported complete.
+#include "core/collective_result.hpp"
 #include "core/result.hpp"
 #include "daemon/service/daemon_context.hpp"
 #include "daemon/store/result_store.hpp"
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +26,8 @@ namespace meshperf::daemon {
 class run_record {
 public:
     run_record(std::string id, core::run_spec spec, std::string created_at);
+    /// A collective run (POST /v1/collectives), coordinated by this daemon.
+    run_record(std::string id, core::collective_spec spec, std::string created_at);
 
     const std::string& id() const { return id_; }
     /// Appends an event (adds "run_id") to the log readers follow.
@@ -40,7 +44,8 @@ private:
     friend class run_manager;
     mutable std::mutex m_;
     std::string id_;
-    core::run_result result_;
+    core::run_result result_;                          // a sweep's; unused for a collective
+    std::optional<core::collective_result> collective_;  // set for a collective run
     std::vector<std::string> events_;
     bool finished_ = false;
     std::size_t queue_position_ = 0;  // 1 = next; 0 = not queued
@@ -55,6 +60,8 @@ public:
     /// Queues a validated run; returns it (state queued, position known). With
     /// `max_queued` > 0, returns null instead when that many runs are already waiting.
     std::shared_ptr<run_record> submit(const core::run_spec& spec, std::size_t max_queued = 0);
+    /// The same for a validated collective run, which this daemon coordinates.
+    std::shared_ptr<run_record> submit(const core::collective_spec& spec, std::size_t max_queued = 0);
     /// A live run (queued, running, or finished in this process), or null.
     std::shared_ptr<run_record> find(const std::string& id) const;
     /// Cancels a queued or running run. False when unknown or already finished.
@@ -65,10 +72,14 @@ public:
     /// `result` event is published, so /metrics has it when a client sees the result. Set
     /// once, before the first submit; called on the executor thread.
     void on_finished(std::function<void(const core::run_result&)> hook) { on_finished_ = std::move(hook); }
+    /// The same for every finished collective run.
+    void on_collective_finished(std::function<void(const core::collective_result&)> hook) { on_finished_collective_ = std::move(hook); }
 
 private:
     void executor_loop();
     void run_one(const std::shared_ptr<run_record>& r);
+    void run_collective(const std::shared_ptr<run_record>& r);
+    std::shared_ptr<run_record> enqueue(std::shared_ptr<run_record> r, std::size_t max_queued);
     void publish_positions();  // caller holds m_
 
     daemon_context& ctx_;
@@ -80,6 +91,7 @@ private:
     std::map<std::string, std::shared_ptr<run_record>> live_;
     bool stopping_ = false;
     std::function<void(const core::run_result&)> on_finished_;
+    std::function<void(const core::collective_result&)> on_finished_collective_;
     std::thread executor_;
 };
 

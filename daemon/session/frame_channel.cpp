@@ -36,9 +36,10 @@ std::optional<session_message> frame_channel::decode_buffered() {
     }
     buf_.erase(0, f.consumed);
     if (m.type == core::frame_type::error)
-        throw session_error(m.body.is_object() && m.body.contains("message") && m.body["message"].is_string()
+        throw peer_reported_error(m.body.is_object() && m.body.contains("message") && m.body["message"].is_string()
                                 ? m.body["message"].get<std::string>()
-                                : fmt::format("{} reported an error", peer_));
+                                : fmt::format("{} reported an error", peer_),
+                                  m.body);
     return m;
 }
 

@@ -18,6 +18,15 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// The peer sent an error frame: what() is its message, `body` the whole frame body (a
+/// collective rank's names the rank it blames in "blame").
+class peer_reported_error : public session_error {
+public:
+    peer_reported_error(const std::string& what, nlohmann::json frame_body)
+        : session_error(what), body(std::move(frame_body)) {}
+    nlohmann::json body;
+};
+
 /// One decoded message: a frame type and its JSON body.
 struct session_message {
     core::frame_type type;
@@ -36,7 +45,7 @@ public:
     /// Sends one message. Throws session_error when the peer is gone or too slow.
     void send(core::frame_type type, const nlohmann::json& body, clock::time_point deadline);
     /// Receives one message, waiting until the deadline. Throws session_error on timeout,
-    /// end of stream, a bad frame, malformed JSON, or an error frame (its message).
+    /// end of stream, a bad frame, malformed JSON, or peer_reported_error for an error frame.
     session_message receive(clock::time_point deadline);
     /// Like receive, but returns nullopt when nothing arrives before the deadline.
     std::optional<session_message> try_receive(clock::time_point deadline);

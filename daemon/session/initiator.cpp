@@ -11,6 +11,7 @@
 #include "daemon/session/peer_upgrade.hpp"
 #include "daemon/session/rdma_session.hpp"
 #include "daemon/session/run_placement.hpp"
+#include "daemon/session/session_opening.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "daemon/session/tcp_points.hpp"
 #include "transport/http_client.hpp"
@@ -26,15 +27,6 @@ namespace {
 using transport::clock;
 using nlohmann::json;
 namespace tcp = transport::tcp;
-
-bool sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>& cancel) {
-    const auto until = clock::now() + d;
-    while (clock::now() < until) {
-        if (cancel.load()) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return !cancel.load();
-}
 
 /// Takes this daemon's gate for the run; gives it back while waiting for a busy peer, so
 /// two daemons starting runs against each other cannot block each other for long.
@@ -72,33 +64,14 @@ frame_channel open_session(daemon_context& ctx, const transport::endpoint_addres
             wait_busy(fmt::format("this daemon is busy ({})", holder));
             continue;
         }
-        transport::http_response refused;
-        transport::upgraded_connection up;
-        try {
-            up = transport::http_upgrade(peer, upgrade_request(ctx, "/v1/session"), session_upgrade, handshake_timeout, refused,
-                                         ctx.tls_client.get());
-        } catch (const transport::tls_error& e) {
-            throw session_error(fmt::format("cannot open a session with peer {}: {}", peer.to_string(), e.what()));
-        } catch (const transport::resolve_error& e) {
-            throw session_error(fmt::format("cannot resolve peer {}: {} (check the peer's host name)", e.host(),
-                                            e.code().message()));
-        } catch (const std::system_error& e) {
-            throw session_error(fmt::format("cannot reach peer {}: {} (is meshperfd running there, and the port right?)",
-                                            peer.to_string(), e.code().message()));
-        } catch (const transport::http_protocol_error& e) {
-            throw session_error(fmt::format("peer {} is not a meshperfd: it {}", peer.to_string(), e.what()));
-        }
-        if (up.stream) return frame_channel(std::move(up.stream), std::move(up.leftover), "peer " + peer.to_string());
-        const auto why = refusal_message(refused);
+        auto attempt = try_open_session(ctx, peer);
+        if (attempt.channel) return std::move(*attempt.channel);
         gate.release();
-        if (refused.status == 503 && !why.empty()) {
-            wait_busy(fmt::format("peer {} is busy: {}", peer.to_string(), why));
+        if (attempt.busy()) {
+            wait_busy(fmt::format("peer {} is busy: {}", peer.to_string(), attempt.why));
             continue;
         }
-        if (refused.status == 426 || refused.status == 401 || refused.status == 403 || (refused.status / 100 == 4 && !why.empty()))
-            throw session_error(fmt::format("peer {} refused the session: {}", peer.to_string(), why.empty() ? refused.reason : why));
-        throw session_error(fmt::format("peer {} is not a meshperfd: it answered \"{} {}\" to the session upgrade",
-                                        peer.to_string(), refused.status, refused.reason));
+        throw refusal_error(peer, attempt);
     }
 }
 

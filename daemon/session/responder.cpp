@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "daemon/service/gpu_support.hpp"
 #include "daemon/service/log.hpp"
+#include "daemon/session/collective_participant.hpp"
 #include "daemon/session/point_harness.hpp"
 #include "daemon/session/rdma_session.hpp"
 #include "daemon/session/run_placement.hpp"
@@ -23,6 +24,7 @@ std::string frame_name(core::frame_type t) { return core::frame_type_name(static
 void serve_run(daemon_context& ctx, frame_channel& ch) {
     const auto hello = ch.receive(clock::now() + handshake_timeout);
     if (hello.type != core::frame_type::hello) throw session_error("the session did not start with a hello");
+    if (is_collective_hello(hello.body)) return serve_collective(ctx, ch, hello);
     core::run_spec spec;
     try {
         spec = core::run_spec_from_json(hello.body.at("spec"), ctx.limits);

@@ -118,6 +118,12 @@ std::vector<nlohmann::json> result_store::list(std::size_t limit, const std::str
         row["points"] = doc.is_object() && doc.contains("points") ? doc["points"].size() : 0;
         row["error"] = doc.is_object() && doc.contains("error") ? doc["error"] : nlohmann::json(nullptr);
         row["tests"] = doc.is_object() && doc.contains("spec") ? doc["spec"].value("tests", nlohmann::json::array()) : nlohmann::json::array();
+        const bool collective = doc.is_object() && doc.value("schema", "") == "meshperf.collective/1";
+        row["kind"] = collective ? "collective" : "sweep";
+        if (collective) {
+            row["hosts"] = doc["spec"].value("hosts", nlohmann::json::array());
+            row["ops"] = doc["spec"].value("ops", nlohmann::json::array());
+        }
         out.push_back(std::move(row));
     }
     return out;

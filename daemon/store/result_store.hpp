@@ -23,12 +23,13 @@ public:
     result_store(const result_store&) = delete;
     result_store& operator=(const result_store&) = delete;
 
-    /// Inserts or replaces a run document (schema meshperf.run/1). Throws std::runtime_error
+    /// Inserts or replaces a run document (schema meshperf.run/1 or meshperf.collective/1). Throws std::runtime_error
     /// (disk full, read-only) — the caller reports it and keeps the run in memory.
     void save(const nlohmann::json& run);
     /// The stored document of a run, if any.
     std::optional<nlohmann::json> load(const std::string& id) const;
-    /// Newest first: id, state, peer, created_at, finished_at, error, points (count).
+    /// Newest first: id, state, peer, created_at, finished_at, error, points (count), tests, kind
+    /// ("sweep" or "collective"; a collective's row also has its hosts and ops).
     std::vector<nlohmann::json> list(std::size_t limit, const std::string& peer_filter) const;
     /// Where the database lives.
     const std::string& path() const { return path_; }

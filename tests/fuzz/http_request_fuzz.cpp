@@ -4,7 +4,7 @@
 /// in chunks, keep-alive requests back to back), and every request that parses goes through
 /// the pure helpers the server applies to untrusted fields: the target's path and query,
 /// query_param, the bearer token check, the protocol header and stream index of an upgrade,
-/// the run spec body of POST /v1/runs, the query and figures of /v1/baselines, and the
+/// the run spec body of POST /v1/runs, the collective spec body of POST /v1/collectives, the query and figures of /v1/baselines, and the
 /// address helpers of daemon/service/auth.hpp on header values.
 #include "core/check_figures.hpp"
 #include "core/run_spec.hpp"
@@ -113,7 +113,9 @@ void route(const http::request<http::string_body>& req) {
         if (r->path.back() == '/' && (route_id.empty() || path != std::string(r->path) + route_id))
             property_failed("find_route's id is not the rest of the path");
     }
-    if (path == "/v1/runs" && req.method() == http::verb::post) {
+    if (path == "/v1/collectives" && req.method() == http::verb::post) {
+        meshperf::fuzz::check_collective_spec_body(req.body());
+    } else if (path == "/v1/runs" && req.method() == http::verb::post) {
         if (req[http::field::content_type].find("json") != std::string_view::npos || req[http::field::content_type].empty())
             meshperf::fuzz::check_run_spec_body(req.body());
     } else if (path == "/v1/runs") {  // handle_list_runs

@@ -1,0 +1,113 @@
+#include "daemon/session/collective_wire.hpp"
+
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+#include "daemon/session/frame_channel.hpp"
+#include "transport/socket.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <random>
+
+namespace meshperf::daemon {
+
+using nlohmann::json;
+
+json to_json(const collective_size_key& k) {
+    return {{"op", core::to_string(k.op)}, {"size", k.size}, {"index", k.index}};
+}
+
+collective_size_key collective_size_key_from_json(const json& j, const core::collective_spec& spec) {
+    collective_size_key k;
+    try {
+        k.op = core::parse_collective_op(j.at("op").get<std::string>());
+        k.size = j.at("size").get<std::uint64_t>();
+        k.index = j.at("index").get<std::size_t>();
+    } catch (const std::exception& e) {
+        throw session_error(fmt::format("the coordinator's point_begin is malformed: {}", e.what()));
+    }
+    if (std::find(spec.ops.begin(), spec.ops.end(), k.op) == spec.ops.end() ||
+        std::find(spec.sizes.begin(), spec.sizes.end(), k.size) == spec.sizes.end())
+        throw session_error(fmt::format("the coordinator asked for {} {} B, which the agreed plan does not hold",
+                                        core::to_string(k.op), k.size));
+    return k;
+}
+
+std::string describe(const collective_size_key& k) {
+    return fmt::format("{} {}", core::to_string(k.op), core::format_size(k.size));
+}
+
+json to_json(const rank_timing& t) {
+    return {{"iteration_s", t.iteration_s}, {"send_s", t.send_s}, {"wrong", t.wrong ? json(*t.wrong) : json(nullptr)}};
+}
+
+namespace {
+
+std::vector<double> positive_times(const json& j, const char* name, std::uint64_t max_count) {
+    if (!j.contains(name) || !j[name].is_array()) throw session_error(fmt::format("a rank's report has no {} array", name));
+    if (j[name].size() > max_count) throw session_error(fmt::format("a rank's report has {} {} entries, more than {}", j[name].size(), name, max_count));
+    std::vector<double> out;
+    out.reserve(j[name].size());
+    for (const auto& v : j[name]) {
+        if (!v.is_number()) throw session_error(fmt::format("a rank's report has a {} entry that is not a number", name));
+        const double x = v.get<double>();
+        if (!std::isfinite(x) || x <= 0) throw session_error(fmt::format("a rank's report has a {} entry of {} s", name, x));
+        out.push_back(x);
+    }
+    return out;
+}
+
+}  // namespace
+
+rank_timing rank_timing_from_json(const json& j, std::uint64_t max_iterations, bool verify) {
+    if (!j.is_object()) throw session_error("a rank's report is not an object");
+    rank_timing t;
+    t.iteration_s = positive_times(j, "iteration_s", max_iterations);
+    t.send_s = positive_times(j, "send_s", max_iterations);
+    if (t.iteration_s.empty()) throw session_error("a rank reported no timed iteration");
+    if (!t.send_s.empty() && t.send_s.size() != t.iteration_s.size())
+        throw session_error("a rank reported send times for another number of iterations than it timed");
+    if (verify) {
+        if (!j.contains("wrong") || !j["wrong"].is_number_unsigned()) throw session_error("a rank's report has no wrong count");
+        t.wrong = j["wrong"].get<std::uint64_t>();
+    }
+    return t;
+}
+
+core::collective_limits collective_limits_of(const core::run_limits& limits) {
+    core::collective_limits l;
+    l.run = limits;
+    return l;
+}
+
+std::string normalize_host(std::string_view h) { return transport::parse_endpoint(h).to_string(); }
+
+std::vector<core::collective_algo> algos_of(const core::collective_spec& spec) {
+    std::vector<core::collective_algo> out;
+    for (auto op : spec.ops) out.push_back(core::algo_for(spec, op));
+    return out;
+}
+
+size_run_options run_options_of(const core::collective_spec& spec, const core::run_limits& limits, bool corrupt) {
+    size_run_options o;
+    o.warmup_iterations = spec.warmup_iterations;
+    o.iterations = spec.iterations;
+    o.duration_s = spec.duration_s;
+    o.max_iterations = limits.max_iterations;
+    o.max_duration_s = limits.max_duration_s;
+    o.verify = spec.verify;
+    o.corrupt = corrupt;
+    return o;
+}
+
+std::string rank_name(const core::collective_spec& spec, unsigned rank) {
+    return rank < spec.hosts.size() ? fmt::format("rank {} ({})", rank, spec.hosts[rank]) : fmt::format("rank {}", rank);
+}
+
+std::string new_mesh_token() {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    return fmt::format("{:016x}{:016x}", rng(), rng());
+}
+
+}  // namespace meshperf::daemon

@@ -1,0 +1,56 @@
+#include "daemon/session/session_opening.hpp"
+
+#include "daemon/session/peer_upgrade.hpp"
+#include "daemon/session/session_protocol.hpp"
+#include "transport/http_client.hpp"
+
+#include <fmt/format.h>
+#include <thread>
+
+namespace meshperf::daemon {
+
+session_attempt try_open_session(daemon_context& ctx, const transport::endpoint_address& peer) {
+    transport::http_response refused;
+    transport::upgraded_connection up;
+    try {
+        up = transport::http_upgrade(peer, upgrade_request(ctx, "/v1/session"), session_upgrade, handshake_timeout, refused,
+                                     ctx.tls_client.get());
+    } catch (const transport::tls_error& e) {
+        throw session_error(fmt::format("cannot open a session with peer {}: {}", peer.to_string(), e.what()));
+    } catch (const transport::resolve_error& e) {
+        throw session_error(fmt::format("cannot resolve peer {}: {} (check the peer's host name)", e.host(),
+                                        e.code().message()));
+    } catch (const std::system_error& e) {
+        throw session_error(fmt::format("cannot reach peer {}: {} (is meshperfd running there, and the port right?)",
+                                        peer.to_string(), e.code().message()));
+    } catch (const transport::http_protocol_error& e) {
+        throw session_error(fmt::format("peer {} is not a meshperfd: it {}", peer.to_string(), e.what()));
+    }
+    session_attempt a;
+    if (up.stream) {
+        a.channel.emplace(std::move(up.stream), std::move(up.leftover), "peer " + peer.to_string());
+        return a;
+    }
+    a.status = refused.status;
+    a.why = refusal_message(refused);
+    a.reason = refused.reason;
+    return a;
+}
+
+session_error refusal_error(const transport::endpoint_address& peer, const session_attempt& r) {
+    if (r.status == 426 || r.status == 401 || r.status == 403 || (r.status / 100 == 4 && !r.why.empty()))
+        return session_error(fmt::format("peer {} refused the session: {}", peer.to_string(), r.why.empty() ? r.reason : r.why));
+    return session_error(fmt::format("peer {} is not a meshperfd: it answered \"{} {}\" to the session upgrade",
+                                     peer.to_string(), r.status, r.reason));
+}
+
+bool sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>& cancel) {
+    const auto until = transport::clock::now() + d;
+    while (transport::clock::now() < until) {
+        if (cancel.load()) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return !cancel.load();
+}
+
+}  // namespace meshperf::daemon
