@@ -1,16 +1,35 @@
+#include "client/collective_render.hpp"
+#include "client/collective_run.hpp"
 #include "client/commands.hpp"
 #include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
+#include "client/result_files.hpp"
 #include "client/run_output.hpp"
 #include "core/result.hpp"
 
+#include <filesystem>
 #include <fmt/format.h>
 #include <memory>
 
 namespace meshperf::client {
 
 using nlohmann::json;
+
+namespace {
+
+/// The document of `meshperf show FILE`; a path that is no file is a usage error that says
+/// both forms.
+json read_shown_file(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw client_error(exit_usage, fmt::format("show: {} is no file: give HOST RUN_ID for a stored run, or the FILE of a "
+                                                   "saved result",
+                                                   path));
+    return read_json_file(path);
+}
+
+}  // namespace
 
 command_runner add_info_command(CLI::App& app, const common_options& common) {
     auto host = std::make_shared<std::string>("localhost:7470");
@@ -50,13 +69,21 @@ command_runner add_show_command(CLI::App& app, const common_options& common) {
     auto id = std::make_shared<std::string>();
     auto format = std::make_shared<output_format>();
     auto output = std::make_shared<std::string>();
-    auto* cmd = app.add_subcommand("show", "show one stored run");
-    cmd->add_option("host", *host, "daemon HOST[:PORT]")->required();
-    cmd->add_option("run_id", *id, "run id (see meshperf runs)")->required();
+    auto* cmd = app.add_subcommand("show", "show one stored run (a sweep or a collective), from a daemon or a saved JSON file");
+    cmd->add_option("host", *host, "daemon HOST[:PORT], or a saved result FILE (sweep, show or collective --format json, "
+                                   "collective -o)")
+        ->required();
+    cmd->add_option("run_id", *id, "run id (see meshperf runs); not with a FILE");
     add_format_option(*cmd, *format, {output_format::table, output_format::json, output_format::csv});
     cmd->add_option("-o,--output", *output, "write to FILE instead of stdout");
     return [=, &common] {
-        const auto doc = daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/runs/" + *id);
+        const auto doc = id->empty() ? read_shown_file(*host)
+                                     : daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/runs/" + *id);
+        if (doc.value("schema", "") == core::collective_result_schema) {
+            const auto run = read_collective(doc);
+            write_output(*output, render_collective(*format, run, doc, predictions_from_json(doc)));
+            return run.state == "failed" ? exit_run_failed : exit_ok;
+        }
         const auto run = core::run_result_from_json(doc);
         write_output(*output, render_run(*format, run, doc));
         return run.state == "failed" ? exit_run_failed : exit_ok;

@@ -1,5 +1,7 @@
 #include "client/check_command.hpp"
 
+#include "client/check_collective.hpp"
+#include "client/collective_run.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "client/short_runs.hpp"
@@ -13,6 +15,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -88,6 +91,13 @@ namespace {
 /// The longest --timeout: a day. Longer (or inf) would overflow the watchdog's clock.
 constexpr double max_check_timeout_s = 86400;
 
+/// Throws core::spec_error unless 0 < --timeout <= max_check_timeout_s.
+void check_timeout(double timeout_s) {
+    if (!(timeout_s > 0 && timeout_s <= max_check_timeout_s))
+        throw core::spec_error(
+            fmt::format("--timeout {} is out of range: give 0 < seconds <= {}", timeout_s, max_check_timeout_s));
+}
+
 struct check_options {
     std::string peer;
     std::string initiator = "localhost:7470";
@@ -98,6 +108,8 @@ struct check_options {
     std::string prom_file;
     output_format format = output_format::nagios;
     double timeout_s = 120;
+    collective_options collective;  ///< --collective OP --hosts ... (check_collective.hpp)
+    double min_busbw = 0;
 };
 
 /// Prints the verdict, writes the textfile, returns the exit code. Shared by the normal
@@ -130,6 +142,75 @@ private:
     output_format format_;
     std::string prom_file_;
 };
+
+/// Runs `work` and returns its exit code; when it has not returned within `timeout_s`,
+/// `on_timeout` reports UNKNOWN from another thread and the process exits with its code. A
+/// health check must answer: a hung daemon or peer is UNKNOWN after --timeout.
+int run_with_deadline(double timeout_s, const std::function<int()>& work, const std::function<int()>& on_timeout) {
+    std::mutex m;
+    std::condition_variable cv;
+    bool finished = false;
+    std::thread watchdog([&] {
+        std::unique_lock lock(m);
+        const auto limit = std::chrono::duration<double>(timeout_s);
+        if (cv.wait_for(lock, limit, [&] { return finished; })) return;
+        std::_Exit(on_timeout());
+    });
+    const int rc = work();
+    {
+        std::lock_guard lock(m);
+        finished = true;
+    }
+    cv.notify_all();
+    watchdog.join();
+    return rc;
+}
+
+/// check --collective: one short collective, judged (client/check_collective.hpp).
+int run_collective_check(const check_options& o, const CLI::App& cmd, const common_options& common) {
+    std::mutex m;
+    bool reported = false;
+    const auto report = [&](const collective_verdict& v) {
+        std::lock_guard lock(m);
+        if (!reported) {
+            const auto text = render_collective_check(v, o.format);
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+        }
+        reported = true;
+        return core::exit_code(v.state);
+    };
+    // Of the options build_collective_spec asks about, check has --algo only.
+    const auto given = [&](std::string_view name) { return name == "--algo" && cmd.count("--algo") > 0; };
+    core::collective_spec spec;
+    credentials creds;
+    try {
+        if (!o.peer.empty() || !o.baseline.empty() || !o.prom_file.empty())
+            throw client_error(exit_usage, "--collective takes --hosts, not a peer, and has no --baseline or --prom-file yet");
+        if (!cmd.count("--min-busbw") || !(o.min_busbw > 0 && std::isfinite(o.min_busbw)))
+            throw client_error(exit_usage, "--collective needs --min-busbw X, the least busbw in GB/s (X > 0)");
+        if (!cmd.count("--hosts")) throw client_error(exit_usage, "--collective needs --hosts FILE or a comma list of the daemons");
+        check_timeout(o.timeout_s);
+        spec = collective_check_spec(o.collective, given);
+        creds = client_credentials(common.token_file, common.tls);
+    } catch (const std::exception& e) {  // client_error, and core::spec_error of check_timeout
+        return report(unknown_collective(o.collective.ops, fmt::format("bad options: {}", e.what())));
+    }
+    return run_with_deadline(
+        o.timeout_s,
+        [&] {
+            try {
+                const auto out = run_collective(spec, creds, {});
+                return report(judge_collective(out.run, o.min_busbw));
+            } catch (const std::exception& e) {
+                return report(unknown_collective(o.collective.ops, e.what()));
+            }
+        },
+        [&] {
+            return report(unknown_collective(o.collective.ops,
+                                             fmt::format("no verdict within --timeout {} s (a daemon hung?)", o.timeout_s)));
+        });
+}
 
 /// Baseline figures from --baseline FILE or --baseline stored.
 std::vector<core::check_figure> load_baseline(const check_options& o, const std::string& peer, const daemon_client& initiator) {
@@ -194,7 +275,7 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
 command_runner add_check_command(CLI::App& app, const common_options& common) {
     auto o = std::make_shared<check_options>();
     auto* cmd = app.add_subcommand("check", "health check of the path to a peer: one Nagios line, exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN");
-    cmd->add_option("peer", o->peer, "peer daemon HOST[:PORT]")->required();
+    cmd->add_option("peer", o->peer, "peer daemon HOST[:PORT] (not with --collective)");
     cmd->add_option("--initiator", o->initiator, "daemon that runs the measurement, HOST[:PORT]")->capture_default_str();
     cmd->add_option("--transport", o->test.transport, "tcp or rdma")->capture_default_str();
     cmd->add_option("--test", o->test.tests, "comma list of latency, bandwidth (default: the tests with a limit)");
@@ -210,15 +291,29 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then rename)");
     add_format_option(*cmd, o->format, {output_format::nagios, output_format::json});
     cmd->add_option("--timeout", o->timeout_s, "UNKNOWN when the check takes longer than this many seconds")->capture_default_str();
+    auto& c = o->collective;
+    c.sizes = default_collective_check_size;
+    cmd->add_option("--collective", c.ops, "check one collective instead of a path: allreduce, allgather, reduce-scatter, "
+                                           "alltoall, broadcast or incast (with --hosts and --min-busbw)");
+    cmd->add_option("--min-busbw", o->min_busbw, "--collective: CRITICAL when busbw is below this many GB/s (nccl-tests' unit)");
+    cmd->add_option("--hosts", c.hosts, "--collective: the daemons, a file (one HOST[:PORT] per line) or a comma list");
+    cmd->add_option("--size", c.sizes, "--collective: the size S measured")->capture_default_str();
+    cmd->add_option("--algo", c.algo, "--collective: ring, tree or direct (default: the op's own)");
+    cmd->add_option("--memory", c.memory, "--collective: host or cuda:N")->capture_default_str();
     return [o, cmd, &common]() -> int {
+        if (cmd->count("--collective")) {
+            o->collective.transport = o->test.transport;
+            return run_collective_check(*o, *cmd, common);
+        }
         core::check_target target{o->peer, o->test.transport, cmd->count("--initiator") ? o->initiator : ""};
         auto reporter = std::make_shared<check_reporter>(o->format, o->prom_file);
+        if (o->peer.empty())
+            return reporter->report(core::unknown_result(target, "bad options: give the peer HOST[:PORT], or --collective OP "
+                                                                 "--hosts ... --min-busbw X"));
         try {
             target.peer = transport::parse_endpoint(o->peer).to_string();
             if (!target.initiator.empty()) target.initiator = transport::parse_endpoint(o->initiator).to_string();
-            if (!(o->timeout_s > 0 && o->timeout_s <= max_check_timeout_s))
-                throw core::spec_error(fmt::format("--timeout {} is out of range: give 0 < seconds <= {}", o->timeout_s,
-                                                   max_check_timeout_s));
+            check_timeout(o->timeout_s);
         } catch (const core::spec_error& e) {
             return reporter->report(core::unknown_result(target, fmt::format("bad options: {}", e.what())));
         }
@@ -227,33 +322,24 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
         if (!cmd->count("--min-gbit") && !cmd->count("--max-lat-us") && o->baseline.empty())
             return reporter->report(core::unknown_result(target, "bad options: give --min-gbit and/or --max-lat-us, or --baseline FILE|stored"));
 
-        // A health check must answer: a hung daemon or peer is UNKNOWN after --timeout.
-        std::mutex m;
-        std::condition_variable cv;
-        bool finished = false;
-        std::thread watchdog([&, reporter] {
-            std::unique_lock lock(m);
-            const auto limit = std::chrono::duration<double>(o->timeout_s);
-            if (cv.wait_for(lock, limit, [&] { return finished; })) return;
-            const int rc = reporter->report(
-                core::unknown_result(target, fmt::format("no verdict within --timeout {} s (daemon or peer hung?)", o->timeout_s)));
-            std::_Exit(rc);
-        });
-        core::check_result result;
-        try {
-            result = run_check(*o, cmd->count("--min-gbit") > 0, cmd->count("--max-lat-us") > 0, target, client_credentials(common.token_file, common.tls));
-        } catch (const core::spec_error& e) {
-            result = core::unknown_result(target, fmt::format("bad options: {}", e.what()));
-        } catch (const std::exception& e) {
-            result = core::unknown_result(target, e.what());
-        }
-        {
-            std::lock_guard lock(m);
-            finished = true;
-        }
-        cv.notify_all();
-        watchdog.join();
-        return reporter->report(result);
+        return run_with_deadline(
+            o->timeout_s,
+            [&] {
+                core::check_result result;
+                try {
+                    result = run_check(*o, cmd->count("--min-gbit") > 0, cmd->count("--max-lat-us") > 0, target,
+                                       client_credentials(common.token_file, common.tls));
+                } catch (const core::spec_error& e) {
+                    result = core::unknown_result(target, fmt::format("bad options: {}", e.what()));
+                } catch (const std::exception& e) {
+                    result = core::unknown_result(target, e.what());
+                }
+                return reporter->report(result);
+            },
+            [&] {
+                return reporter->report(
+                    core::unknown_result(target, fmt::format("no verdict within --timeout {} s (daemon or peer hung?)", o->timeout_s)));
+            });
     };
 }
 

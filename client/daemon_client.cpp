@@ -85,10 +85,19 @@ json daemon_client::post(const std::string& target, const json& body, std::chron
 }
 
 json daemon_client::run_streaming(const json& spec, const std::function<void(const json&)>& on_event) const {
+    return post_streaming("/v1/runs", spec, on_event);
+}
+
+json daemon_client::collective_streaming(const json& spec, const std::function<void(const json&)>& on_event) const {
+    return post_streaming("/v1/collectives", spec, on_event);
+}
+
+json daemon_client::post_streaming(const std::string& target, const json& body,
+                                   const std::function<void(const json&)>& on_event) const {
     transport::http_request req;
     req.method = "POST";
-    req.target = "/v1/runs";
-    req.body = spec.dump();
+    req.target = target;
+    req.body = body.dump();
     req.headers["Content-Type"] = "application/json";
     req.headers["Accept"] = "application/x-ndjson";
     if (!creds_.token.empty()) req.headers["Authorization"] = "Bearer " + creds_.token;
@@ -132,6 +141,10 @@ json daemon_client::run_streaming(const json& spec, const std::function<void(con
         throw client_error(exit_unreachable, fmt::format("{} is not a meshperfd: it {}", addr_.to_string(), e.what()));
     }
     if (head.status == 401) throw client_error(exit_usage, fmt::format("{}: {} (give --token-file or set MESHPERF_TOKEN)", addr_.to_string(), error_of(head)));
+    if (head.status == 404)
+        throw client_error(exit_unreachable, fmt::format("{}: {} (this meshperfd does not serve POST {}: is it older than this "
+                                                         "meshperf? upgrade it)",
+                                                         addr_.to_string(), error_of(head), target));
     if (head.status / 100 != 2) throw client_error(head.status / 100 == 4 ? exit_usage : exit_run_failed, fmt::format("{}: {}", addr_.to_string(), error_of(head)));
     if (result.is_null()) throw client_error(exit_unreachable, fmt::format("meshperfd at {} ended the event stream without a result", addr_.to_string()));
     return result;

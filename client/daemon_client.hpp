@@ -65,11 +65,18 @@ public:
     /// POST /v1/runs with Accept: application/x-ndjson; calls on_event for every event line
     /// and returns the final "result" event's result document.
     nlohmann::json run_streaming(const nlohmann::json& spec, const std::function<void(const nlohmann::json&)>& on_event) const;
+    /// POST /v1/collectives (a core::collective_spec as JSON, on the coordinator), streamed as
+    /// run_streaming streams a run; returns the collective result document.
+    nlohmann::json collective_streaming(const nlohmann::json& spec,
+                                        const std::function<void(const nlohmann::json&)>& on_event) const;
     const transport::endpoint_address& address() const { return addr_; }
 
 private:
     nlohmann::json call(const std::string& method, const std::string& target, const std::string& body,
                         std::chrono::milliseconds timeout) const;
+    /// POST `target` with Accept: application/x-ndjson: the event stream of run_streaming.
+    nlohmann::json post_streaming(const std::string& target, const nlohmann::json& body,
+                                  const std::function<void(const nlohmann::json&)>& on_event) const;
     transport::endpoint_address addr_;
     credentials creds_;
 };

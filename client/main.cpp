@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     add(add_report_command(app, common));
     add(add_plan_command(app, common));
     add(add_model_command(app, common));
+    add(add_collective_command(app, common));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

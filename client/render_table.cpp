@@ -176,11 +176,28 @@ std::string point_progress_line(const core::point_result& p, std::size_t index, 
     return fmt::format("[{:>3}/{}] {:<9} {:>9}  {}", index, total, core::to_string(p.test), core::format_size(p.size_bytes), fig);
 }
 
+namespace {
+
+/// What a run list row measured: a sweep's peer, or a collective's count of hosts ("4 hosts"),
+/// from its "hosts" (an array or a count) or "ranks".
+std::string run_list_target(const json& r) {
+    if (r.value("kind", "sweep") != "collective") return r.value("peer", "");
+    std::size_t hosts = 0;
+    if (const auto it = r.find("hosts"); it != r.end() && it->is_array()) hosts = it->size();
+    else if (it != r.end() && it->is_number_unsigned()) hosts = it->get<std::size_t>();
+    else if (const auto ranks = r.find("ranks"); ranks != r.end() && ranks->is_number_unsigned()) hosts = ranks->get<std::size_t>();
+    return hosts ? fmt::format("{} hosts", hosts) : std::string("?");
+}
+
+}  // namespace
+
 std::string render_run_list(const json& list) {
-    std::vector<std::vector<std::string>> rows{{"id", "state", "peer", "created", "points", "error"}};
+    std::vector<std::vector<std::string>> rows{{"id", "kind", "state", "peer / hosts", "created", "points", "error"}};
     for (const auto& r : list.value("runs", json::array())) {
-        rows.push_back({r.value("id", ""), r.value("state", ""), r.value("peer", ""), r.value("created_at", ""),
-                        std::to_string(r.value("points", 0)), r["error"].is_string() ? r["error"].get<std::string>() : ""});
+        const auto error = r.find("error");
+        rows.push_back({r.value("id", ""), r.value("kind", "sweep"), r.value("state", ""), run_list_target(r),
+                        r.value("created_at", ""), std::to_string(r.value("points", 0)),
+                        error != r.end() && error->is_string() ? error->get<std::string>() : ""});
     }
     return rows.size() > 1 ? format_table(rows) : "no runs\n";
 }

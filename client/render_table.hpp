@@ -19,7 +19,8 @@ std::string render_run_table(const core::run_result& run);
 /// One line for a point as it arrives (progress display).
 std::string point_progress_line(const core::point_result& p, std::size_t index, std::size_t total);
 
-/// GET /v1/runs list as a table.
+/// GET /v1/runs list as a table: sweeps with their peer, collectives (row "kind":
+/// "collective") with their count of hosts.
 std::string render_run_list(const nlohmann::json& list);
 
 /// GET /v1/info as readable text.

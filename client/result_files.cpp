@@ -1,6 +1,7 @@
 #include "client/result_files.hpp"
 
 #include "client/daemon_client.hpp"
+#include "core/collective_result.hpp"
 #include "core/error.hpp"
 
 #include <cmath>
@@ -94,17 +95,20 @@ report_matrix matrix_from_json(const json& doc) {
     return m;
 }
 
-loaded_file load_result_file(const std::string& path) {
+json read_json_file(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw client_error(exit_usage, fmt::format("cannot read {}: {}", path, std::strerror(errno)));
     std::stringstream buf;
     buf << in.rdbuf();
-    json doc;
     try {
-        doc = json::parse(buf.str());
+        return json::parse(buf.str());
     } catch (const json::exception& e) {
         throw client_error(exit_usage, fmt::format("{} is not JSON: {}", path, e.what()));
     }
+}
+
+loaded_file load_result_file(const std::string& path) {
+    const auto doc = read_json_file(path);
     const auto schema = doc.is_object() ? doc.value("schema", "") : std::string();
     const bool run = schema == core::result_schema || (schema.empty() && doc.is_object() && doc.contains("points"));
     const bool matrix = schema == "meshperf.matrix/1" || (schema.empty() && doc.is_object() && doc.contains("links") && doc.contains("host_count"));
@@ -118,6 +122,10 @@ loaded_file load_result_file(const std::string& path) {
     } catch (const std::exception& e) {
         throw client_error(exit_usage, fmt::format("{}: {}", path, e.what()));
     }
+    if (schema == core::collective_result_schema)
+        throw client_error(exit_usage, fmt::format("{} is a collective result (meshperf collective): this command reads sweep "
+                                                   "results and matrices; see it with meshperf show {}",
+                                                   path, path));
     throw client_error(exit_usage, fmt::format("{} is neither a meshperf run result (meshperf sweep/show --format json) nor a "
                                                "matrix (meshperf matrix --format json){}",
                                                path, schema.empty() ? "" : " (schema \"" + schema + "\")"));

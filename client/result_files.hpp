@@ -25,9 +25,14 @@ struct loaded_file {
 /// naming the field when the document is not a matrix or is malformed.
 report_matrix matrix_from_json(const nlohmann::json& doc);
 
+/// The JSON document of file `path`. Throws client_error(exit_usage) naming the file when it
+/// cannot be read or is not JSON.
+nlohmann::json read_json_file(const std::string& path);
+
 /// Reads and parses one file; the kind is told by its "schema" (or, without one, by its
 /// fields: "points" for a run, "links" and "host_count" for a matrix). Throws
-/// client_error(exit_usage) naming the file when it cannot be read or is neither.
+/// client_error(exit_usage) naming the file when it cannot be read or is neither (a
+/// collective result is refused with where to read it: meshperf show FILE).
 loaded_file load_result_file(const std::string& path);
 
 }  // namespace meshperf::client

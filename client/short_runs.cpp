@@ -1,13 +1,11 @@
 #include "client/short_runs.hpp"
 
+#include "client/hosts_file.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
-#include <sstream>
 
 namespace meshperf::client {
 
@@ -100,29 +98,7 @@ link_figures summarize_link(const std::vector<core::run_result>& runs) {
 }
 
 std::vector<std::string> read_host_list(const std::string& spec) {
-    std::vector<std::string> hosts;
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(spec, ec)) {
-        std::ifstream in(spec);
-        if (!in) throw client_error(exit_usage, fmt::format("cannot read host file {}", spec));
-        std::string line;
-        while (std::getline(in, line)) {
-            if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
-            std::istringstream words(line);
-            std::string word;
-            while (words >> word) hosts.push_back(word);
-        }
-    } else {
-        if (spec.find(',') == std::string::npos && spec.find('/') != std::string::npos)
-            throw client_error(exit_usage, fmt::format("host file {} does not exist", spec));
-        std::istringstream in(spec);
-        std::string item;
-        while (std::getline(in, item, ',')) {
-            item.erase(0, item.find_first_not_of(" \t"));
-            item.erase(item.find_last_not_of(" \t") + 1);
-            if (!item.empty()) hosts.push_back(item);
-        }
-    }
+    const auto hosts = read_host_words(spec);
     std::vector<std::string> normal;
     for (const auto& h : hosts) {
         std::string n;

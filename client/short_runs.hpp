@@ -62,9 +62,9 @@ struct link_figures {
 };
 link_figures summarize_link(const std::vector<core::run_result>& runs);
 
-/// Reads "a,b,c" or a file with one address per line (`#` comments, blank lines skipped):
-/// a file when `spec` names an existing file. Throws client_error (exit_usage) for fewer
-/// than two hosts, an invalid address or a duplicate.
+/// The hosts of a matrix: "a,b,c" or a file with one address per line, as read_host_words
+/// (client/hosts_file.hpp) reads them. Throws client_error (exit_usage) for fewer than two
+/// hosts, an invalid address or a duplicate.
 std::vector<std::string> read_host_list(const std::string& spec);
 
 }  // namespace meshperf::client

@@ -2,6 +2,7 @@
 #include "client/daemon_client.hpp"
 #include "client/output_format.hpp"
 #include "client/progress.hpp"
+#include "client/progress_printer.hpp"
 #include "client/run_output.hpp"
 #include "client/svg_plot.hpp"
 #include "core/error.hpp"
@@ -14,7 +15,6 @@
 #include <fmt/format.h>
 #include <memory>
 #include <optional>
-#include <unistd.h>
 
 namespace meshperf::client {
 
@@ -147,66 +147,41 @@ core::run_spec spec_or_usage(const sweep_options& o, const CLI::App& cmd) {
     return spec;
 }
 
-/// The progress display on stderr, fed with the events of a streamed run. On a terminal
-/// the queue and wait states rewrite one line; in a log (--progress without a terminal)
-/// every state is a line of its own, with no control characters.
+/// The progress display of a sweep on stderr (client/progress_printer.hpp), fed with the
+/// events of a streamed run.
 class sweep_progress {
 public:
     /// `initiator` is the measuring daemon's address, as the "measuring" line names it.
     sweep_progress(const sweep_options& o, const core::run_spec& spec, std::string initiator)
-        : spec_(spec), initiator_(std::move(initiator)), tty_(::isatty(STDERR_FILENO) != 0),
-          show_(o.progress || (tty_ && !o.quiet)), bound_(point_time_bound_s(spec)) {}
+        : spec_(spec), initiator_(std::move(initiator)), out_(o.progress, o.quiet), bound_(point_time_bound_s(spec)) {}
 
     /// Shows one event of the run (queued, waiting, started, point); ignores the others.
     void on_event(const json& ev) {
-        if (!show_) return;
-        const auto kind = ev.value("event", "");
-        if (kind == "queued")
-            status(fmt::format("queued at position {}{}", ev.value("position", 0),
-                               ev.value("running", "").empty() ? "" : " (measuring: " + ev.value("running", "") + ")"));
-        else if (kind == "waiting")
-            status("waiting: " + ev.value("reason", ""));
-        else if (kind == "started")
-            on_started();
-        else if (kind == "point")
-            on_point(ev);
-        std::fflush(stderr);
+        out_.on_event(ev, [this] { on_started(); }, [this](const json& point) { on_point(point); });
     }
 
     /// Ends a status line that still waits for its newline.
-    void finish() {
-        if (status_open_) std::fprintf(stderr, "\n");
-    }
+    void finish() { out_.finish(); }
 
 private:
     void on_started() {
         started_ = std::chrono::steady_clock::now();
         const auto total = spec_.tests.size() * spec_.sizes.size();
         const auto at_most = bound_ ? fmt::format(", up to about {:.3g} s each", *bound_) : std::string();
-        line(fmt::format("measuring {} -> {}: {} point{}{}", initiator_, spec_.peer, total, total == 1 ? "" : "s", at_most));
+        out_.line(fmt::format("measuring {} -> {}: {} point{}{}", initiator_, spec_.peer, total, total == 1 ? "" : "s", at_most));
     }
     void on_point(const json& ev) {
         if (!started_) started_ = std::chrono::steady_clock::now();
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *started_).count();
         const auto p = core::point_result_from_json(ev["point"]);
-        line(progress_line(p, ev.value("index", std::size_t{0}), ev.value("total", std::size_t{0}), elapsed, bound_));
-    }
-    void status(const std::string& text) {
-        if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
-        else std::fprintf(stderr, "%s\n", text.c_str());
-        status_open_ = tty_;
-    }
-    void line(const std::string& text) {
-        std::fprintf(stderr, "%s%s\n", status_open_ ? "\r\033[K" : "", text.c_str());
-        status_open_ = false;
+        out_.line(progress_line(p, ev.value("index", std::size_t{0}), ev.value("total", std::size_t{0}), elapsed, bound_));
     }
 
     const core::run_spec& spec_;
     std::string initiator_;
-    bool tty_, show_;
+    progress_printer out_;
     std::optional<double> bound_;
     std::optional<std::chrono::steady_clock::time_point> started_;
-    bool status_open_ = false;  // a terminal status line waits for its newline
 };
 
 /// The run of the daemon's result document; one this meshperf cannot read is exit_unreachable.

@@ -147,7 +147,10 @@ TEST_CASE("check command: parse errors of check are UNKNOWN (3), of other comman
         }
         return -2;  // parsed
     };
-    CHECK(parse({"check"}) == 3);                              // peer missing
+    // No peer parses (check --collective takes --hosts instead): the runner reports it
+    // UNKNOWN (3), as tests/integration/test_collective_cli.py checks through the binary.
+    CHECK(parse({"check"}) == -2);
+    CHECK(parse({"check", "--collective"}) == 3);              // no op named
     CHECK(parse({"check", "node2", "--warn", "abc"}) == 3);    // not a number
     CHECK(parse({"check", "node2", "--format", "xml"}) == 3);  // not a choice
     CHECK(parse({"check", "--help"}) == 0);

@@ -1,0 +1,222 @@
+#include "client/collective_predict.hpp"
+
+#include "analysis/model_warnings.hpp"
+#include "core/error.hpp"
+#include "core/sizes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <set>
+
+namespace meshperf::client {
+
+using nlohmann::json;
+
+namespace {
+
+/// The worst α and the worst β over the links for one message size, and which links.
+struct bounding_link {
+    analysis::link_model link;
+    std::size_t alpha_link = 0, beta_link = 0;  ///< index into prediction_links::links
+};
+
+analysis::link_model at_size(const ring_link_fit& l, double message_bytes) {
+    if (const auto* fixed = std::get_if<analysis::link_model>(&l.fit)) return *fixed;
+    return analysis::link_model::from_fit(std::get<analysis::model_fit>(l.fit), message_bytes);
+}
+
+bounding_link bound(const prediction_links& links, double message_bytes) {
+    if (links.links.empty()) throw core::spec_error("no link fits to predict from");
+    bounding_link b{at_size(links.links[0], message_bytes), 0, 0};
+    for (std::size_t i = 1; i < links.links.size(); ++i) {
+        const auto l = at_size(links.links[i], message_bytes);
+        if (l.alpha_s > b.link.alpha_s) {
+            b.link.alpha_s = l.alpha_s;
+            b.alpha_link = i;
+        }
+        if (l.beta_bytes_per_s < b.link.beta_bytes_per_s) {
+            b.link.beta_bytes_per_s = l.beta_bytes_per_s;
+            b.beta_link = i;
+        }
+    }
+    return b;
+}
+
+std::string link_name(const ring_link_fit& l) { return fmt::format("{} -> {}", l.from, l.to); }
+
+/// What the predictions ask of the fitted models (analysis::model_use_warnings: used far
+/// beyond the sizes fitted, a poor fit), one line per warning with the links it applies to
+/// ("every link" when all of them).
+std::vector<std::string> fit_warnings(const core::collective_result& run, const std::vector<std::optional<point_prediction>>& preds,
+                                      const prediction_links& links) {
+    std::vector<analysis::model_use> uses;
+    for (std::size_t i = 0; i < run.points.size() && i < preds.size(); ++i)
+        if (preds[i])
+            uses.push_back({fmt::format("{} {} {}", core::to_string(run.points[i].op), core::to_string(run.points[i].algo),
+                                        core::format_size(run.points[i].size_bytes)),
+                            preds[i]->model["step_message_bytes"].get<double>()});
+    std::vector<std::pair<std::string, std::vector<std::string>>> by_message;  // in the order first seen
+    for (const auto& l : links.links) {
+        const auto* fit = std::get_if<analysis::model_fit>(&l.fit);
+        if (!fit || uses.empty()) continue;
+        for (const auto& w : analysis::model_use_warnings(*fit, uses)) {
+            auto it = std::find_if(by_message.begin(), by_message.end(), [&](const auto& e) { return e.first == w.message; });
+            if (it == by_message.end()) it = by_message.insert(by_message.end(), {w.message, {}});
+            it->second.push_back(link_name(l));
+        }
+    }
+    std::vector<std::string> out;
+    for (const auto& [message, on] : by_message)
+        out.push_back(fmt::format("warning: {}: {}", on.size() == links.links.size() ? std::string("every link")
+                                                                                      : fmt::format("{}", fmt::join(on, ", ")),
+                                  message));
+    return out;
+}
+
+}  // namespace
+
+std::optional<modelled_collective> modelled_as(core::collective_op op, core::collective_algo algo) {
+    using core::collective_algo;
+    using core::collective_op;
+    using analysis::algorithm;
+    using analysis::collective;
+    struct entry {
+        collective_op op;
+        collective_algo algo;
+        modelled_collective model;
+    };
+    // Incast and tree broadcast have no model in analysis/collectives.
+    static const entry table[] = {
+        {collective_op::allreduce, collective_algo::ring, {collective::all_reduce, algorithm::ring, ""}},
+        {collective_op::allreduce, collective_algo::tree,
+         {collective::all_reduce, algorithm::tree,
+          "modelled as NCCL's double binary tree (S/2 per tree); the measured tree is one binary tree moving S on each edge, "
+          "so expect it slower than predicted"}},
+        {collective_op::allgather, collective_algo::ring, {collective::all_gather, algorithm::ring, ""}},
+        {collective_op::allgather, collective_algo::direct,
+         {collective::all_to_all, algorithm::pairwise,
+          "direct all-gather sends S/p to every peer, as all-to-all does: modelled as the pairwise all-to-all (p-1 steps); "
+          "the measured one sends to all peers at once"}},
+        {collective_op::reduce_scatter, collective_algo::ring, {collective::reduce_scatter, algorithm::ring, ""}},
+        {collective_op::alltoall, collective_algo::direct,
+         {collective::all_to_all, algorithm::pairwise,
+          "modelled as pairwise exchange (p-1 steps); the measured direct all-to-all sends to all peers at once"}},
+        {collective_op::broadcast, collective_algo::ring, {collective::broadcast, algorithm::ring, "pipelined chain from rank 0"}},
+    };
+    for (const auto& e : table)
+        if (e.op == op && e.algo == algo) return e.model;
+    return std::nullopt;
+}
+
+double relative_error(double measured_s, double predicted_s) {
+    if (!std::isfinite(measured_s) || !std::isfinite(predicted_s) || !(predicted_s > 0))
+        throw core::insane_figure(fmt::format("cannot compare a measured time of {} s with a predicted {} s", measured_s,
+                                              predicted_s));
+    return (measured_s - predicted_s) / predicted_s;
+}
+
+std::optional<point_prediction> predict_point(const core::collective_point& point, const prediction_links& links) {
+    const auto m = modelled_as(point.op, point.algo);
+    if (!m) return std::nullopt;
+    analysis::topology topo;
+    topo.nodes = point.ranks;
+    const double message = analysis::step_message_bytes(m->coll, m->algo, point.size_bytes, topo);
+    const auto b = bound(links, message);
+    const auto pred = analysis::predict(m->coll, m->algo, point.size_bytes, topo, b.link);
+    point_prediction out;
+    out.time_s = pred.time_s;
+    out.algbw_gbyte_per_s = static_cast<double>(point.size_bytes) / pred.time_s / 1e9;
+    out.busbw_gbyte_per_s = out.algbw_gbyte_per_s * core::busbw_factor(point.op, point.ranks);
+    out.error = relative_error(point.time_s, pred.time_s);
+    out.model = {{"collective", analysis::to_string(m->coll)},
+                 {"algorithm", analysis::to_string(m->algo)},
+                 {"caveat", m->caveat.empty() ? json(nullptr) : json(m->caveat)},
+                 {"source", links.source},
+                 {"step_message_bytes", message},
+                 {"alpha_us", b.link.alpha_s * 1e6},
+                 {"alpha_link", link_name(links.links[b.alpha_link])},
+                 {"beta_gbit_per_s", b.link.beta_bytes_per_s * 8e-9},
+                 {"beta_link", link_name(links.links[b.beta_link])},
+                 {"prediction", analysis::to_json(pred)}};
+    return out;
+}
+
+run_predictions predict_run(const core::collective_result& run, const prediction_links& links) {
+    run_predictions out;
+    out.lines.push_back(fmt::format("predicted: α–β model (analysis/collectives) from {}, {} link{}; each size uses the worst α "
+                                    "and the worst β over them (the slowest link bounds a ring)",
+                                    links.source, links.links.size(), links.links.size() == 1 ? "" : "s"));
+    std::set<std::string> said;
+    for (const auto& p : run.points) {
+        out.points.push_back(predict_point(p, links));
+        const auto name = fmt::format("{} {}", core::to_string(p.op), core::to_string(p.algo));
+        if (!said.insert(name).second) continue;
+        const auto m = modelled_as(p.op, p.algo);
+        if (!m) out.lines.push_back(fmt::format("{}: not modelled (analysis/collectives has no model of it): no prediction", name));
+        else if (!m->caveat.empty()) out.lines.push_back(fmt::format("{}: {}", name, m->caveat));
+    }
+    // Which links bound the largest size of each op: the figure to look at first.
+    std::set<std::string> bounded;
+    for (std::size_t i = run.points.size(); i-- > 0;) {
+        const auto& pp = out.points[i];
+        const auto name = fmt::format("{} {}", core::to_string(run.points[i].op), core::to_string(run.points[i].algo));
+        if (!pp || !bounded.insert(name).second) continue;
+        out.lines.push_back(fmt::format("{} at {}: α {:.3g} µs ({}), β {:.3g} Gbit/s ({})", name,
+                                        core::format_size(run.points[i].size_bytes), pp->model["alpha_us"].get<double>(),
+                                        pp->model["alpha_link"].get<std::string>(), pp->model["beta_gbit_per_s"].get<double>(),
+                                        pp->model["beta_link"].get<std::string>()));
+    }
+    for (const auto& w : fit_warnings(run, out.points, links)) out.lines.push_back(w);
+    json link_list = json::array();
+    for (const auto& l : links.links) {
+        json fit = std::holds_alternative<analysis::model_fit>(l.fit)
+                       ? analysis::to_json(std::get<analysis::model_fit>(l.fit))
+                       : analysis::to_json(std::get<analysis::link_model>(l.fit));
+        link_list.push_back({{"from", l.from}, {"to", l.to}, {"fit", fit}});
+    }
+    out.info = {{"source", links.source}, {"links", link_list}, {"lines", out.lines}};
+    return out;
+}
+
+json to_json(const point_prediction& p) {
+    return {{"time_s", p.time_s},
+            {"algbw_gbyte_per_s", p.algbw_gbyte_per_s},
+            {"busbw_gbyte_per_s", p.busbw_gbyte_per_s},
+            {"error", p.error},
+            {"model", p.model}};
+}
+
+json with_predictions(json doc, const run_predictions& preds) {
+    auto& points = doc["points"];
+    for (std::size_t i = 0; i < points.size() && i < preds.points.size(); ++i)
+        points[i]["predicted"] = preds.points[i] ? to_json(*preds.points[i]) : json(nullptr);
+    doc["prediction"] = preds.info;
+    return doc;
+}
+
+run_predictions predictions_from_json(const json& doc) {
+    run_predictions out;
+    if (!doc.is_object() || !doc.contains("prediction") || doc["prediction"].is_null()) return out;
+    out.info = doc["prediction"];
+    for (const auto& l : out.info.value("lines", json::array()))
+        if (l.is_string()) out.lines.push_back(l.get<std::string>());
+    for (const auto& p : doc.value("points", json::array())) {
+        const auto it = p.find("predicted");
+        if (it == p.end() || it->is_null()) {
+            out.points.emplace_back();
+            continue;
+        }
+        const auto number = [&](const char* key) {
+            if (!it->contains(key) || !(*it)[key].is_number())
+                throw core::spec_error(fmt::format("collective point: predicted.{} must be a number", key));
+            return (*it)[key].get<double>();
+        };
+        out.points.push_back(point_prediction{number("time_s"), number("algbw_gbyte_per_s"), number("busbw_gbyte_per_s"),
+                                              number("error"), it->value("model", json(nullptr))});
+    }
+    return out;
+}
+
+}  // namespace meshperf::client
