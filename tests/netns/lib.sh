@@ -21,6 +21,7 @@
 #   netns_host_rate I RATE_MBIT                host I's link shaped at another rate, both ways
 #
 # A test may define netns_on_failure, called by the cleanup when the script exits non-zero.
+# NETNS_KEEP_WORK=DIR in the environment: the cleanup copies the work folder there first.
 # All traffic stays inside the namespaces the test creates.
 
 SKIP=77
@@ -47,6 +48,9 @@ netns_cleanup() {
     done
     for ns in "${NETNS_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
     for link in "${NETNS_LINKS[@]}"; do ip link del "$link" 2>/dev/null; done   # never moved into a namespace
+    if [[ -n "$WORK" && -n "${NETNS_KEEP_WORK:-}" ]]; then   # for a look afterwards: logs, results
+        mkdir -p "$NETNS_KEEP_WORK" && cp -r "$WORK"/. "$NETNS_KEEP_WORK"/ && say "work folder copied to $NETNS_KEEP_WORK"
+    fi
     [[ -n "$WORK" ]] && rm -rf "$WORK"
     exit "$rc"
 }
