@@ -227,10 +227,10 @@ bad "unknown op" --hosts "$HOSTFILE" --op allsmash
 bad "unknown dtype" --hosts "$HOSTFILE" --dtype fp7
 
 # 1. busbw at >= 16 MiB within 5% of the goodput: ring all-reduce, ring all-gather.
-collective allreduce --hosts "$HOSTFILE" --op allreduce --algo ring --sizes 16M..32M --iterations 3 --warmup 1
+collective allreduce --hosts "$HOSTFILE" --op allreduce --algo ring --sizes 16M..32M --iterations 5 --warmup 1
 [[ $RC -eq 0 ]] || fail "all-reduce exited $RC"
 judge "$WORK/allreduce.json" busbw allreduce "$GOODPUT" "$TOLERANCE" $((16 << 20)) || fail "all-reduce busbw"
-collective allgather --hosts "$HOSTFILE" --op allgather --algo ring --sizes 16M..32M --iterations 3 --warmup 1
+collective allgather --hosts "$HOSTFILE" --op allgather --algo ring --sizes 16M..32M --iterations 5 --warmup 1
 [[ $RC -eq 0 ]] || fail "all-gather exited $RC"
 judge "$WORK/allgather.json" busbw allgather "$GOODPUT" "$TOLERANCE" $((16 << 20)) || fail "all-gather busbw"
 
