@@ -9,6 +9,7 @@
 #include "client/daemon_client.hpp"
 #include "client/progress.hpp"
 #include "client/progress_printer.hpp"
+#include "client/svg_collective.hpp"
 #include "core/sizes.hpp"
 
 #include <chrono>
@@ -28,6 +29,7 @@ struct collective_cli {
     collective_options spec;
     output_format format = output_format::table;
     std::string output;
+    std::string svg;
     bool quiet = false, progress = false;
 };
 
@@ -56,6 +58,7 @@ void add_collective_options(CLI::App& cmd, collective_cli& o) {
                                        "(meshperf model --format json) or a sweep result, instead of probing the ring");
     add_format_option(cmd, o.format, {output_format::table, output_format::json, output_format::csv});
     cmd.add_option("-o,--output", o.output, "also write the JSON result document to FILE (meshperf show FILE reads it back)");
+    cmd.add_option("--svg", o.svg, "also draw time and busbw per op against size (predictions dashed) to FILE.svg");
     auto* progress = cmd.add_flag("--progress", o.progress, "progress on stderr even when it is not a terminal, for logs");
     cmd.add_flag("-q,--quiet,--no-progress", o.quiet, "no progress display (the default when stderr is not a terminal)")
         ->excludes(progress);
@@ -141,6 +144,8 @@ command_runner add_collective_command(CLI::App& app, const common_options& commo
             out.doc = with_predictions(std::move(out.doc), preds);
         }
         if (!o->output.empty()) write_output(o->output, out.doc.dump(2) + "\n");
+        if (!o->svg.empty() && !out.run.points.empty())
+            write_output(o->svg, render_collective_svg(out.run, predicted_times(preds)));
         write_output("", render_collective(o->format, out.run, out.doc, preds));
         if (out.run.state != "completed")
             std::fprintf(stderr, "meshperf: collective %s %s: %s\n", out.run.id.c_str(), out.run.state.c_str(),

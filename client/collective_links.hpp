@@ -26,7 +26,7 @@ prediction_links links_from_document(const nlohmann::json& doc, const std::strin
 prediction_links links_from_file(const std::string& path, const core::collective_spec& spec);
 
 /// The sizes of one probe: latency and bandwidth at each (short: about 0.2 s per point).
-inline constexpr const char* probe_sizes = "64,4K,64K,1M";
+inline constexpr const char* probe_sizes = "64,1K,16K,256K,1M,4M";
 
 /// Measures every ring link of `spec` with a short sweep (latency and bandwidth at
 /// probe_sizes, spec.transport, host memory) run by host i against host i+1, one link after

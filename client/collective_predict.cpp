@@ -180,6 +180,12 @@ run_predictions predict_run(const core::collective_result& run, const prediction
     return out;
 }
 
+std::vector<std::optional<double>> predicted_times(const run_predictions& preds) {
+    std::vector<std::optional<double>> out;
+    for (const auto& p : preds.points) out.push_back(p ? std::optional<double>(p->time_s) : std::nullopt);
+    return out;
+}
+
 json to_json(const point_prediction& p) {
     return {{"time_s", p.time_s},
             {"algbw_gbyte_per_s", p.algbw_gbyte_per_s},

@@ -66,6 +66,10 @@ struct run_predictions {
 };
 run_predictions predict_run(const core::collective_result& run, const prediction_links& links);
 
+/// Each point's predicted time (nullopt where not modelled), for render_collective_svg;
+/// empty when `preds` has no points.
+std::vector<std::optional<double>> predicted_times(const run_predictions& preds);
+
 /// The "predicted" object of a point's JSON: time_s, algbw_gbyte_per_s, busbw_gbyte_per_s,
 /// error, model.
 nlohmann::json to_json(const point_prediction&);

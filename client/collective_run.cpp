@@ -26,9 +26,7 @@ collective_outcome run_collective(const core::collective_spec& spec, const crede
     return out;
 }
 
-bool failed_at_start(const core::collective_result& run) {
-    return run.state == "failed" && run.hosts.empty() && run.points.empty();
-}
+bool failed_at_start(const core::collective_result& run) { return run.state == "failed" && run.failed_at_start; }
 
 int collective_exit_code(const core::collective_result& run) {
     if (run.state == "completed") return exit_ok;

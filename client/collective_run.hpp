@@ -27,8 +27,8 @@ collective_outcome run_collective(const core::collective_spec& spec, const crede
 /// (a daemon answered nonsense), naming what is wrong.
 core::collective_result read_collective(const nlohmann::json& doc);
 
-/// Whether the run ended before it started: failed with no ranks described and no points
-/// (a rank could not be reached, or refused the plan, before the barrier).
+/// Whether the run failed before it measured anything because a rank could not join it
+/// (unreachable, refused the plan): the coordinator's failed_at_start.
 bool failed_at_start(const core::collective_result& run);
 
 /// 0 completed; 3 failed at the start (failed_at_start); 1 failed or cancelled mid-way.

@@ -1,8 +1,10 @@
 // meshperf plot: result files to SVG (sweeps overlaid, or a matrix as a heatmap).
+#include "client/collective_predict.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "client/result_files.hpp"
 #include "client/run_model.hpp"
+#include "client/svg_collective.hpp"
 #include "client/svg_heatmap.hpp"
 #include "client/svg_plot.hpp"
 
@@ -51,14 +53,26 @@ std::string plot_runs(const std::vector<loaded_file>& files, const plot_options_
     return render_sweep_svg(runs, measured_panels(std::span<const plot_run>(runs), po));
 }
 
+/// One collective result file (meshperf collective -o, or --format json): time and busbw per
+/// op against size, with its predictions where it has them (client/svg_collective.hpp).
+std::string plot_collective(const std::string& path, const nlohmann::json& doc, const plot_options_cli& o) {
+    try {
+        const auto run = core::collective_result_from_json(doc);
+        return render_collective_svg(run, predicted_times(predictions_from_json(doc)), o.title);
+    } catch (const std::exception& e) {
+        throw client_error(exit_usage, fmt::format("{}: {}", path, e.what()));
+    }
+}
+
 }  // namespace
 
 command_runner add_plot_command(CLI::App& app, const common_options&) {
     auto o = std::make_shared<plot_options_cli>();
     auto* cmd = app.add_subcommand("plot", "draw result files as SVG: sweeps (latency and bandwidth against size, overlaid, "
-                                           "with their models) or one matrix (heatmap)");
-    cmd->add_option("files", o->files, "RESULT.json... (meshperf sweep/show --format json) or one MATRIX.json "
-                                       "(meshperf matrix --format json)")
+                                           "with their models), one matrix (heatmap) or one collective run (time and "
+                                           "busbw per op against size, predictions dashed)");
+    cmd->add_option("files", o->files, "RESULT.json... (meshperf sweep/show --format json), one MATRIX.json "
+                                       "(meshperf matrix --format json) or one collective result (meshperf collective -o)")
         ->required();
     cmd->add_option("-o,--output", o->output, "write the SVG to FILE (default: stdout)");
     cmd->add_option("--title", o->title, "title of the picture (default: derived from the files)");
@@ -67,6 +81,13 @@ command_runner add_plot_command(CLI::App& app, const common_options&) {
         ->capture_default_str();
     cmd->add_flag("--no-model", o->no_model, "sweeps: do not draw the fitted models");
     return [o]() -> int {
+        if (o->files.size() == 1) {
+            const auto doc = read_json_file(o->files[0]);
+            if (doc.is_object() && doc.value("schema", "") == core::collective_result_schema) {
+                write_output(o->output, plot_collective(o->files[0], doc, *o));
+                return exit_ok;
+            }
+        }
         std::vector<loaded_file> files;
         for (const auto& p : o->files) files.push_back(load_result_file(p));
         std::size_t matrices = 0;

@@ -9,6 +9,7 @@
 
 namespace meshperf::client {
 
+/// Status and progress lines on stderr for one command's run.
 class progress_printer {
 public:
     /// Shown on a terminal unless `quiet`, and anywhere with `forced` (--progress).

@@ -124,8 +124,9 @@ loaded_file load_result_file(const std::string& path) {
     }
     if (schema == core::collective_result_schema)
         throw client_error(exit_usage, fmt::format("{} is a collective result (meshperf collective): this command reads sweep "
-                                                   "results and matrices; see it with meshperf show {}",
-                                                   path, path));
+                                                   "results and matrices; see it with meshperf show {}, or draw it "
+                                                   "alone with meshperf plot {}",
+                                                   path, path, path));
     throw client_error(exit_usage, fmt::format("{} is neither a meshperf run result (meshperf sweep/show --format json) nor a "
                                                "matrix (meshperf matrix --format json){}",
                                                path, schema.empty() ? "" : " (schema \"" + schema + "\")"));

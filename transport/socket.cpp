@@ -96,6 +96,10 @@ endpoint_address parse_endpoint(std::string_view text, std::uint16_t default_por
         port = text.substr(colon + 1);
     }
     if (host.empty()) throw core::spec_error(fmt::format("address '{}' has no host (use HOST[:PORT])", text));
+    // A bracket or a blank inside the host would not read back from to_string's spelling.
+    if (host.find_first_of("[] \t\r\n") != std::string_view::npos)
+        throw core::spec_error(fmt::format("address '{}' has a bad host '{}' (use HOST[:PORT], [IPV6]:PORT for IPv6 literals)",
+                                           text, host));
     if (!port.empty() || (text.size() && text.back() == ':')) {
         unsigned v = 0;
         auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);

@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "daemon/service/gpu_support.hpp"
 #include "daemon/service/log.hpp"
+#include "daemon/service/peer_policy.hpp"
 #include "daemon/session/collective_mesh.hpp"
 #include "daemon/session/collective_wire.hpp"
 #include "daemon/session/point_harness.hpp"
@@ -107,7 +108,10 @@ private:
                 const auto ep = transport::parse_endpoint(spec_.hosts[q]);
                 session_attempt a;
                 try {
+                    check_run_target(ctx_, spec_.hosts[q]);  // the allow-list, as for a sweep's peer
                     a = try_open_session(ctx_, ep);
+                } catch (const core::spec_error& e) {
+                    throw collective_run_error(fmt::format("{} cannot join the run: {}", rank_name(spec_, q), e.what()), q, true);
                 } catch (const session_error& e) {
                     throw collective_run_error(fmt::format("{} cannot join the run: {}", rank_name(spec_, q), e.what()), q, true);
                 }

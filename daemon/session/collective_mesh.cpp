@@ -1,6 +1,7 @@
 #include "daemon/session/collective_mesh.hpp"
 
 #include "daemon/session/collective_wire.hpp"
+#include "daemon/service/peer_policy.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/session/peer_upgrade.hpp"
 #include "daemon/session/session_protocol.hpp"
@@ -44,6 +45,7 @@ collective_mesh mesh_expectation::connect(const core::collective_spec& spec, tra
         const auto target = fmt::format("/v1/stream?token={}&index=0", pair_token(run_token_, rank_, q));
         transport::upgraded_connection up;
         try {
+            check_run_target(ctx_, spec.hosts[q]);  // this daemon's allow-list holds for what it connects to
             up = transport::http_upgrade(transport::parse_endpoint(spec.hosts[q]), upgrade_request(ctx_, target), data_upgrade,
                                          handshake_timeout, refused);
         } catch (const std::exception& e) {

@@ -1,9 +1,10 @@
-"""`meshperf collective`, `show` and `check --collective` through the real CLI binary against
-a stand-in coordinator (issue 14): the HTTP contract of POST /v1/collectives as the client
-codes against it (the NDJSON events of POST /v1/runs, then the meshperf.collective/1
-document), so that the client's exit codes, rendering, -o and show FILE are tested before
-the daemon side exists. The stand-in checks nothing of the collective itself: its points are
-made up (sane by core's rules), and no figure here is a measurement.
+"""`meshperf collective`, `show`, `runs` and `check --collective` through the real CLI binary
+(issue 14). CollectiveCliTests run against a stand-in coordinator that speaks the HTTP
+contract of POST /v1/collectives (the NDJSON events of POST /v1/runs, then the
+meshperf.collective/1 document) with made-up points, sane by core's rules, so that failures
+the daemons rarely produce (a run failed mid-way at a chosen size) are tested exactly.
+RealDaemonTests run the CLI against real meshperfd on loopback. No figure here is judged:
+on loopback they mean nothing.
 """
 import http.server
 import json
@@ -12,7 +13,7 @@ import tempfile
 import threading
 import unittest
 
-from meshperf_harness import free_port, run_cli
+from meshperf_harness import Daemon, free_port, run_cli
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 RUN_ID = "c-20261201-220000-abcdef"
@@ -82,7 +83,8 @@ class Coordinator:
             error = f"rank 1 ({spec['hosts'][1]}): cannot reach meshperfd"
         doc = {"schema": "meshperf.collective/1", "id": RUN_ID, "state": state, "created_at": "2026-12-01T22:00:00.000Z",
                "finished_at": "2026-12-01T22:00:01.000Z", "spec": spec, "hosts": hosts, "points": points,
-               "error": error, "warnings": []}
+               "error": error, "warnings": [], "failed_rank": 1 if error else None,
+               "failed_at_start": self.mode == "nostart"}
         events = [{"event": "queued", "position": 0}, {"event": "running"}]
         if hosts:
             events.append({"event": "started", "hosts": hosts})
@@ -140,9 +142,15 @@ class CollectiveCliTests(unittest.TestCase):
         self.assertEqual(rc, EXIT_OK, err)
         self.assertTrue(csv.startswith("size,count,type,redop,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s,wrong,"), csv)
         self.assertEqual(len(csv.strip().splitlines()), 3)
-        rc, out, err = run_cli("plot", saved)
+        rc, svg, err = run_cli("plot", saved)
+        self.assertEqual(rc, EXIT_OK, err)
+        self.assertTrue(svg.startswith("<svg"), svg[:200])
+        rc, out, err = run_cli("plot", saved, saved)  # plot draws one collective alone
         self.assertEqual(rc, EXIT_USAGE)
         self.assertIn("is a collective result", err)
+        rc, out, err = run_cli("model", saved)
+        self.assertEqual(rc, EXIT_USAGE)
+        self.assertIn("draw it alone with meshperf plot", err)
 
     def test_failed_mid_way_keeps_its_points_and_exits_1(self):
         c = self.coordinator("fail")
@@ -219,6 +227,58 @@ class CollectiveCliTests(unittest.TestCase):
         self.assertEqual(rc, 3, out + err)
         self.assertTrue(out.startswith("MESHPERF UNKNOWN"), out)
         self.assertIn("give the peer HOST[:PORT], or --collective OP", out)
+
+
+class RealDaemonTests(unittest.TestCase):
+    """The CLI against two real daemons: a verified run, show and runs, --predict with the ring
+    probes, and a rank down at the start."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemons = [Daemon(), Daemon()]
+        cls.hosts = ",".join(d.address for d in cls.daemons)
+
+    @classmethod
+    def tearDownClass(cls):
+        for d in cls.daemons:
+            d.cleanup()
+
+    def test_verified_run_then_show_and_runs(self):
+        rc, out, err = run_cli("collective", "--hosts", self.hosts, "--op", "allreduce,incast", "--sizes", "64K",
+                               "--iterations", "3", "--verify", "-q", "--format", "json", timeout=120)
+        self.assertEqual(rc, EXIT_OK, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["state"], "completed")
+        self.assertEqual([p["op"] for p in doc["points"]], ["allreduce", "incast"])
+        self.assertEqual([p["wrong"] for p in doc["points"]], [0, 0])
+        coordinator = self.daemons[0].address
+        rc, table, err = run_cli("show", coordinator, doc["id"])
+        self.assertEqual(rc, EXIT_OK, err)
+        self.assertIn("allreduce  ring  2 ranks  tcp  memory host", table)
+        self.assertIn("incast  direct  2 ranks", table)
+        rc, listing, err = run_cli("runs", coordinator)
+        self.assertEqual(rc, EXIT_OK, err)
+        row = next(line for line in listing.splitlines() if line.startswith(doc["id"]))
+        self.assertIn("collective", row)
+        self.assertIn("2 hosts", row)
+
+    def test_predict_with_ring_probes(self):
+        rc, out, err = run_cli("collective", "--hosts", self.hosts, "--sizes", "1M", "--iterations", "3", "--predict", "-q",
+                               "--format", "json", timeout=180)
+        self.assertEqual(rc, EXIT_OK, err)
+        doc = json.loads(out)
+        predicted = doc["points"][0]["predicted"]
+        self.assertGreater(predicted["time_s"], 0)
+        self.assertAlmostEqual(predicted["error"], (doc["points"][0]["time_s"] - predicted["time_s"]) / predicted["time_s"])
+        self.assertEqual(len(doc["prediction"]["links"]), 2)  # a -> b and b -> a, each probed
+        self.assertTrue(doc["prediction"]["source"].startswith("probes"))
+
+    def test_a_rank_down_at_the_start_exits_3_naming_it(self):
+        dead = f"127.0.0.1:{free_port()}"
+        rc, out, err = run_cli("collective", "--hosts", f"{self.hosts},{dead}", "--sizes", "64K", "--iterations", "2", "-q",
+                               timeout=60)
+        self.assertEqual(rc, EXIT_UNREACHABLE, out + err)
+        self.assertIn(f"rank 2 ({dead})", err)
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ TEST_CASE("collective exit codes: 0 completed, 3 failed before it started, 1 fai
     run.state = "failed";
     CHECK(client::collective_exit_code(run) == client::exit_run_failed);  // hosts described, a point kept
     run.points.clear();
-    run.hosts.clear();
+    run.failed_at_start = true;  // the coordinator's word: a rank could not join
     CHECK(client::failed_at_start(run));
     CHECK(client::collective_exit_code(run) == client::exit_unreachable);
     run.state = "cancelled";

@@ -99,6 +99,11 @@ TEST_CASE("missing hosts and broken brackets") {
     CHECK_THROWS_WITH_AS(parse_endpoint("[::1"), Contains("unclosed '['"), spec_error);
     CHECK_THROWS_WITH_AS(parse_endpoint("[::1]7470"), Contains("expected ':PORT' after ']'"), spec_error);
     CHECK_THROWS_WITH_AS(parse_endpoint("[::1]x"), Contains("expected ':PORT'"), spec_error);
+    // Found by fuzz_collective_spec_json: a bracket inside an unbracketed IPv6-like host was
+    // taken as the host, and its spelling "[no:e]:74!0]:7470" did not read back.
+    CHECK_THROWS_WITH_AS(parse_endpoint("no:e]:74!0"), Contains("bad host 'no:e]:74!0'"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_endpoint("[[::1]:7470"), Contains("bad host '[::1'"), spec_error);
+    CHECK_THROWS_WITH_AS(parse_endpoint("node 7:7470"), Contains("bad host"), spec_error);
 }
 
 TEST_CASE("a name that does not resolve is 'cannot resolve HOST', not 'No route to host'") {

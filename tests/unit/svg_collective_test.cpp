@@ -1,0 +1,43 @@
+// client/svg_collective: a collective run drawn per op, measured and predicted.
+#include "client/svg_collective.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace meshperf;
+using meshperf::client::render_collective_svg;
+
+namespace {
+
+core::collective_point ring_point(std::uint64_t size, double seconds) {
+    const std::vector<std::vector<double>> it(4, std::vector<double>{seconds, seconds * 1.1});
+    const std::vector<std::vector<double>> sends(4, std::vector<double>{seconds / 2, seconds / 2});
+    return core::assemble_collective_point(core::collective_op::allreduce, core::collective_algo::ring, 4, core::dtype::fp32,
+                                           size, it, sends, {});
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a collective run is drawn as time and busbw panels, predictions dashed") {
+    core::collective_result run;
+    run.id = "r-1";
+    run.spec.hosts = {"a:1", "b:1", "c:1", "d:1"};
+    run.points = {ring_point(1 << 20, 0.01), ring_point(16 << 20, 0.12)};
+    const std::vector<std::optional<double>> predicted{0.009, 0.11};
+    const auto with = render_collective_svg(run, predicted);
+    CHECK(with.find("allreduce (ring)") != std::string::npos);
+    CHECK(with.find("Bus bandwidth") != std::string::npos);
+    CHECK(count(with, "stroke-dasharray=\"8 5\"") == 2);  // one predicted curve per panel
+    CHECK(with.find("nan") == std::string::npos);
+    const auto without = render_collective_svg(run);
+    CHECK(count(without, "stroke-dasharray=\"8 5\"") == 0);
+    CHECK(without.find("dashed") == std::string::npos);
+    core::collective_result empty;
+    empty.spec.hosts = {"a:1", "b:1"};
+    CHECK(render_collective_svg(empty).find("no sizes measured") != std::string::npos);
+}
