@@ -17,8 +17,10 @@
 #  2. --predict: the prediction's relative error (point field predicted.error) <= 10% at
 #     every size >= 1 MiB, with the links' α and β from `meshperf matrix` (--model
 #     matrix.json). PREDICT_FROM=probes uses the CLI's own probes instead (no --model); here
-#     (2026-12-01) they fitted β 0.63-0.95 Gbit/s on links whose TCP goodput is 0.383, so
-#     the predictions were 62-136% fast, and probing 6 links took about 110 s;
+#     (2026-12-01) the probes at 64 B..1 MiB fitted β 0.63-0.95 Gbit/s on links whose TCP
+#     goodput is 0.383, so the predictions were 62-136% fast, and probing 6 links took about
+#     110 s; those at 64 B..4 MiB (main fd4f50d) took about 108 s for one link, so the run
+#     hit its 180 s timeout on the second;
 #  3. --verify: every point reports wrong == 0;
 #  4. host SLOW's link at half the rate (both directions), so the ring links into and out of
 #     its rank s are slow: slowest_link has s at one end, and slowest_rank is s or s + 1
