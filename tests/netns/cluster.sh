@@ -39,19 +39,16 @@ HOSTS=6
 SLOW=4          # the host with the slow link (1-based)
 STOPPED=3       # the host whose daemon is stopped for the UNKNOWN check
 VICTIM=5        # the host killed during the second matrix
-SUBNET=10.231.0
 
 NETNS_TAG=netns-cluster
 NETNS_PREFIX=mpcl
 . "$(dirname "$0")/lib.sh"
 netns_begin "${1:-}" "${2:-}" tc python3
 
-P="mpcl$$"
-NS_BR="${P}br"
 declare -a PIDS
-
-ns() { echo "${P}h$1"; }
-addr() { echo "$SUBNET.$1"; }
+SUBNET=$NETNS_SUBNET
+ns() { netns_host "$1"; }
+addr() { netns_host_addr "$1"; }
 
 netns_on_failure() {  # the daemons' last errors, before their logs go
     for f in "$WORK"/meshperfd-*.log; do
@@ -59,27 +56,8 @@ netns_on_failure() {  # the daemons' last errors, before their logs go
     done
 }
 
-netns_add "$NS_BR"
-ip -n "$NS_BR" link add br0 type bridge 2>"$WORK/err" || skip "cannot create a bridge ($(cat "$WORK/err"))"
-ip -n "$NS_BR" link set br0 mtu "$MTU" || fail "bridge mtu"
-ip -n "$NS_BR" addr add "$SUBNET.254/24" dev br0 || fail "bridge address"
-
-for i in $(seq "$HOSTS"); do
-    n=$(ns "$i") a="${P}h${i}a" b="${P}h${i}b"
-    netns_add "$n"
-    ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
-    NETNS_LINKS+=("$a")
-    ip link set "$a" netns "$n" && ip link set "$b" netns "$NS_BR" || fail "moving veth ends of host $i"
-    ip -n "$n" link set "$a" name eth0 || fail "rename in $n"
-    ip -n "$n" link set eth0 mtu "$MTU" up && ip -n "$n" addr add "$(addr "$i")/24" dev eth0 \
-        || fail "eth0 of host $i"
-    ip -n "$NS_BR" link set "$b" mtu "$MTU" master br0 up || fail "bridge port of host $i"
-    rate=$HEALTHY_MBIT
-    [[ $i -eq $SLOW ]] && rate=$SLOW_MBIT
-    netns_tbf "$n" eth0 "$rate"         # host -> bridge
-    netns_tbf "$NS_BR" "$b" "$rate"     # bridge -> host
-done
-ip -n "$NS_BR" link set br0 up || fail "bridge up"
+netns_bridge_hosts "$HOSTS" "$MTU" "$HEALTHY_MBIT"
+netns_host_rate "$SLOW" "$SLOW_MBIT"
 
 cat >"$WORK/meshperfd.toml" <<EOF
 [limits]

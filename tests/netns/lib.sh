@@ -6,6 +6,8 @@
 #   netns_begin MESHPERFD MESHPERF [TOOL...]   arguments, root, required tools; removes stale
 #                                              namespaces of a killed earlier run; WORK dir,
 #                                              TOKEN file (0600); cleanup trap for every exit
+#   netns_begin_tools [TOOL...]                the same without the two binaries (a bench
+#                                              that runs other tools only)
 #   netns_add NAME                             a namespace (lo up), deleted at exit
 #   netns_track_pid PID                        a process stopped (TERM, then KILL) at exit
 #   netns_pair MTU                             namespaces NS_A, NS_B joined by veth IF_A/IF_B,
@@ -14,8 +16,12 @@
 #   netns_start_daemon NS ADDR NAME [ARG...]   meshperfd on ADDR:PORT; pid in NETNS_PID
 #   netns_healthy NS ADDR                      the daemon answers an authenticated info request
 #   netns_wait_ready NS ADDR PID NAME          waits up to 10 s for it, else fails with its log
+#   netns_bridge_hosts N MTU RATE_MBIT         N hosts on one bridge, every link tbf-shaped in
+#                                              both directions (see below)
+#   netns_host_rate I RATE_MBIT                host I's link shaped at another rate, both ways
 #
 # A test may define netns_on_failure, called by the cleanup when the script exits non-zero.
+# NETNS_KEEP_WORK=DIR in the environment: the cleanup copies the work folder there first.
 # All traffic stays inside the namespaces the test creates.
 
 SKIP=77
@@ -42,6 +48,9 @@ netns_cleanup() {
     done
     for ns in "${NETNS_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
     for link in "${NETNS_LINKS[@]}"; do ip link del "$link" 2>/dev/null; done   # never moved into a namespace
+    if [[ -n "$WORK" && -n "${NETNS_KEEP_WORK:-}" ]]; then   # for a look afterwards: logs, results
+        mkdir -p "$NETNS_KEEP_WORK" && cp -r "$WORK"/. "$NETNS_KEEP_WORK"/ && say "work folder copied to $NETNS_KEEP_WORK"
+    fi
     [[ -n "$WORK" ]] && rm -rf "$WORK"
     exit "$rc"
 }
@@ -53,6 +62,10 @@ netns_begin() {
     [[ -n "$MESHPERFD" && -n "$MESHPERF" ]] || { echo "usage: $0 MESHPERFD MESHPERF" >&2; exit 2; }
     [[ -x "$MESHPERFD" ]] || fail "meshperfd not executable: $MESHPERFD"
     [[ -x "$MESHPERF" ]] || fail "meshperf not executable: $MESHPERF"
+    netns_begin_tools "$@"
+}
+
+netns_begin_tools() {
     [[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces, veth, tc); run as root"
     local tool
     for tool in ip timeout "$@"; do
@@ -136,4 +149,46 @@ netns_shaped_daemons() {  # MTU FWD_RATE_MBIT REV_RATE_MBIT
     netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
     netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
     netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+}
+
+# A cluster: N hosts (namespaces PREFIX<pid>h1..hN) hang on one Linux bridge br0 that lives
+# in a namespace of its own (NS_BR, address SUBNET.254, where a CLI or mpirun runs); host I
+# is joined to it by a veth pair, eth0 on its side with address SUBNET.I/24 (SUBNET is
+# NETNS_SUBNET, default 10.231.0). Every link is shaped with tbf in both directions: the
+# host's egress (eth0) and the bridge port's egress towards the host, at RATE_MBIT.
+# netns_host I and netns_host_addr I name host I's namespace and address.
+NETNS_SUBNET=${NETNS_SUBNET:-10.231.0}
+NS_BR=""
+netns_host() { echo "${NETNS_PREFIX}$$h$1"; }
+netns_host_addr() { echo "$NETNS_SUBNET.$1"; }
+netns_host_port() { echo "${NETNS_PREFIX}$$h${1}b"; }   # the bridge's end of host I's link
+
+netns_bridge_hosts() {  # N MTU RATE_MBIT
+    local n=$1 mtu=$2 rate=$3 i h a b
+    NS_BR="${NETNS_PREFIX}$$br"
+    netns_add "$NS_BR"
+    ip -n "$NS_BR" link add br0 type bridge 2>"$WORK/err" || skip "cannot create a bridge ($(cat "$WORK/err"))"
+    ip -n "$NS_BR" link set br0 mtu "$mtu" || fail "bridge mtu"
+    ip -n "$NS_BR" addr add "$NETNS_SUBNET.254/24" dev br0 || fail "bridge address"
+    for i in $(seq "$n"); do
+        h=$(netns_host "$i") a="${NETNS_PREFIX}$$h${i}a" b=$(netns_host_port "$i")
+        netns_add "$h"
+        ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+        NETNS_LINKS+=("$a")
+        ip link set "$a" netns "$h" && ip link set "$b" netns "$NS_BR" || fail "moving veth ends of host $i"
+        ip -n "$h" link set "$a" name eth0 || fail "rename in $h"
+        ip -n "$h" link set eth0 mtu "$mtu" up && ip -n "$h" addr add "$(netns_host_addr "$i")/24" dev eth0 \
+            || fail "eth0 of host $i"
+        ip -n "$NS_BR" link set "$b" mtu "$mtu" master br0 up || fail "bridge port of host $i"
+        netns_tbf "$h" eth0 "$rate"          # host -> bridge
+        netns_tbf "$NS_BR" "$b" "$rate"      # bridge -> host
+    done
+    ip -n "$NS_BR" link set br0 up || fail "bridge up"
+}
+
+netns_host_rate() {  # I RATE_MBIT
+    local q="tbf rate ${2}mbit burst $BUCKET_BYTES latency 50ms"
+    # shellcheck disable=SC2086
+    ip netns exec "$(netns_host "$1")" tc qdisc replace dev eth0 root $q && \
+        ip netns exec "$NS_BR" tc qdisc replace dev "$(netns_host_port "$1")" root $q || fail "tbf of host $1 to $2 Mbit/s"
 }
