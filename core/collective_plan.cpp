@@ -132,7 +132,7 @@ collective_plan plan_collective(collective_op op, collective_algo algo, unsigned
         plan.steps = incast_steps(ranks, rank, elements);
         break;
     }
-    plan.times_ring_link = algo == collective_algo::ring && !(op == broadcast && rank == ranks - 1);
+    plan.times_link_from_left = algo == collective_algo::ring && !(op == broadcast && rank == 0);
     return plan;
 }
 

@@ -35,9 +35,9 @@ struct collective_plan {
     /// the steps (all-to-all: block r stays on rank r). Same range in both buffers.
     std::optional<element_range> self_copy;
     rank_schedule steps;              ///< the same number of steps on every rank
-    /// The sender whose link to its right neighbour the result reports (ring algorithms):
-    /// true when this rank's sends to (rank + 1) mod p are timed as its link.
-    bool times_ring_link = false;
+    /// Ring algorithms: true when this rank receives from its left neighbour, (rank − 1) mod p,
+    /// and so times that link for the result (every rank, but rank 0 of a chain broadcast).
+    bool times_link_from_left = false;
 
     bool in_place() const { return recv_elements == 0; }
 };

@@ -125,9 +125,9 @@ void check_links(const collective_point& p) {
         if (l.bytes != ring_link_bytes(p.op, p.ranks, p.element, p.size_bytes, l.from))
             throw insane_figure(fmt::format("{}: {} carries {} bytes, not {}", what_point(p), to_string(l), l.bytes,
                                             ring_link_bytes(p.op, p.ranks, p.element, p.size_bytes, l.from)));
-        if (!finite_positive(l.send_s) || l.send_s > p.rank_time_s[l.from] * (1 + tolerance))
-            throw insane_figure(fmt::format("{}: {} sends for {} s, rank {} takes {} s an iteration", what_point(p), to_string(l),
-                                            l.send_s, l.from, p.rank_time_s[l.from]));
+        if (!finite_positive(l.send_s) || l.send_s > p.rank_time_s[l.to] * (1 + tolerance))
+            throw insane_figure(fmt::format("{}: {} carries data for {} s, its receiver rank {} takes {} s an iteration",
+                                            what_point(p), to_string(l), l.send_s, l.to, p.rank_time_s[l.to]));
         if (!std::isfinite(l.gbit_per_s) || !agrees(l.gbit_per_s, gbit_per_s(static_cast<double>(l.bytes), l.send_s)))
             throw insane_figure(fmt::format("{}: {} at {} Gbit/s disagrees with {} bytes in {} s", what_point(p), to_string(l),
                                             l.gbit_per_s, l.bytes, l.send_s));
@@ -200,9 +200,11 @@ collective_point assemble_collective_point(collective_op op, collective_algo alg
         check_series("send times", p, per_rank_send_s, n, is_chain(p));
         for (unsigned r = 0; r < ranks; ++r)
             for (std::size_t i = 0; i < per_rank_send_s[r].size(); ++i)
-                if (per_rank_send_s[r][i] > per_rank_iteration_s[r][i] * (1 + tolerance))
-                    throw insane_figure(fmt::format("{}: rank {}, iteration {}: sending took {} s of an iteration of {} s",
-                                                    what_point(p), r, i, per_rank_send_s[r][i], per_rank_iteration_s[r][i]));
+                if (per_rank_send_s[r][i] > per_rank_iteration_s[(r + 1) % ranks][i] * (1 + tolerance))
+                    throw insane_figure(fmt::format("{}: iteration {}: the link rank {} -> rank {} carried data for {} s of "
+                                                    "its receiver's iteration of {} s",
+                                                    what_point(p), i, r, (r + 1) % ranks, per_rank_send_s[r][i],
+                                                    per_rank_iteration_s[(r + 1) % ranks][i]));
     } else if (!per_rank_send_s.empty()) {
         throw insane_figure(fmt::format("{}: send times are taken on rings only, not with {}", what_point(p), to_string(algo)));
     }

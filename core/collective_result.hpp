@@ -28,13 +28,15 @@ inline constexpr const char* collective_result_schema = "meshperf.collective/1";
 /// The rank that receives an incast; every other rank sends to it.
 inline constexpr unsigned incast_receiver = 0;
 
-/// One link of a ring, timed by its sender: rank `from` sends to its right neighbour `to`.
+/// One link of a ring: rank `from` sends to its right neighbour `to`, which times it (the
+/// daemon: from the first to the last byte of each step's message over it; a sender's own
+/// clock stops once a chunk is in its socket buffer). The field keeps its name, send_s.
 struct collective_link {
     unsigned from = 0;        ///< the sending rank
     unsigned to = 0;          ///< its right neighbour, (from + 1) mod p
     std::uint64_t bytes = 0;  ///< what `from` sends to `to` in one iteration (ring_link_bytes)
-    double send_s = 0;        ///< `from`'s send time per iteration, the mean over iterations
-    double gbit_per_s = 0;    ///< bytes × 8 / send_s / 10^9: the link's rate while it sends
+    double send_s = 0;        ///< the link's transfer time per iteration, the mean over iterations
+    double gbit_per_s = 0;    ///< bytes × 8 / send_s / 10^9: the link's rate while it carries data
     bool operator==(const collective_link&) const = default;
 };
 
@@ -114,10 +116,10 @@ std::uint64_t ring_link_bytes(collective_op op, unsigned ranks, dtype element, s
 /// checks it (check_sane). Inputs, index = rank:
 /// - per_rank_iteration_s: each rank's time of every measured iteration, seconds; `ranks`
 ///   vectors of one common length ≥ 1, every time finite and > 0.
-/// - per_rank_send_s: ring algorithms only (empty otherwise): each rank's time sending to its
-///   right neighbour in every iteration, seconds, finite, > 0 and at most that iteration's
-///   time; `ranks` vectors of the iteration count, except that of rank p−1 for a chain
-///   broadcast, which must be empty.
+/// - per_rank_send_s: ring algorithms only (empty otherwise): for each rank r, the transfer
+///   time of its link to its right neighbour in every iteration, seconds, finite, > 0 and at
+///   most that neighbour's time of the iteration (the neighbour times it); `ranks` vectors of
+///   the iteration count, except that of rank p−1 for a chain broadcast, which must be empty.
 /// - wrong_elements_per_rank: each rank's wrong elements (`ranks` counts), or empty when the
 ///   run did not verify (the point's `wrong` is then empty).
 /// Throws insane_figure naming the first input that breaks these rules (also for fewer than

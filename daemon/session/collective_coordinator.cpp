@@ -276,7 +276,8 @@ private:
                                                core::incast_receiver, false);
                 iterations[q] = from[q];
             }
-            if (!sends.empty()) sends[q] = out[q].timing.send_s;
+            // Ring link q -> q+1 is timed by its receiver, q+1 (collective_engine.hpp, link_in_s).
+            if (!sends.empty()) sends[q] = out[(q + 1) % p_].timing.link_in_s;
             if (spec_.verify) wrong.push_back(out[q].timing.wrong.value_or(0));
         }
         auto point = core::assemble_collective_point(key.op, algo, p_, spec_.element, key.size, iterations, sends, wrong);

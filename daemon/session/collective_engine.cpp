@@ -26,6 +26,7 @@ struct message_io {
     std::size_t done = 0;
     std::byte* reduce_into = nullptr;  ///< a reducing receive: the buffer its elements are added to
     std::size_t reduced = 0;           ///< bytes of it already added
+    clock::time_point first_byte{};    ///< a receive: when its first bytes were read
     bool active() const { return done < bytes; }
 };
 
@@ -88,8 +89,13 @@ public:
         return sends_done;
     }
 
-    /// The receives of the last run, each with the peer it came from and when it completed.
-    const std::vector<std::pair<unsigned, clock::time_point>>& completed() const { return completed_; }
+    /// A receive of the last run: the peer it came from, when its first and its last bytes were read.
+    struct arrival {
+        unsigned peer;
+        clock::time_point first, last;
+    };
+    /// The receives of the last run, in the order they completed.
+    const std::vector<arrival>& completed() const { return completed_; }
 
 private:
     bool send_some(peer_io& p, const std::string& label) {
@@ -117,8 +123,10 @@ private:
                                                label, p.peer, std::strerror(errno)),
                                    p.peer);
         }
+        const auto now = clock::now();
+        if (m.done == 0) m.first_byte = now;
         m.done += static_cast<std::size_t>(r);
-        if (m.done == m.bytes) completed_.emplace_back(p.peer, clock::now());
+        if (m.done == m.bytes) completed_.push_back({p.peer, m.first_byte, now});
         if (m.reduce_into) {  // add the whole elements that have arrived
             const std::size_t whole = m.done / w_ * w_;
             if (whole > m.reduced) {
@@ -150,7 +158,7 @@ private:
     core::dtype element_;
     std::size_t w_;
     std::vector<peer_io> ios_;  // a handful of peers: found by a linear search
-    std::vector<std::pair<unsigned, clock::time_point>> completed_;
+    std::vector<arrival> completed_;
 };
 
 /// One rank's buffers and runners for one size.
@@ -177,9 +185,9 @@ public:
         std::byte flag{static_cast<unsigned char>(stop ? 1 : 0)}, got{0};
         for (std::size_t k = 0; k < barrier_.size(); ++k) {
             auto& to = runner_.with(barrier_[k].to);
-            to.send = {&flag, 1, 0, nullptr, 0};
+            to.send = {&flag, 1, 0, nullptr, 0, {}};
             auto& from = runner_.with(barrier_[k].from);
-            from.recv = {&got, 1, 0, nullptr, 0};
+            from.recv = {&got, 1, 0, nullptr, 0, {}};
             runner_.run(fmt::format("{}, barrier round {}", where, k + 1), limit);
             flag |= got;
         }
@@ -189,7 +197,7 @@ public:
     /// What one iteration took.
     struct iteration {
         double time_s = 0;       ///< from the barrier's release to its last receive
-        double ring_send_s = 0;  ///< its sends to the right neighbour (ring algorithms)
+        double link_in_s = 0;    ///< first to last byte of the messages from the left neighbour
         std::vector<std::pair<unsigned, double>> received_s;  ///< when each receive from a peer completed
     };
 
@@ -201,33 +209,31 @@ public:
         const auto t0 = clock::now();
         if (plan_.self_copy) std::memcpy(out + plan_.self_copy->first * w, in + plan_.self_copy->first * w, plan_.self_copy->count * w);
         iteration done;
-        double ring_send_s = 0;
-        const unsigned right = (plan_.rank + 1) % plan_.ranks;
+        const unsigned left = (plan_.rank + plan_.ranks - 1) % plan_.ranks;
         for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
             const auto& step = plan_.steps[s];
-            bool sends_right = false;
             for (const auto& t : step.sends) {
                 if (options_.corrupt && t.range.count) in[t.range.first * w + w - 1] ^= std::byte{0x40};
-                runner_.with(t.peer).send = {in + t.range.first * w, t.range.count * w, 0, nullptr, 0};
-                sends_right |= t.peer == right && t.range.count;
+                runner_.with(t.peer).send = {in + t.range.first * w, t.range.count * w, 0, nullptr, 0, {}};
             }
             std::size_t scratch_at = 0;
             for (const auto& t : step.recvs) {
                 auto& m = runner_.with(t.peer).recv;
                 if (t.reduce) {
-                    m = {scratch_.data() + scratch_at, t.range.count * w, 0, out + t.range.first * w, 0};
+                    m = {scratch_.data() + scratch_at, t.range.count * w, 0, out + t.range.first * w, 0, {}};
                     scratch_at += t.range.count * w;
                 } else {
-                    m = {out + t.range.first * w, t.range.count * w, 0, nullptr, 0};
+                    m = {out + t.range.first * w, t.range.count * w, 0, nullptr, 0, {}};
                 }
             }
-            const auto step_start = clock::now();
-            const auto sent = runner_.run(fmt::format("{}, step {} of {}", where, s + 1, plan_.steps.size()), collective_stall_limit);
-            if (sends_right) ring_send_s += seconds_between(step_start, sent);
-            for (const auto& [peer, at] : runner_.completed()) done.received_s.emplace_back(peer, std::max(seconds_between(t0, at), 1e-9));
+            runner_.run(fmt::format("{}, step {} of {}", where, s + 1, plan_.steps.size()), collective_stall_limit);
+            for (const auto& a : runner_.completed()) {
+                done.received_s.emplace_back(a.peer, std::max(seconds_between(t0, a.last), 1e-9));
+                if (a.peer == left) done.link_in_s += seconds_between(a.first, a.last);
+            }
         }
         done.time_s = std::max(seconds_between(t0, clock::now()), 1e-9);
-        done.ring_send_s = std::clamp(ring_send_s, 1e-9, done.time_s);
+        done.link_in_s = std::clamp(done.link_in_s, 1e-9, done.time_s);
         return done;
     }
 
@@ -280,7 +286,7 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
         const auto it = run.iterate(where);
         longest = std::max(longest, it.time_s);
         out.iteration_s.push_back(it.time_s);
-        if (plan.times_ring_link) out.send_s.push_back(it.ring_send_s);
+        if (plan.times_link_from_left) out.link_in_s.push_back(it.link_in_s);
         if (incast_receiver)
             for (const auto& [sender, at] : it.received_s) out.from_sender_s[sender].push_back(at);
     }

@@ -57,7 +57,11 @@ struct size_run_options {
 /// What one rank measured of one op at one size.
 struct rank_timing {
     std::vector<double> iteration_s;     ///< each timed iteration, seconds (from the barrier's release)
-    std::vector<double> send_s;          ///< plan.times_ring_link: per iteration, time spent until its sends of each step left
+    /// plan.times_link_from_left: per iteration, the link from its left neighbour as this rank
+    /// saw it: over the steps, from the first to the last byte of each message that came over
+    /// it. A receiver's view: a sender's clock stops once a chunk is in its socket buffer
+    /// (which holds megabytes), so it cannot time a link.
+    std::vector<double> link_in_s;
     std::optional<std::uint64_t> wrong;  ///< wrong elements of the verification pass, when verified
     /// An incast's receiver only: per sender rank (index = rank; empty for itself), each timed
     /// iteration's time until every byte of that sender had arrived. A sender's own clock

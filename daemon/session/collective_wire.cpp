@@ -39,7 +39,7 @@ std::string describe(const collective_size_key& k) {
 }
 
 json to_json(const rank_timing& t) {
-    json j = {{"iteration_s", t.iteration_s}, {"send_s", t.send_s}, {"wrong", t.wrong ? json(*t.wrong) : json(nullptr)}};
+    json j = {{"iteration_s", t.iteration_s}, {"link_in_s", t.link_in_s}, {"wrong", t.wrong ? json(*t.wrong) : json(nullptr)}};
     if (!t.from_sender_s.empty()) j["from_sender_s"] = t.from_sender_s;
     return j;
 }
@@ -66,10 +66,10 @@ rank_timing rank_timing_from_json(const json& j, std::uint64_t max_iterations, b
     if (!j.is_object()) throw session_error("a rank's report is not an object");
     rank_timing t;
     t.iteration_s = positive_times(j, "iteration_s", max_iterations);
-    t.send_s = positive_times(j, "send_s", max_iterations);
+    t.link_in_s = positive_times(j, "link_in_s", max_iterations);
     if (t.iteration_s.empty()) throw session_error("a rank reported no timed iteration");
-    if (!t.send_s.empty() && t.send_s.size() != t.iteration_s.size())
-        throw session_error("a rank reported send times for another number of iterations than it timed");
+    if (!t.link_in_s.empty() && t.link_in_s.size() != t.iteration_s.size())
+        throw session_error("a rank reported link times for another number of iterations than it timed");
     if (verify) {
         if (!j.contains("wrong") || !j["wrong"].is_number_unsigned()) throw session_error("a rank's report has no wrong count");
         t.wrong = j["wrong"].get<std::uint64_t>();

@@ -9,7 +9,7 @@
 ///     rank -> coordinator   point_ready {}             connected
 ///     per op and size:
 ///     coordinator -> rank   point_begin {op, size, index}
-///     rank -> coordinator   point_done  {iteration_s, send_s, wrong[, from_sender_s]}  (or error {message, blame})
+///     rank -> coordinator   point_done  {iteration_s, link_in_s, wrong[, from_sender_s]}  (or error {message, blame})
 ///     coordinator -> rank   bye
 ///
 /// The data connections are /v1/stream upgrades with one token per pair of ranks; the lower
@@ -42,7 +42,7 @@ std::string describe(const collective_size_key&);
 /// A rank's point_done body.
 nlohmann::json to_json(const rank_timing&);
 /// Reads a rank's point_done; throws session_error unless it holds between 1 and
-/// max_iterations times, each finite and > 0, send times likewise (as many, or none), and
+/// max_iterations times, each finite and > 0, link times likewise (as many, or none), and
 /// a wrong count where `verify` asks for one; an incast receiver's from_sender_s (at most
 /// max_ranks arrays, each empty or one time per iteration, finite and > 0).
 rank_timing rank_timing_from_json(const nlohmann::json&, std::uint64_t max_iterations, bool verify);

@@ -174,7 +174,7 @@ elif check == "slowest":        # SLOW_RANK
         if not link or slow not in (link.get("from"), link.get("to")):
             problems.append(f"{p['size_bytes']} B: slowest link {link!r} does not touch rank {slow}")
         links = sorted(p.get("links") or [], key=lambda l: l["gbit_per_s"])
-        print(f"{tag}: links by rate (Gbit/s, from send times): "
+        print(f"{tag}: links by rate (Gbit/s, timed by their receivers): "
               + ", ".join(f"{l['from']}->{l['to']} {l['gbit_per_s']:.4f}" for l in links))
         # Ranks slow and slow + 1 each receive over one of the slow links, so either may finish last.
         right = (slow + 1) % p["ranks"]

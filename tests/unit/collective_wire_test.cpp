@@ -13,24 +13,24 @@ using nlohmann::json;
 TEST_CASE("a rank's report reads back, and a malformed one is refused") {
     daemon::rank_timing t;
     t.iteration_s = {0.002, 0.0021};
-    t.send_s = {0.001, 0.0011};
+    t.link_in_s = {0.001, 0.0011};
     t.wrong = 0;
     const auto back = daemon::rank_timing_from_json(daemon::to_json(t), 100, true);
     CHECK(back.iteration_s == t.iteration_s);
-    CHECK(back.send_s == t.send_s);
+    CHECK(back.link_in_s == t.link_in_s);
     CHECK(back.wrong == std::optional<std::uint64_t>{0});
     CHECK_FALSE(daemon::rank_timing_from_json(daemon::to_json(t), 100, false).wrong);
 
     auto bad = [&](json j) { CHECK_THROWS_AS(daemon::rank_timing_from_json(j, 100, true), daemon::session_error); };
     bad(json::array());
-    bad({{"iteration_s", json::array()}, {"send_s", json::array()}, {"wrong", 0}});  // no iteration
-    bad({{"iteration_s", {0.1, -1.0}}, {"send_s", json::array()}, {"wrong", 0}});
-    bad({{"iteration_s", {0.1, "x"}}, {"send_s", json::array()}, {"wrong", 0}});
-    bad({{"iteration_s", {0.1}}, {"send_s", {0.1, 0.1}}, {"wrong", 0}});  // send times of other iterations
-    bad({{"iteration_s", {0.1}}, {"send_s", json::array()}});             // verify asked, no count
-    bad({{"iteration_s", {0.1}}, {"send_s", json::array()}, {"wrong", -3}});
-    bad({{"iteration_s", json(std::vector<double>(101, 0.1))}, {"send_s", json::array()}, {"wrong", 0}});  // over the cap
-    json inf = {{"iteration_s", {0.1}}, {"send_s", json::array()}, {"wrong", 0}};
+    bad({{"iteration_s", json::array()}, {"link_in_s", json::array()}, {"wrong", 0}});  // no iteration
+    bad({{"iteration_s", {0.1, -1.0}}, {"link_in_s", json::array()}, {"wrong", 0}});
+    bad({{"iteration_s", {0.1, "x"}}, {"link_in_s", json::array()}, {"wrong", 0}});
+    bad({{"iteration_s", {0.1}}, {"link_in_s", {0.1, 0.1}}, {"wrong", 0}});  // send times of other iterations
+    bad({{"iteration_s", {0.1}}, {"link_in_s", json::array()}});             // verify asked, no count
+    bad({{"iteration_s", {0.1}}, {"link_in_s", json::array()}, {"wrong", -3}});
+    bad({{"iteration_s", json(std::vector<double>(101, 0.1))}, {"link_in_s", json::array()}, {"wrong", 0}});  // over the cap
+    json inf = {{"iteration_s", {0.1}}, {"link_in_s", json::array()}, {"wrong", 0}};
     inf["iteration_s"][0] = std::numeric_limits<double>::infinity();  // dumps as null
     bad(json::parse(inf.dump()));
 }
