@@ -33,6 +33,9 @@ public:
 /// barrier tokens with, index = rank (an empty socket where it has none).
 struct collective_mesh {
     std::vector<transport::socket_fd> fds;
+    /// SO_RCVLOWAT as last set on each socket (index = rank; missing: the kernel's 1).
+    /// It stays on the socket from one size to the next, so it is kept with it.
+    std::vector<int> rcvlowat;
 };
 
 /// How long a step may pass without a byte moving before the rank gives up on the peers it
