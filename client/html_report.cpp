@@ -1,5 +1,7 @@
 #include "client/html_report.hpp"
 
+#include "client/svg_collective.hpp"
+
 #include "client/figure_text.hpp"
 #include "client/point_warnings.hpp"
 #include "client/svg_heatmap.hpp"
@@ -352,8 +354,54 @@ std::vector<std::string> distinct_labels(std::span<const core::run_result> runs)
 
 }  // namespace
 
+namespace {
+
+/// One collective run: its ranks and outcome, the plot, and a row per point.
+void render_collective(std::string& out, const report_collective& c, std::size_t index, const report_options& opt) {
+    const auto& r = c.run;
+    fmt::format_to(std::back_inserter(out), "<section id=\"collective-{}\">\n<h2>Collective {}: {} ranks</h2>\n", index + 1,
+                   esc(r.id), r.spec.hosts.size());
+    out += "<table class=\"kv\">\n";
+    std::string ranks;
+    for (std::size_t q = 0; q < r.spec.hosts.size(); ++q)
+        ranks += fmt::format("{}{} {}", q ? ", " : "", q, esc(r.spec.hosts[q]));
+    kv(out, "ranks", ranks);
+    kv(out, "state", esc(r.state));
+    kv(out, "transport, dtype", esc(fmt::format("{}, {}", core::to_string(r.spec.transport), core::to_string(r.spec.element))));
+    if (!r.error.empty()) kv(out, "error", esc(r.error));
+    for (const auto& w : r.warnings) kv(out, "warning", esc(w));
+    out += "</table>\n";
+    if (opt.plots && !r.points.empty())
+        out += "<div class=\"figure\">\n" + render_collective_svg(r, c.predicted_time_s) + "</div>\n";
+    if (!opt.point_tables || r.points.empty()) {
+        out += "</section>\n";
+        return;
+    }
+    out += "<table>\n<tr><th>op</th><th>algo</th><th>size</th><th>count</th><th>type</th><th>redop</th><th>time (µs)</th>"
+           "<th>algbw (GB/s)</th><th>busbw (GB/s)</th><th>#wrong</th><th>slowest rank</th><th>slowest link</th>"
+           "<th>predicted (µs)</th><th>error</th></tr>\n";
+    for (std::size_t i = 0; i < r.points.size(); ++i) {
+        const auto& p = r.points[i];
+        const auto pred = i < c.predicted_time_s.size() ? c.predicted_time_s[i] : std::nullopt;
+        fmt::format_to(std::back_inserter(out),
+                       "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4g}</td><td>{:.3g}</td>"
+                       "<td>{:.3g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       core::to_string(p.op), core::to_string(p.algo), esc(core::format_size(p.size_bytes)), p.count,
+                       core::to_string(p.element), core::redop_name(p.op), p.time_s * 1e6, p.algbw_gbyte_per_s,
+                       p.busbw_gbyte_per_s, p.wrong ? std::to_string(*p.wrong) : "-", p.slowest_rank,
+                       p.slowest_link ? esc(fmt::format("{} ({:.3g} Gbit/s)", core::to_string(*p.slowest_link),
+                                                        p.slowest_link->gbit_per_s))
+                                      : "-",
+                       pred ? fmt::format("{:.4g}", *pred * 1e6) : "-",
+                       pred ? fmt::format("{:+.1f}%", (p.time_s - *pred) / *pred * 100) : "-");
+    }
+    out += "</table>\n</section>\n";
+}
+
+}  // namespace
+
 std::string render_html_report(std::span<const core::run_result> runs, std::span<const report_matrix> matrices,
-                               const report_options& opt) {
+                               const report_options& opt, std::span<const report_collective> collectives) {
     std::string out;
     out.reserve(64 * 1024);
     out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
@@ -362,6 +410,8 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
     fmt::format_to(std::back_inserter(out), "<h1>{}</h1>\n", esc(opt.title));
     std::string summary = fmt::format("{} run{}", runs.size(), runs.size() == 1 ? "" : "s");
     if (!matrices.empty()) summary += fmt::format(", {} matri{}", matrices.size(), matrices.size() == 1 ? "x" : "ces");
+    if (!collectives.empty())
+        summary += fmt::format(", {} collective run{}", collectives.size(), collectives.size() == 1 ? "" : "s");
     if (!opt.generated_at.empty()) summary += " · generated " + opt.generated_at;
     fmt::format_to(std::back_inserter(out), "<p class=\"meta\">{}</p>\n", esc(summary));
 
@@ -397,7 +447,9 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
     }
     for (std::size_t i = 0; i < runs.size(); ++i) render_run(out, runs[i], labels[i], i, opt);
     for (std::size_t i = 0; i < matrices.size(); ++i) render_matrix(out, matrices[i], i, opt);
-    if (runs.empty() && matrices.empty()) out += "<p>Nothing to report: no runs and no matrices were given.</p>\n";
+    for (std::size_t i = 0; i < collectives.size(); ++i) render_collective(out, collectives[i], i, opt);
+    if (runs.empty() && matrices.empty() && collectives.empty())
+        out += "<p>Nothing to report: no runs, matrices or collective runs were given.</p>\n";
 
     fmt::format_to(std::back_inserter(out),
                    "<footer>meshperf {} · rates in Gbit/s = 10⁹ bit/s and GB/s = 10⁹ B/s; sizes in IEC units "

@@ -4,8 +4,10 @@
 /// can be mailed, attached to a ticket or opened offline. Pure string output.
 #include "analysis/model.hpp"
 #include "analysis/outliers.hpp"
+#include "core/collective_result.hpp"
 #include "core/result.hpp"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,6 +19,13 @@ struct report_matrix {
     std::string title;                     ///< empty: "Cluster matrix, N hosts"
     std::vector<std::string> hosts;        ///< analysis.host_count names, or empty (by index)
     analysis::matrix_analysis analysis;
+};
+
+/// A collective run to report, with its predicted times where it has them (one entry per
+/// point, or empty).
+struct report_collective {
+    core::collective_result run;
+    std::vector<std::optional<double>> predicted_time_s;
 };
 
 struct report_options {
@@ -31,8 +40,10 @@ struct report_options {
 /// hosts and spec, warnings and error, the fitted model (α, β, n½, R², worst residual,
 /// piecewise break) or why there is none, its plot and its points; for each matrix the
 /// bandwidth and latency heatmaps, the medians and thresholds, the bad links, suspect and
-/// unreachable hosts. Every string from the inputs is escaped.
+/// unreachable hosts; for each collective run its ranks, state, error and warnings, its time
+/// and busbw plot (client/svg_collective.hpp) and its points as nccl-tests' columns with the
+/// prediction's error. Every string from the inputs is escaped.
 std::string render_html_report(std::span<const core::run_result> runs, std::span<const report_matrix> matrices = {},
-                               const report_options& = {});
+                               const report_options& = {}, std::span<const report_collective> collectives = {});
 
 }  // namespace meshperf::client

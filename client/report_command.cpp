@@ -1,4 +1,5 @@
-// meshperf report: result and matrix files to one self-contained HTML page.
+// meshperf report: result, matrix and collective result files to one self-contained HTML page.
+#include "client/collective_predict.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
 #include "client/html_report.hpp"
@@ -31,14 +32,25 @@ command_runner add_report_command(CLI::App& app, const common_options&) {
     auto no_points = std::make_shared<bool>(false);
     auto* cmd = app.add_subcommand("report", "one self-contained HTML page (tables, plots, models, heatmaps) from result "
                                              "and matrix files");
-    cmd->add_option("files", *files, "RESULT.json and MATRIX.json files (meshperf sweep/show/matrix --format json)")->required();
+    cmd->add_option("files", *files, "RESULT.json, MATRIX.json and collective result files (meshperf sweep/show/matrix/"
+                                     "collective --format json)")
+        ->required();
     cmd->add_option("-o,--output", *output, "write the HTML to FILE (default: stdout)");
     cmd->add_option("--title", opt->title, "page title")->capture_default_str();
     cmd->add_flag("--no-points", *no_points, "leave out the table of every measured point");
     return [=]() -> int {
         std::vector<core::run_result> runs;
         std::vector<report_matrix> matrices;
+        std::vector<report_collective> collectives;
         for (const auto& p : *files) {
+            if (const auto doc = read_json_file(p); doc.is_object() && doc.value("schema", "") == core::collective_result_schema) {
+                try {
+                    collectives.push_back({core::collective_result_from_json(doc), predicted_times(predictions_from_json(doc))});
+                } catch (const std::exception& e) {
+                    throw client_error(exit_usage, fmt::format("{}: not a readable collective result: {}", p, e.what()));
+                }
+                continue;
+            }
             auto f = load_result_file(p);
             if (f.is_run()) runs.push_back(f.run());
             else matrices.push_back(f.matrix());
@@ -46,7 +58,7 @@ command_runner add_report_command(CLI::App& app, const common_options&) {
         report_options o = *opt;
         o.generated_at = now_rfc3339();
         o.point_tables = !*no_points;
-        write_output(*output, render_html_report(runs, matrices, o));
+        write_output(*output, render_html_report(runs, matrices, o, collectives));
         return exit_ok;
     };
 }

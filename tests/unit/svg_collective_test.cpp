@@ -1,10 +1,13 @@
 // client/svg_collective: a collective run drawn per op, measured and predicted.
+#include "client/html_report.hpp"
 #include "client/svg_collective.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace meshperf;
 using meshperf::client::render_collective_svg;
+namespace client = meshperf::client;
 
 namespace {
 
@@ -40,4 +43,21 @@ TEST_CASE("a collective run is drawn as time and busbw panels, predictions dashe
     core::collective_result empty;
     empty.spec.hosts = {"a:1", "b:1"};
     CHECK(render_collective_svg(empty).find("no sizes measured") != std::string::npos);
+}
+
+TEST_CASE("meshperf report carries a collective run: ranks, plot, nccl-tests' columns and the prediction's error") {
+    client::report_collective c;
+    c.run.id = "r-9";
+    c.run.state = "completed";
+    c.run.spec.hosts = {"a:1", "b:1", "c:1", "d:1"};
+    c.run.points = {ring_point(1 << 20, 0.01)};
+    c.predicted_time_s = {0.008};
+    const auto html = client::render_html_report({}, {}, {}, std::span<const client::report_collective>(&c, 1));
+    CHECK(html.find("Collective r-9: 4 ranks") != std::string::npos);
+    CHECK(html.find("<svg") != std::string::npos);
+    CHECK(html.find("<td>allreduce</td><td>ring</td><td>1 MiB</td>") != std::string::npos);
+    const double error = (c.run.points[0].time_s - 0.008) / 0.008 * 100;  // time 0.0105 s: +31.2%
+    CHECK(error > 30);
+    CHECK(html.find(fmt::format("{:+.1f}%", error)) != std::string::npos);
+    CHECK(html.find("1 collective run") != std::string::npos);
 }
