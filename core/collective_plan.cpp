@@ -87,13 +87,9 @@ std::byte incast_byte(unsigned sender, std::size_t index) noexcept {
 
 collective_plan plan_collective(collective_op op, collective_algo algo, unsigned ranks, unsigned rank, dtype element,
                                 std::uint64_t size_bytes) {
-    if (ranks < 2) throw spec_error("a collective needs at least 2 ranks");
+    if (const auto why = collective_shape_problem(op, algo, ranks, element, size_bytes); !why.empty())
+        throw spec_error(fmt::format("{} over {} ranks on {} B: {}", to_string(op), ranks, size_bytes, why));
     if (rank >= ranks) throw spec_error(fmt::format("rank {} is outside the {} ranks", rank, ranks));
-    require_can_run(algo, op);
-    const auto step = size_step(op, ranks, element);
-    if (size_bytes == 0 || size_bytes % step != 0)
-        throw spec_error(fmt::format("{} over {} ranks needs a size that is a multiple of {} B, not {} B", to_string(op),
-                                     ranks, step, size_bytes));
     collective_plan plan;
     plan.op = op;
     plan.algo = algo;

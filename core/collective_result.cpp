@@ -29,12 +29,8 @@ double gbit_per_s(double bytes, double seconds) { return bytes * 8 / seconds / g
 
 // The first rules of every point, for the inputs and for a point read back alike.
 void check_shape(collective_op op, collective_algo algo, unsigned ranks, dtype element, std::uint64_t size) {
-    if (ranks < 2) throw insane_figure(fmt::format("{}: a collective needs at least 2 ranks", what_point(op, ranks, size)));
-    if (!can_run(algo, op))
-        throw insane_figure(fmt::format("{}: algorithm {} does not run {}", what_point(op, ranks, size), to_string(algo), to_string(op)));
-    const auto step = size_step(op, ranks, element);
-    if (size == 0 || size % step != 0)
-        throw insane_figure(fmt::format("{}: the size must be a positive multiple of {} bytes", what_point(op, ranks, size), step));
+    if (const auto why = collective_shape_problem(op, algo, ranks, element, size); !why.empty())
+        throw insane_figure(fmt::format("{}: {}", what_point(op, ranks, size), why));
 }
 
 // Every rank's series of times: `ranks` series of `length` finite, positive times each

@@ -91,6 +91,15 @@ std::uint64_t size_step(collective_op op, unsigned ranks, dtype d) {
     return needs_blocks(op) ? element * std::max(ranks, 1u) : element;
 }
 
+std::string collective_shape_problem(collective_op op, collective_algo algo, unsigned ranks, dtype element,
+                                     std::uint64_t size_bytes) {
+    if (ranks < 2) return "a collective needs at least 2 ranks";
+    if (!can_run(algo, op)) return fmt::format("algorithm {} does not run {}", to_string(algo), to_string(op));
+    const auto step = size_step(op, ranks, element);
+    if (size_bytes == 0 || size_bytes % step != 0) return fmt::format("the size must be a positive multiple of {} bytes", step);
+    return {};
+}
+
 std::uint64_t size_step(const collective_spec& s) {
     std::uint64_t step = 1;
     for (auto op : s.ops) step = std::lcm(step, size_step(op, static_cast<unsigned>(s.hosts.size()), s.element));

@@ -87,6 +87,12 @@ std::vector<collective_op> parse_collective_op_list(std::string_view);
 /// bytes and reduces nothing).
 std::uint64_t size_step(collective_op, unsigned ranks, dtype);
 
+/// Why `op` with `algo` cannot run over `ranks` ranks on a size of `size_bytes`, in words
+/// ("the size must be a positive multiple of 24 bytes"), or empty when it can: fewer than 2
+/// ranks, an algorithm that does not run op, a size that is 0 or not a multiple of size_step.
+/// One rule for the plans (core/collective_plan.hpp) and the figures' checks.
+std::string collective_shape_problem(collective_op, collective_algo, unsigned ranks, dtype, std::uint64_t size_bytes);
+
 /// The step of the sizes every op of the spec can run: the least common multiple of their
 /// size_step over hosts.size() ranks.
 std::uint64_t size_step(const collective_spec&);

@@ -4,6 +4,7 @@
 #include "daemon/api/monitoring_routes.hpp"
 
 #include <cctype>
+#include <fmt/format.h>
 
 namespace meshperf::daemon {
 
@@ -24,23 +25,21 @@ route_outcome get_runs(const route_call& c) { return reply_only(handle_list_runs
 route_outcome get_run(const route_call& c) { return reply_only(handle_get_run(c.api, c.id)); }
 route_outcome delete_run(const route_call& c) { return reply_only(handle_cancel_run(c.api, c.id)); }
 
-route_outcome post_run(const route_call& c) {
-    if (sends_other_than_json(c.req)) return reply_only(api_error(415, "send the run spec as application/json"));
+using submit_handler = api_reply (*)(api_state&, const std::string&, std::shared_ptr<run_record>&);
+
+/// A POST that queues a run: 415 unless the body is JSON (`what` names it), then `submit`'s
+/// reply, and the run's event stream when the client asks for NDJSON.
+route_outcome post_queued(const route_call& c, std::string_view what, submit_handler submit) {
+    if (sends_other_than_json(c.req)) return reply_only(api_error(415, fmt::format("send the {} as application/json", what)));
     route_outcome out;
     std::shared_ptr<run_record> record;
-    out.reply = handle_submit(c.api, c.req.body(), record);
+    out.reply = submit(c.api, c.req.body(), record);
     if (record && header_contains(c.req, http::field::accept, "application/x-ndjson")) out.event_stream = std::move(record);
     return out;
 }
 
-route_outcome post_collective(const route_call& c) {
-    if (sends_other_than_json(c.req)) return reply_only(api_error(415, "send the collective spec as application/json"));
-    route_outcome out;
-    std::shared_ptr<run_record> record;
-    out.reply = handle_submit_collective(c.api, c.req.body(), record);
-    if (record && header_contains(c.req, http::field::accept, "application/x-ndjson")) out.event_stream = std::move(record);
-    return out;
-}
+route_outcome post_run(const route_call& c) { return post_queued(c, "run spec", handle_submit); }
+route_outcome post_collective(const route_call& c) { return post_queued(c, "collective spec", handle_submit_collective); }
 
 route_outcome post_local(const route_call& c) {
     if (sends_other_than_json(c.req))

@@ -220,33 +220,7 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
     } else {
         result.error = "cancelled by request";
     }
-    result.finished_at = utc_now_rfc3339();
-    const auto doc = core::to_json(result);
-    try {
-        store_.save(doc);
-    } catch (const std::exception& e) {
-        // The result still goes to the client; the failure to keep it is reported with it.
-        result.warnings.push_back(fmt::format("result not stored: {}", e.what()));
-        log_error("run {}: {}", r->id(), e.what());
-    }
-    {
-        std::lock_guard lock(r->m_);
-        r->result_ = result;
-    }
-    if (on_finished_) {
-        try {
-            on_finished_(result);
-        } catch (const std::exception& e) {
-            log_error("run {}: finish hook: {}", r->id(), e.what());
-        }
-    }
-    r->push_event({{"event", "result"}, {"result", core::to_json(result)}});
-    {
-        std::lock_guard lock(r->m_);
-        r->finished_ = true;
-    }
-    std::lock_guard lock(m_);
-    log_info("run {}: {}", r->id(), result.state);
+    finish(r, result, r->result_, on_finished_);
 }
 
 void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
@@ -284,27 +258,36 @@ void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
     } else {
         result.error = "cancelled by request";
     }
+    finish(r, result, *r->collective_, on_finished_collective_);
+}
+
+template <class Result>
+void run_manager::finish(const std::shared_ptr<run_record>& r, Result& result, Result& published,
+                         const std::function<void(const Result&)>& hook) {
     result.finished_at = utc_now_rfc3339();
     try {
         store_.save(core::to_json(result));
     } catch (const std::exception& e) {
+        // The result still goes to the client; the failure to keep it is reported with it.
         result.warnings.push_back(fmt::format("result not stored: {}", e.what()));
         log_error("run {}: {}", r->id(), e.what());
     }
     {
         std::lock_guard lock(r->m_);
-        *r->collective_ = result;
+        published = result;
     }
-    if (on_finished_collective_) {
+    if (hook) {
         try {
-            on_finished_collective_(result);
+            hook(result);
         } catch (const std::exception& e) {
             log_error("run {}: finish hook: {}", r->id(), e.what());
         }
     }
     r->push_event({{"event", "result"}, {"result", core::to_json(result)}});
-    std::lock_guard lock(r->m_);
-    r->finished_ = true;
+    {
+        std::lock_guard lock(r->m_);
+        r->finished_ = true;
+    }
     log_info("run {}: {}", r->id(), result.state);
 }
 

@@ -80,6 +80,11 @@ private:
     void run_one(const std::shared_ptr<run_record>& r);
     void run_collective(const std::shared_ptr<run_record>& r);
     std::shared_ptr<run_record> enqueue(std::shared_ptr<run_record> r, std::size_t max_queued);
+    /// Stores a finished run (a failure to store becomes a warning), publishes it as the
+    /// record's `published`, runs `hook`, sends the result event and marks the log complete.
+    template <class Result>
+    void finish(const std::shared_ptr<run_record>& r, Result& result, Result& published,
+                const std::function<void(const Result&)>& hook);
     void publish_positions();  // caller holds m_
 
     daemon_context& ctx_;

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
-#include <random>
 
 namespace meshperf::daemon {
 namespace {
@@ -85,15 +84,9 @@ private:
     /// A session with every other rank, holding this daemon's gate; a busy rank is waited
     /// for (everything given back meanwhile, so two coordinators cannot block each other).
     void open_sessions() {
-        const auto give_up = clock::now() + busy_peer_patience;
-        std::mt19937 rng{std::random_device{}()};
-        std::string last_wait;
+        busy_wait waiter(emit_, cancel_);
         auto wait_busy = [&](const std::string& why) {
-            if (why != last_wait) emit_({{"event", "waiting"}, {"reason", why}});
-            last_wait = why;
-            if (clock::now() > give_up)
-                throw collective_run_error(fmt::format("gave up after {} s: {}", busy_peer_patience.count(), why), std::nullopt, true);
-            if (!sleep_unless_cancelled(std::chrono::milliseconds(150 + rng() % 500), cancel_)) throw run_cancelled();
+            if (!waiter.wait(why)) throw collective_run_error(waiter.gave_up(why), std::nullopt, true);
         };
         while (true) {
             std::string holder;

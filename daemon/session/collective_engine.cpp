@@ -37,6 +37,21 @@ struct peer_io {
     message_io send, recv;
 };
 
+/// Where a rank is, for fault messages only: formatted when a fault happens, never per step
+/// ("iteration 4, step 7 of 10", "verification, barrier round 2").
+struct step_label {
+    const char* phase;             ///< "warm-up iteration", "iteration" or "verification"
+    std::uint64_t iteration = 0;   ///< 1-based; 0: the phase has no number
+    const char* part = "step";     ///< "step" or "barrier round"
+    std::size_t index = 0;         ///< 1-based
+    std::size_t count = 0;         ///< steps of the iteration; 0: not said
+    std::string text() const {
+        auto out = iteration ? fmt::format("{} {}", phase, iteration) : std::string(phase);
+        out += count ? fmt::format(", {} {} of {}", part, index, count) : fmt::format(", {} {}", part, index);
+        return out;
+    }
+};
+
 /// Runs one step's messages to completion. `label` names the step in faults.
 class step_runner {
 public:
@@ -58,31 +73,26 @@ public:
         return ios_.back();
     }
 
-    /// Moves every message; returns the time the last send left (the start when none).
-    /// completed() then says when each receive finished.
-    clock::time_point run(const std::string& label, std::chrono::milliseconds stall_limit) {
+    /// Moves every message; completed() then says when each receive finished.
+    void run(const step_label& label, std::chrono::milliseconds stall_limit) {
         completed_.clear();
-        const auto start = clock::now();
-        auto sends_done = start;
-        auto last_progress = start;
-        std::vector<pollfd> fds;
+        auto last_progress = clock::now();
+        auto& fds = pollfds_;
         while (true) {
             fds.clear();
-            bool sending = false;
             for (auto& p : ios_) {
                 short ev = 0;
-                if (p.send.active()) ev |= POLLOUT, sending = true;
+                if (p.send.active()) ev |= POLLOUT;
                 if (p.recv.active()) {
                     ev |= POLLIN;
                     wake_at(p);
                 }
                 if (ev) fds.push_back(pollfd{p.fd, ev, 0});
             }
-            if (!sending && sends_done == start) sends_done = clock::now();
             if (fds.empty()) break;
             if (cancel_.load()) throw run_cancelled();
             const int n = ::poll(fds.data(), fds.size(), 100);
-            if (n < 0 && errno != EINTR) throw collective_fault(fmt::format("{}: poll failed: {}", label, std::strerror(errno)), {});
+            if (n < 0 && errno != EINTR) throw collective_fault(fmt::format("{}: poll failed: {}", label.text(), std::strerror(errno)), {});
             bool moved = false;
             for (const auto& f : fds) {
                 if (!f.revents) continue;
@@ -95,7 +105,6 @@ public:
             else if (now - last_progress > stall_limit) throw stalled(label, stall_limit);
         }
         ios_.clear();
-        return sends_done;
     }
 
     /// A receive of the last run: the peer it came from, when its first and its last bytes were read.
@@ -119,29 +128,29 @@ private:
         set[p.peer] = want;
     }
 
-    bool send_some(peer_io& p, const std::string& label) {
+    bool send_some(peer_io& p, const step_label& label) {
         const auto r = ::send(p.fd, p.send.data + p.send.done, p.send.bytes - p.send.done, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (r > 0) {
             p.send.done += static_cast<std::size_t>(r);
             return true;
         }
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
-        throw collective_fault(fmt::format("{}: sending to rank {} failed: {} (its daemon died or the link was cut)", label,
+        throw collective_fault(fmt::format("{}: sending to rank {} failed: {} (its daemon died or the link was cut)", label.text(),
                                            p.peer, std::strerror(errno)),
                                p.peer);
     }
 
-    bool recv_some(peer_io& p, const std::string& label) {
+    bool recv_some(peer_io& p, const step_label& label) {
         auto& m = p.recv;
         const auto r = ::recv(p.fd, m.data + m.done, m.bytes - m.done, MSG_DONTWAIT);
         if (r == 0)
             throw collective_fault(fmt::format("{}: rank {} closed its connection (its daemon stopped, or gave up on the run)",
-                                               label, p.peer),
+                                               label.text(), p.peer),
                                    p.peer);
         if (r < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
             throw collective_fault(fmt::format("{}: receiving from rank {} failed: {} (its daemon died or the link was cut)",
-                                               label, p.peer, std::strerror(errno)),
+                                               label.text(), p.peer, std::strerror(errno)),
                                    p.peer);
         }
         const auto now = clock::now();
@@ -158,20 +167,20 @@ private:
         return true;
     }
 
-    collective_fault stalled(const std::string& label, std::chrono::milliseconds limit) const {
+    collective_fault stalled(const step_label& label, std::chrono::milliseconds limit) const {
         // Blame a peer this rank still waits to hear from; else one that does not drain what it is sent.
         for (const auto& p : ios_)
             if (p.recv.active())
                 return collective_fault(fmt::format("{}: nothing from rank {} for {} s (its daemon is stalled or the link is down)",
-                                                    label, p.peer, limit.count() / 1000.0),
+                                                    label.text(), p.peer, limit.count() / 1000.0),
                                         p.peer);
         for (const auto& p : ios_)
             if (p.send.active())
                 return collective_fault(fmt::format("{}: rank {} took nothing of what this rank sends for {} s (its daemon is "
                                                     "stalled or the link is down)",
-                                                    label, p.peer, limit.count() / 1000.0),
+                                                    label.text(), p.peer, limit.count() / 1000.0),
                                         p.peer);
-        return collective_fault(label + ": stalled", {});
+        return collective_fault(label.text() + ": stalled", {});
     }
 
     collective_mesh& mesh_;
@@ -180,6 +189,7 @@ private:
     std::size_t w_;
     std::vector<peer_io> ios_;  // a handful of peers: found by a linear search
     std::vector<arrival> completed_;
+    std::vector<pollfd> pollfds_;  // kept, so a step allocates nothing
 };
 
 /// One rank's buffers and runners for one size.
@@ -202,14 +212,16 @@ public:
     }
 
     /// The barrier: every rank waits for every other; returns whether any rank said stop.
-    bool barrier(bool stop, const std::string& where, std::chrono::milliseconds limit) {
+    bool barrier(bool stop, step_label where, std::chrono::milliseconds limit) {
+        where.part = "barrier round";
         std::byte flag{static_cast<unsigned char>(stop ? 1 : 0)}, got{0};
         for (std::size_t k = 0; k < barrier_.size(); ++k) {
             auto& to = runner_.with(barrier_[k].to);
             to.send = {&flag, 1, 0, nullptr, 0, {}};
             auto& from = runner_.with(barrier_[k].from);
             from.recv = {&got, 1, 0, nullptr, 0, {}};
-            runner_.run(fmt::format("{}, barrier round {}", where, k + 1), limit);
+            where.index = k + 1;
+            runner_.run(where, limit);
             flag |= got;
         }
         return flag != std::byte{0};
@@ -219,11 +231,12 @@ public:
     struct iteration {
         double time_s = 0;       ///< from the barrier's release to its last receive
         double link_in_s = 0;    ///< first to last byte of the messages from the left neighbour
-        std::vector<std::pair<unsigned, double>> received_s;  ///< when each receive from a peer completed
     };
 
-    /// One iteration of the plan.
-    iteration iterate(const std::string& where) {
+    /// One iteration of the plan. With `arrivals`, when each receive completed (seconds into
+    /// the iteration, by peer) goes there.
+    iteration iterate(step_label where, std::vector<std::pair<unsigned, double>>* arrivals = nullptr) {
+        where.count = plan_.steps.size();
         const auto w = plan_.element_bytes;
         std::byte* in = send_.data();
         std::byte* out = plan_.in_place() ? send_.data() : recv_.data();
@@ -247,9 +260,10 @@ public:
                     m = {out + t.range.first * w, t.range.count * w, 0, nullptr, 0, {}};
                 }
             }
-            runner_.run(fmt::format("{}, step {} of {}", where, s + 1, plan_.steps.size()), collective_stall_limit);
+            where.index = s + 1;
+            runner_.run(where, collective_stall_limit);
             for (const auto& a : runner_.completed()) {
-                done.received_s.emplace_back(a.peer, std::max(seconds_between(t0, a.last), 1e-9));
+                if (arrivals) arrivals->emplace_back(a.peer, std::max(seconds_between(t0, a.last), 1e-9));
                 if (a.peer == left) done.link_in_s += seconds_between(a.first, a.last);
             }
         }
@@ -284,7 +298,7 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
     };
     bool first = true;
     for (std::uint64_t i = 0; i < options.warmup_iterations; ++i) {
-        const auto where = fmt::format("warm-up iteration {}", i + 1);
+        const step_label where{"warm-up iteration", i + 1};
         run.barrier(false, where, barrier_limit(first));
         first = false;
         longest = std::max(longest, run.iterate(where).time_s);
@@ -293,6 +307,7 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
     const auto target = std::min(options.iterations.value_or(UINT64_MAX), cap);
     const bool incast_receiver = plan.op == core::collective_op::incast && plan.rank == core::incast_receiver;
     if (incast_receiver) out.from_sender_s.resize(plan.ranks);
+    std::vector<std::pair<unsigned, double>> arrivals;  // the incast receiver's, reused
     const auto start = clock::now();
     for (std::uint64_t count = 0;; ++count) {
         bool stop = false;
@@ -301,20 +316,21 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
             stop = count >= target || (count > 0 && options.duration_s && elapsed >= *options.duration_s) ||
                    (count > 0 && options.max_duration_s > 0 && elapsed >= options.max_duration_s);
         }
-        const auto where = fmt::format("iteration {}", count + 1);
+        const step_label where{"iteration", count + 1};
         if (run.barrier(stop, where, barrier_limit(first))) break;
         first = false;
-        const auto it = run.iterate(where);
+        arrivals.clear();
+        const auto it = run.iterate(where, incast_receiver ? &arrivals : nullptr);
         longest = std::max(longest, it.time_s);
         out.iteration_s.push_back(it.time_s);
         if (plan.times_link_from_left) out.link_in_s.push_back(it.link_in_s);
         if (incast_receiver)
-            for (const auto& [sender, at] : it.received_s) out.from_sender_s[sender].push_back(at);
+            for (const auto& [sender, at] : arrivals) out.from_sender_s[sender].push_back(at);
     }
     if (options.verify) {
         run.refill();
-        run.barrier(false, "verification", barrier_limit(false));
-        run.iterate("verification");
+        run.barrier(false, step_label{"verification"}, barrier_limit(false));
+        run.iterate(step_label{"verification"});
         out.wrong = run.wrong();
     }
     return out;

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <fmt/format.h>
-#include <random>
 #include <thread>
 
 namespace meshperf::daemon {
@@ -47,16 +46,9 @@ private:
 
 frame_channel open_session(daemon_context& ctx, const transport::endpoint_address& peer, gate_hold& gate,
                            const event_sink& emit, const std::atomic<bool>& cancel) {
-    const auto give_up = clock::now() + busy_peer_patience;
-    std::mt19937 rng{std::random_device{}()};
-    std::string last_wait;
+    busy_wait waiter(emit, cancel);
     auto wait_busy = [&](const std::string& why) {
-        if (why != last_wait) emit({{"event", "waiting"}, {"reason", why}});
-        last_wait = why;
-        if (clock::now() > give_up)
-            throw session_error(fmt::format("gave up after {} s: {}", busy_peer_patience.count(), why));
-        if (!sleep_unless_cancelled(std::chrono::milliseconds(150 + rng() % 500), cancel))
-            throw run_cancelled();
+        if (!waiter.wait(why)) throw session_error(waiter.gave_up(why));
     };
     while (true) {
         std::string holder;

@@ -1,6 +1,7 @@
 #include "daemon/session/session_opening.hpp"
 
 #include "daemon/session/peer_upgrade.hpp"
+#include "daemon/session/point_harness.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "transport/http_client.hpp"
 
@@ -44,13 +45,25 @@ session_error refusal_error(const transport::endpoint_address& peer, const sessi
                                      peer.to_string(), r.status, r.reason));
 }
 
-bool sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>& cancel) {
-    const auto until = transport::clock::now() + d;
+busy_wait::busy_wait(std::function<void(const nlohmann::json&)> emit, const std::atomic<bool>& cancel)
+    : emit_(std::move(emit)), cancel_(cancel), give_up_(transport::clock::now() + busy_peer_patience),
+      rng_(std::random_device{}()) {}
+
+bool busy_wait::wait(const std::string& why) {
+    if (why != last_) emit_({{"event", "waiting"}, {"reason", why}});
+    last_ = why;
+    if (transport::clock::now() > give_up_) return false;
+    const auto until = transport::clock::now() + std::chrono::milliseconds(150 + rng_() % 500);
     while (transport::clock::now() < until) {
-        if (cancel.load()) return false;
+        if (cancel_.load()) throw run_cancelled();
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    return !cancel.load();
+    if (cancel_.load()) throw run_cancelled();
+    return true;
+}
+
+std::string busy_wait::gave_up(const std::string& why) const {
+    return fmt::format("gave up after {} s: {}", busy_peer_patience.count(), why);
 }
 
 }  // namespace meshperf::daemon

@@ -8,7 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace meshperf::daemon {
@@ -31,7 +34,25 @@ session_attempt try_open_session(daemon_context& ctx, const transport::endpoint_
 /// not a meshperfd.
 session_error refusal_error(const transport::endpoint_address& peer, const session_attempt& refused);
 
-/// Sleeps for `d` in short naps; false (early) when `cancel` is set.
-bool sleep_unless_cancelled(std::chrono::milliseconds d, const std::atomic<bool>& cancel);
+/// Waiting for a daemon that is busy measuring (this one, or a peer), as the initiator and the
+/// coordinator both do: a "waiting" event whenever the reason changes, naps of 150–650 ms
+/// (random, so two daemons starting runs against each other fall out of step), at most
+/// busy_peer_patience in all.
+class busy_wait {
+public:
+    busy_wait(std::function<void(const nlohmann::json&)> emit, const std::atomic<bool>& cancel);
+    /// One nap for `why`. False once the patience is spent (the caller ends the run with
+    /// gave_up); throws run_cancelled when the run is cancelled.
+    bool wait(const std::string& why);
+    /// "gave up after 120 s: <why>".
+    std::string gave_up(const std::string& why) const;
+
+private:
+    std::function<void(const nlohmann::json&)> emit_;
+    const std::atomic<bool>& cancel_;
+    transport::clock::time_point give_up_;
+    std::mt19937 rng_;
+    std::string last_;
+};
 
 }  // namespace meshperf::daemon
