@@ -201,11 +201,11 @@ private:
                 out[me_] = {rank_outcome::kind::fault, fmt::format("{}: {}", rank_name(spec_, me_), f.what()), f.peer, {}};
                 failed = true;
             } catch (const run_cancelled&) {
-                mesh_.fds.clear();  // the other ranks see the connections close and give up
+                mesh_.close();  // the other ranks see the connections close and give up
                 throw;
             }
         }
-        if (failed) mesh_.fds.clear();
+        if (failed) mesh_.close();
         // After a fault the other ranks give up within about one stall limit of it, as this one did: a
         // rank that has not reported a few seconds later is frozen or gone.
         const auto deadline = clock::now() + (failed ? std::chrono::seconds(4) : point_done_timeout);
@@ -301,8 +301,6 @@ private:
 
 void execute_collective(daemon_context& ctx, core::collective_result& result, const event_sink& emit,
                         const std::atomic<bool>& cancel) {
-    if (result.spec.transport != core::transport_kind::tcp)
-        throw collective_run_error("collectives run over TCP only in this version: use --transport tcp", std::nullopt, true);
     require_memory_domain(result.spec.memory, "coordinator");  // the sweeps' error where there is no GPU
     if (result.spec.memory != "host")
         throw collective_run_error(fmt::format("collectives from GPU memory are not built yet: use --memory host (asked: {})",

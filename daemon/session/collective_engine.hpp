@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -29,13 +30,24 @@ public:
     std::optional<unsigned> peer;  ///< the rank the fault points at, when one does
 };
 
+/// This rank's RDMA queue pairs to its mesh peers (daemon/session/collective_rdma.hpp).
+struct collective_rdma_links;
+
 /// One rank's data connections: one plain TCP socket per peer rank it exchanges data or
-/// barrier tokens with, index = rank (an empty socket where it has none).
+/// barrier tokens with, index = rank (an empty socket where it has none); over RDMA also a
+/// connected queue pair per such peer, which then carries the data and the barrier while the
+/// sockets only tell when a peer has gone.
 struct collective_mesh {
     std::vector<transport::socket_fd> fds;
     /// SO_RCVLOWAT as last set on each socket (index = rank; missing: the kernel's 1).
     /// It stays on the socket from one size to the next, so it is kept with it.
     std::vector<int> rcvlowat;
+    std::shared_ptr<collective_rdma_links> rdma;  ///< null: the data moves over the sockets
+    /// Releases the queue pairs and closes the sockets: the other ranks see them close at once.
+    void close() {
+        rdma.reset();
+        fds.clear();
+    }
 };
 
 /// How long a step may pass without a byte moving before the rank gives up on the peers it

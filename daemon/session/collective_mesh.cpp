@@ -1,5 +1,6 @@
 #include "daemon/session/collective_mesh.hpp"
 
+#include "daemon/session/collective_rdma.hpp"
 #include "daemon/session/collective_wire.hpp"
 #include "daemon/service/peer_policy.hpp"
 #include "daemon/session/frame_channel.hpp"
@@ -69,6 +70,7 @@ collective_mesh mesh_expectation::connect(const core::collective_spec& spec, tra
         }
         tune(mesh.fds[q].get());
     }
+    if (spec.transport == core::transport_kind::rdma) mesh.rdma = connect_rdma_links(mesh, deadline);
     return mesh;
 }
 

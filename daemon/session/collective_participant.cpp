@@ -34,8 +34,6 @@ collective_hello read_hello(const daemon_context& ctx, const json& body) {
     }
     if (h.rank >= h.spec.hosts.size()) throw session_error(fmt::format("this daemon was given rank {} of {}", h.rank, h.spec.hosts.size()));
     if (h.token.empty() || h.token.size() > 64) throw session_error("the collective's data token is malformed");
-    if (h.spec.transport != core::transport_kind::tcp)
-        throw session_error("collectives run over TCP only in this version: use --transport tcp");
     require_memory_domain(h.spec.memory, rank_name(h.spec, h.rank));
     if (h.spec.memory != "host")
         throw session_error(fmt::format("collectives from GPU memory are not built yet: use --memory host ({} has {})",
@@ -89,7 +87,7 @@ void serve_collective(daemon_context& ctx, frame_channel& ch, const session_mess
             t = measure_collective_size(core::plan_collective(key.op, algo, p, h.rank, spec.element, key.size), mesh, options, never);
         } catch (const collective_fault& f) {
             log_warn("collective run {}: {}: {}", hello.body.value("run_id", "?"), describe(key), f.what());
-            mesh.fds.clear();  // the other ranks see the connections close at once
+            mesh.close();  // the other ranks see the connections close at once
             report_fault(ch, h, key, f);
             return;
         }

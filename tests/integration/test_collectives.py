@@ -226,6 +226,28 @@ class Faults(CollectiveCase):
         doc = self.run_collective(ranks, sizes="64K", iterations=2)
         self.assertEqual(doc["state"], "completed", doc.get("error"))
 
+    def test_rdma_without_a_device_fails_at_the_start_with_the_reason(self):
+        # Only where this host has no RDMA device (CI's machines): the rdma-vm test runs the
+        # verbs path itself on Soft-RoCE.
+        ranks = self.start(3)
+        status, info = ranks[0].http("GET", "/v1/info")
+        self.assertEqual(status, 200)
+        if info.get("rdma_devices"):
+            self.skipTest("this host has an RDMA device: the rdma-vm test covers the verbs path")
+        t0 = time.time()
+        doc = self.run_collective(ranks, ops=["allreduce"], sizes="64K", iterations=2, transport="rdma")
+        self.assertLess(time.time() - t0, 20)
+        self.assertEqual(doc["state"], "failed")
+        self.assertTrue(doc["failed_at_start"])
+        self.assertRegex(doc["error"], r"RDMA|rdma")
+        self.assertRegex(doc["error"], r"no RDMA device|not built into this meshperfd")
+        self.assertEqual(doc["points"], [])
+        for d in ranks:
+            self.assertTrue(d.alive(), "a daemon died")
+        # Every daemon is ready again: the same ranks run over TCP at once.
+        doc = self.run_collective(ranks, ops=["allreduce"], sizes="64K", iterations=2)
+        self.assertEqual(doc["state"], "completed", doc.get("error"))
+
 
 class Limits(CollectiveCase):
     def test_every_rank_holds_the_plan_to_its_own_limits(self):

@@ -160,6 +160,51 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
     sleep 1
   done
   [ $ok -eq 1 ] || fail "no sweep succeeded after the frozen peer resumed"
+  # Collectives over verbs (issue: collectives across N daemons): three ranks, one QP per pair
+  # on rxe0, every op verified; TCP over the guest's loopback alongside, as a ratio. A rank
+  # killed mid-run must end the run within 10 s naming it, and the other two run again.
+  step "meshperf collective --transport rdma, 3 ranks"
+  mkdir -p /tmp/mp3
+  meshperfd --listen $ip:7472 --state-dir /tmp/mp3 --token-file /tmp/token --log-level warn &
+  d3=$!
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    meshperf --token-file /tmp/token info $ip:7472 >/dev/null 2>&1 && break
+    sleep 1
+  done
+  hosts=$ip:7470,$ip:7471,$ip:7472
+  for t in rdma tcp rdma; do
+    meshperf --token-file /tmp/token collective --hosts $hosts --transport $t \
+      --op allreduce,allgather,reduce-scatter,alltoall,broadcast,incast --sizes 4K,1M --iterations 5 --verify \
+      --format json -q -o /tmp/coll.json 2>/tmp/coll.err
+    st=$?
+    echo "MESHPERF-COLLECTIVE-EXIT transport=$t $st $(tr '\n' ' ' </tmp/coll.err)"
+    [ -f /tmp/coll.json ] && echo "MESHPERF-COLLECTIVE-JSON transport=$t | $(tr -d '\n' </tmp/coll.json)"
+    rm -f /tmp/coll.json
+    [ $st -eq 0 ] || fail "meshperf collective --transport $t exited $st"
+  done
+  meshperf --token-file /tmp/token collective --hosts $hosts --transport rdma --op allreduce --algo tree \
+    --sizes 64K --iterations 3 --verify --format json -q -o /tmp/coll.json 2>/tmp/coll.err
+  st=$?
+  echo "MESHPERF-COLLECTIVE-EXIT transport=rdma-tree $st $(tr '\n' ' ' </tmp/coll.err)"
+  [ -f /tmp/coll.json ] && echo "MESHPERF-COLLECTIVE-JSON transport=rdma-tree | $(tr -d '\n' </tmp/coll.json)"
+  rm -f /tmp/coll.json
+  [ $st -eq 0 ] || fail "meshperf collective --transport rdma --algo tree exited $st"
+  (sleep 4; kill -KILL $d3) &
+  killer=$!
+  t0=$(date +%s)
+  meshperf --token-file /tmp/token collective --hosts $hosts --transport rdma --op allreduce \
+    --sizes 64K --duration 30 -q >/dev/null 2>/tmp/coll.err
+  st=$?
+  t1=$(date +%s)
+  wait $killer
+  echo "MESHPERF-COLLECTIVE-KILLED exit=$st seconds=$((t1 - t0)) | $(tr '\n' ' ' </tmp/coll.err)"
+  { [ $st -eq 1 ] && grep -q "rank 2" /tmp/coll.err && [ $((t1 - t0)) -lt 16 ]; } ||
+    fail "RDMA collective with rank 2 killed: exit $st after $((t1 - t0)) s (expected 1, rank 2 named, < 16 s)"
+  meshperf --token-file /tmp/token collective --hosts $ip:7470,$ip:7471 --transport rdma --op allreduce \
+    --sizes 64K --iterations 3 --verify -q >/dev/null 2>/tmp/coll.err ||
+    fail "the two ranks left did not run again over RDMA: $(cat /tmp/coll.err)"
+  wait $d3 2>/dev/null
+
   kill $d1 $d2
   wait $d1 $d2 2>/dev/null
   after=$(rdma resource show | tr '\n' ' ')

@@ -217,37 +217,52 @@ std::string endpoint::gpu_registration() const {
     return std::string(core::to_string(slots_.front()->registration->path));
 }
 
+endpoint_info endpoint::qp_info(std::size_t i) const {
+    endpoint_info one = info_;
+    one.qps = {info_.qps.at(i)};
+    return one;
+}
+
 void endpoint::connect(const endpoint_info& remote) {
     if (connected_) throw core::spec_error(where() + ": endpoint is already connected");
     if (remote.qps.size() != slots_.size())
         throw core::spec_error(fmt::format("{}: the peer has {} QPs, this side {}", where(),
                                            remote.qps.size(), slots_.size()));
+    for (std::size_t i = 0; i < slots_.size(); ++i) connect_slot(i, remote, remote.qps[i]);
+    connected_ = true;
+}
+
+void endpoint::connect_qp(std::size_t i, const endpoint_info& remote) {
+    if (i >= slots_.size()) throw core::spec_error(fmt::format("{}: no QP {}", where(), i));
+    if (remote.qps.size() != 1)
+        throw core::spec_error(fmt::format("{}: the peer described {} QPs for one", where(), remote.qps.size()));
+    connect_slot(i, remote, remote.qps.front());
+}
+
+void endpoint::connect_slot(std::size_t i, const endpoint_info& remote, const qp_endpoint& r) {
     if (remote.link_layer != info_.link_layer)
         throw core::spec_error(fmt::format("{}: link layers differ (peer {}, here {})", where(),
                                            remote.link_layer, info_.link_layer));
-    path_mtu_ = std::min(info_.mtu, remote.mtu);
+    const auto mtu = std::min(info_.mtu, remote.mtu);
+    path_mtu_ = path_mtu_ ? std::min(path_mtu_, mtu) : mtu;
     const auto rd = static_cast<std::uint8_t>(std::max<std::uint32_t>(
         1, std::min(info_.max_rd_atomic, remote.max_rd_atomic)));
-    for (std::size_t i = 0; i < slots_.size(); ++i) {
-        qp_slot& s = *slots_[i];
-        const qp_endpoint& r = remote.qps[i];
-        rtr_params p;
-        p.remote_qpn = r.qpn;
-        p.remote_psn = r.psn;
-        p.mtu = mtu_from_bytes(path_mtu_);
-        p.global = info_.link_layer == "Ethernet" || options_.gid_index.has_value();
-        p.remote_gid = remote.gid;
-        p.sgid_index = info_.gid_index;
-        p.remote_lid = remote.lid;
-        p.port = options_.port;
-        p.max_dest_rd_atomic = rd;
-        s.qp.to_rtr(p);
-        s.qp.to_rts(s.psn, rd);
-        s.remote_addr = r.addr;
-        s.remote_rkey = r.rkey;
-        s.remote_length = r.length;
-    }
-    connected_ = true;
+    qp_slot& s = *slots_[i];
+    rtr_params p;
+    p.remote_qpn = r.qpn;
+    p.remote_psn = r.psn;
+    p.mtu = mtu_from_bytes(mtu);
+    p.global = info_.link_layer == "Ethernet" || options_.gid_index.has_value();
+    p.remote_gid = remote.gid;
+    p.sgid_index = info_.gid_index;
+    p.remote_lid = remote.lid;
+    p.port = options_.port;
+    p.max_dest_rd_atomic = rd;
+    s.qp.to_rtr(p);
+    s.qp.to_rts(s.psn, rd);
+    s.remote_addr = r.addr;
+    s.remote_rkey = r.rkey;
+    s.remote_length = r.length;
 }
 
 }  // namespace meshperf::transport::rdma

@@ -102,6 +102,13 @@ public:
     void connect(const endpoint_info& remote);
     bool connected() const noexcept { return connected_; }
 
+    /// A mesh of peers (collectives): each QP goes to a different peer. The description of
+    /// QP i alone, to send to the peer it goes to ...
+    endpoint_info qp_info(std::size_t i) const;
+    /// ... and QP i moved to RTR and RTS against that peer's one-QP description. Throws as
+    /// connect() does; connected() stays false.
+    void connect_qp(std::size_t i, const endpoint_info& remote);
+
     std::size_t qp_count() const noexcept { return slots_.size(); }
     /// Per-QP resources, for the loops. i < qp_count().
     qp_slot& slot(std::size_t i) { return *slots_.at(i); }
@@ -113,8 +120,12 @@ public:
     std::string where() const;
     /// "dmabuf" or "peermem" when the buffers are device memory; empty for host memory.
     std::string gpu_registration() const;
+    /// The protection domain, to register more memory for the QPs (memory_region).
+    const protection_domain& pd() const noexcept { return *pd_; }
 
 private:
+    void connect_slot(std::size_t i, const endpoint_info& remote, const qp_endpoint& r);
+
     endpoint_options options_;
     std::unique_ptr<device_context> ctx_;
     std::unique_ptr<protection_domain> pd_;

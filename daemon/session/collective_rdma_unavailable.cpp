@@ -1,0 +1,21 @@
+// Collectives over RDMA in a meshperfd built without libibverbs: every entry point says so.
+#include "daemon/session/collective_rdma.hpp"
+#include "daemon/session/frame_channel.hpp"
+
+namespace meshperf::daemon {
+
+namespace {
+constexpr const char* why = "RDMA support is not built into this meshperfd (libibverbs was not found at build time; "
+                            "install libibverbs-dev and rebuild with -DMESHPERF_WITH_RDMA=ON)";
+}
+
+std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh&, transport::clock::time_point) {
+    throw session_error(why);
+}
+
+std::unique_ptr<step_runner> make_rdma_step_runner(collective_mesh&, const std::atomic<bool>&, core::dtype,
+                                                   const std::vector<std::span<std::byte>>&) {
+    throw collective_fault(why, std::nullopt);
+}
+
+}  // namespace meshperf::daemon
