@@ -25,14 +25,12 @@ prediction_links links_from_document(const nlohmann::json& doc, const std::strin
 /// Reads `path` (JSON) and calls links_from_document.
 prediction_links links_from_file(const std::string& path, const core::collective_spec& spec);
 
-/// The sizes of one probe: latency and bandwidth at each (short: about 0.2 s per point).
-inline constexpr const char* probe_sizes = "64,1K,16K,256K,1M,4M";
-
-/// Measures every ring link of `spec` with a short sweep (latency and bandwidth at
-/// probe_sizes, spec.transport, host memory) run by host i against host i+1, one link after
-/// the other, and fits each (client/run_model.hpp). `progress` (may be empty) gets one line
-/// per link. A host that cannot be reached throws client_error(exit_unreachable) naming it;
-/// a probe that fails or cannot be fitted throws client_error(exit_run_failed) saying so.
+/// Measures every ring link of `spec` as `meshperf matrix` measures a link (short_runs.hpp:
+/// an 8 B latency point and a 1 MiB bandwidth point, spec.transport, host memory), run by
+/// host i against host i+1, one link after the other; α is the one-way p50 latency, β the
+/// bandwidth, as from a matrix (--model). `progress` (may be empty) gets one line per link.
+/// A host that cannot be reached throws client_error(exit_unreachable) naming it; a probe
+/// that fails or gives no figure throws client_error(exit_run_failed) saying so.
 prediction_links probe_ring(const core::collective_spec& spec, const credentials& creds,
                             const std::function<void(const std::string&)>& progress);
 

@@ -15,12 +15,11 @@
 #  1. ring all-reduce busbw at 16 MiB within TOLERANCE (5%) of the goodput (32 MiB shown: see check 1);
 #     ring all-gather likewise;
 #  2. --predict: the prediction's relative error (point field predicted.error) <= 10% at
-#     every size >= 1 MiB, with the links' α and β from `meshperf matrix` (--model
-#     matrix.json). PREDICT_FROM=probes uses the CLI's own probes instead (no --model); here
-#     (2026-12-01) the probes at 64 B..1 MiB fitted β 0.63-0.95 Gbit/s on links whose TCP
-#     goodput is 0.383, so the predictions were 62-136% fast, and probing 6 links took about
-#     110 s; those at 64 B..4 MiB (main fd4f50d) took about 108 s for one link, so the run
-#     hit its 180 s timeout on the second;
+#     every size >= 1 MiB, twice: with the CLI's own probes of the ring links (no --model),
+#     then with the links' α and β from `meshperf matrix` (--model matrix.json). (Until
+#     2026-12-02 the probes were a short sweep over 64 B..4 MiB fitted by least squares: β
+#     0.63-0.95 Gbit/s on 0.383 Gbit/s links, predictions 62-136% fast, ~110 s a link; they
+#     now measure a link as the matrix does.)
 #  3. --verify: every point reports wrong == 0;
 #  4. host SLOW's link at half the rate (both directions), so the ring links into and out of
 #     its rank s are slow: slowest_link has s at one end, and slowest_rank is s or s + 1
@@ -36,15 +35,13 @@
 #
 # Needs root, `ip netns`, tc with tbf, python3; exits 77 (skip) otherwise. Namespaces and
 # daemons are removed on every exit path. Every run is bounded by `timeout`. Environment
-# overrides: RATE_MBIT (400), TOLERANCE (0.05), KILL_AFTER_S (4), KILL_BOUND_S (15),
-# PREDICT_FROM (matrix, or probes).
+# overrides: RATE_MBIT (400), TOLERANCE (0.05), KILL_AFTER_S (4), KILL_BOUND_S (15).
 set -u
 
 RATE_MBIT=${RATE_MBIT:-400}
 TOLERANCE=${TOLERANCE:-0.05}
 KILL_AFTER_S=${KILL_AFTER_S:-4}
 KILL_BOUND_S=${KILL_BOUND_S:-15}
-PREDICT_FROM=${PREDICT_FROM:-matrix}
 MTU=1500
 HOSTS=6
 SLOW=3      # host (1-based) whose link runs at half the rate in check 4
@@ -249,21 +246,23 @@ busbw_check() {  # OP
 busbw_check allreduce
 busbw_check allgather
 
-# 2. --predict within 10% at >= 1 MiB (the hosts as a comma list this time). The link model
-#    comes from a matrix of the cluster (--model), unless PREDICT_FROM=probes: see the header.
-MODEL=()
-if [[ $PREDICT_FROM == matrix ]]; then
-    cli matrix --hosts "$HOSTFILE" --max-time 0.3 --bad-lat-multiple 10 -q --format json -o "$WORK/matrix.json" \
-        >"$WORK/matrix.out" 2>"$WORK/matrix.err"
-    rc=$?
-    say "matrix for the model: exit $rc"
-    [[ ($rc -eq 0 || $rc -eq 1) && -s "$WORK/matrix.json" ]] || { cat "$WORK/matrix.err"; fail "matrix exited $rc"; }
-    MODEL=(--model "$WORK/matrix.json")
-fi
-collective predict --hosts "$(for i in $(seq "$HOSTS"); do ep "$i"; done | paste -sd,)" --op allreduce --algo ring \
-    --sizes 1M..8M --iterations 3 --warmup 1 --predict "${MODEL[@]}"
-[[ $RC -eq 0 ]] || fail "--predict run exited $RC"
-judge "$WORK/predict.json" predict $((1 << 20)) 0.10 || fail "prediction error"
+# 2. --predict within 10% at >= 1 MiB (the hosts as a comma list this time): the links' model
+#    from the CLI's probes, then from a matrix of the cluster (--model).
+HOSTLIST=$(for i in $(seq "$HOSTS"); do ep "$i"; done | paste -sd,)
+t0=$(date +%s)
+collective predict-probes --hosts "$HOSTLIST" --op allreduce --algo ring --sizes 1M..8M --iterations 3 --warmup 1 --predict
+say "--predict with the CLI's probes: $(( $(date +%s) - t0 )) s in all"
+[[ $RC -eq 0 ]] || fail "--predict run (probes) exited $RC"
+judge "$WORK/predict-probes.json" predict $((1 << 20)) 0.10 || fail "prediction error (probes)"
+cli matrix --hosts "$HOSTFILE" --max-time 0.3 --bad-lat-multiple 10 -q --format json -o "$WORK/matrix.json" \
+    >"$WORK/matrix.out" 2>"$WORK/matrix.err"
+rc=$?
+say "matrix for the model: exit $rc"
+[[ ($rc -eq 0 || $rc -eq 1) && -s "$WORK/matrix.json" ]] || { cat "$WORK/matrix.err"; fail "matrix exited $rc"; }
+collective predict-matrix --hosts "$HOSTLIST" --op allreduce --algo ring --sizes 1M..8M --iterations 3 --warmup 1 \
+    --predict --model "$WORK/matrix.json"
+[[ $RC -eq 0 ]] || fail "--predict run (matrix) exited $RC"
+judge "$WORK/predict-matrix.json" predict $((1 << 20)) 0.10 || fail "prediction error (matrix)"
 
 # 3. --verify: 0 wrong.
 collective verify --hosts "$HOSTFILE" --op allreduce --algo ring --sizes 1M..4M --iterations 2 --warmup 1 --verify

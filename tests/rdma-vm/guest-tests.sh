@@ -174,7 +174,7 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   hosts=$ip:7470,$ip:7471,$ip:7472
   for t in rdma tcp rdma; do
     meshperf --token-file /tmp/token collective --hosts $hosts --transport $t \
-      --op allreduce,allgather,reduce-scatter,alltoall,broadcast,incast --sizes 4K,1M --iterations 5 --verify \
+      --op allreduce,allgather,reduce-scatter,alltoall,broadcast,incast --sizes 12K,1536K --iterations 5 --verify \
       --format json -q -o /tmp/coll.json 2>/tmp/coll.err
     st=$?
     echo "MESHPERF-COLLECTIVE-EXIT transport=$t $st $(tr '\n' ' ' </tmp/coll.err)"
