@@ -18,7 +18,6 @@
 #include <nlohmann/json.hpp>
 #include <poll.h>
 #include <sys/socket.h>
-#include <thread>
 
 namespace meshperf::daemon {
 
@@ -139,6 +138,7 @@ public:
         posted_.assign(ios_.size(), 0);
         auto last_progress = clock::now();
         auto next_close_check = last_progress + close_check_interval;
+        bool armed = false;  // the step's CQs are armed and have been polled since
         while (true) {
             bool active = false, moved = false;
             for (std::size_t i = 0; i < ios_.size(); ++i) {
@@ -162,6 +162,7 @@ public:
             const auto now = clock::now();
             if (moved) {
                 last_progress = now;
+                armed = false;
                 continue;
             }
             if (now - last_progress > stall_limit) throw stalled(label, stall_limit);
@@ -169,15 +170,48 @@ public:
                 check_closed(label);
                 next_close_check = now + close_check_interval;
             }
-            // Spin while data is due; past a millisecond of silence (the barrier waiting for
-            // the slowest rank), sleep a little so that the rank leaves the CPU to its peers.
-            if (now - last_progress > std::chrono::milliseconds(1)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+            // Spin while data is due; past spin_for of silence (a slow peer, the barrier
+            // waiting for the slowest rank) arm the CQs, look once more, then sleep until a
+            // completion, so that ranks sharing CPUs leave them to each other (and to a
+            // software RDMA device's kernel threads).
+            if (now - last_progress < spin_for) continue;
+            if (!armed) {
+                arm(label);
+                armed = true;
+                continue;
+            }
+            sleep_until_completion(label);
+            armed = false;
         }
         ios_.clear();
     }
 
 private:
     static constexpr auto close_check_interval = std::chrono::milliseconds(50);
+    /// How long a step spins on its CQs before it sleeps on the completion channel: a few
+    /// round trips of a hardware link, so a live exchange never sleeps.
+    static constexpr auto spin_for = std::chrono::microseconds(50);
+
+    /// Asks every CQ of the step for an event at its next completion.
+    void arm(const step_label& label) {
+        for (const auto& io : ios_)
+            if (const int rc = ibv_req_notify_cq(slot(*links_.links[io.peer]).cq.get(), 0))
+                link_failed(io.peer, fmt::format("ibv_req_notify_cq: {}", std::strerror(rc)), label);
+    }
+
+    /// Sleeps (at most 100 ms) until an armed CQ has a completion or a peer's socket reads
+    /// (it closed it), and takes the channel's events.
+    void sleep_until_completion(const step_label& label) {
+        auto& events = *links_.ep->events();
+        fds_.assign(1, pollfd{events.fd(), POLLIN, 0});
+        for (const auto& io : ios_)
+            if (io.fd >= 0) fds_.push_back(pollfd{io.fd, POLLIN, 0});
+        const int n = ::poll(fds_.data(), fds_.size(), 100);
+        if (n < 0 && errno != EINTR) throw collective_fault(fmt::format("{}: poll failed: {}", label.text(), std::strerror(errno)), {});
+        events.drain();
+        for (std::size_t k = 1; k < fds_.size(); ++k)
+            if (fds_[k].revents) check_closed(label);
+    }
 
     bool has_link(unsigned peer) const override { return peer < links_.links.size() && links_.links[peer]; }
 
@@ -328,6 +362,7 @@ private:
     core::dtype element_;
     std::vector<registered> regions_;
     std::vector<std::size_t> posted_;  // per ios_ entry: bytes of its send posted
+    std::vector<pollfd> fds_;          // kept, so a sleep allocates nothing
 };
 
 }  // namespace
@@ -345,6 +380,7 @@ std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh&
     o.tx_depth = send_depth;
     o.rx_depth = recv_depth;
     o.inline_bytes = 64;
+    o.completion_events = true;
     try {
         links->ep = std::make_unique<rdma::endpoint>(o);
     } catch (const std::exception& e) {

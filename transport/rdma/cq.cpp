@@ -8,9 +8,9 @@
 
 namespace meshperf::transport::rdma {
 
-completion_queue::completion_queue(const device_context& ctx, int entries) {
+completion_queue::completion_queue(const device_context& ctx, int entries, ibv_comp_channel* channel) {
     errno = 0;
-    cq_ = ibv_create_cq(ctx.get(), entries, nullptr, nullptr, 0);
+    cq_ = ibv_create_cq(ctx.get(), entries, nullptr, channel, 0);
     if (!cq_) {
         const int err = errno ? errno : ENOMEM;
         const std::string advice = err == ENOMEM ? memlock_advice() : std::string();

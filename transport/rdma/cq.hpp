@@ -8,8 +8,9 @@ namespace meshperf::transport::rdma {
 /// use it. Non-movable.
 class completion_queue {
 public:
-    /// Creates a CQ of at least entries completions. Throws rdma_error.
-    completion_queue(const device_context& ctx, int entries);
+    /// Creates a CQ of at least entries completions, reporting to `channel` when it is armed
+    /// (null: none, the CQ is only polled). Throws rdma_error.
+    completion_queue(const device_context& ctx, int entries, ibv_comp_channel* channel = nullptr);
     ~completion_queue();
     completion_queue(const completion_queue&) = delete;
     completion_queue& operator=(const completion_queue&) = delete;

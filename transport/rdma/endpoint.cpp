@@ -135,8 +135,8 @@ memory_region register_slot_memory(const protection_domain& pd, const endpoint_o
 }  // namespace
 
 qp_slot::qp_slot(const device_context& ctx, const protection_domain& pd,
-                 const endpoint_options& o, const std::string& dev)
-    : cq(ctx, static_cast<int>(o.tx_depth + o.rx_depth)),
+                 const endpoint_options& o, const std::string& dev, ibv_comp_channel* events)
+    : cq(ctx, static_cast<int>(o.tx_depth + o.rx_depth), events),
       buffer(o.gpu_memory ? host_buffer() : host_buffer(2 * o.max_message_bytes)),
       device(o.gpu_memory ? o.gpu_memory->allocate(2 * o.max_message_bytes) : nullptr),
       length(o.max_message_bytes),
@@ -182,10 +182,11 @@ endpoint::endpoint(const endpoint_options& options) : options_(options) {
     if (!options_.gpu_memory) check_memlock(2ull * options_.max_message_bytes * options_.qps, at);
 
     pd_ = std::make_unique<protection_domain>(*ctx_);
+    if (options_.completion_events) events_ = std::make_unique<completion_channel>(*ctx_);
     std::random_device rd;
     std::mt19937 rng(rd());
     for (std::uint32_t i = 0; i < options_.qps; ++i) {
-        auto s = std::make_unique<qp_slot>(*ctx_, *pd_, options_, dev);
+        auto s = std::make_unique<qp_slot>(*ctx_, *pd_, options_, dev, events_ ? events_->get() : nullptr);
         s->psn = rng() & 0xffffff;
         s->qp.to_init(options_.port, buffer_access);
         slots_.push_back(std::move(s));

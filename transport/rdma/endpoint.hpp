@@ -3,6 +3,7 @@
 /// and memory region. Everything the measurement loops touch is allocated here, before any
 /// loop starts.
 #include "transport/rdma/buffer.hpp"
+#include "transport/rdma/comp_channel.hpp"
 #include "transport/rdma/cq.hpp"
 #include "transport/rdma/device.hpp"
 #include "transport/rdma/device_memory.hpp"
@@ -37,6 +38,9 @@ struct endpoint_options {
     /// Null: the buffers are host memory. Else they are this device memory (GPUDirect
     /// RDMA), registered by dma-buf or nvidia-peermem (device_registration.hpp).
     std::shared_ptr<const device_memory> gpu_memory;
+    /// Every QP's CQ reports to one completion channel (endpoint::events()), so a thread can
+    /// sleep until a completion instead of spinning.
+    bool completion_events = false;
 };
 
 /// How a QP's device memory was registered: the path, and why others were left out.
@@ -65,7 +69,7 @@ struct qp_slot {
     bool failed = false;          ///< a loop ended in error: the QP is unusable
 
     qp_slot(const device_context& ctx, const protection_domain& pd, const endpoint_options& o,
-            const std::string& device);
+            const std::string& device, ibv_comp_channel* events = nullptr);
     /// Start of the tx half (a device address when `device` is set: not for the CPU).
     std::byte* tx() const noexcept { return device ? device->data() : buffer.data(); }
     std::byte* rx() const noexcept { return tx() + length; }
@@ -120,6 +124,8 @@ public:
     std::string where() const;
     /// "dmabuf" or "peermem" when the buffers are device memory; empty for host memory.
     std::string gpu_registration() const;
+    /// The completion channel of every QP's CQ (options().completion_events); null without.
+    completion_channel* events() const noexcept { return events_.get(); }
     /// The protection domain, to register more memory for the QPs (memory_region).
     const protection_domain& pd() const noexcept { return *pd_; }
 
@@ -129,6 +135,7 @@ private:
     endpoint_options options_;
     std::unique_ptr<device_context> ctx_;
     std::unique_ptr<protection_domain> pd_;
+    std::unique_ptr<completion_channel> events_;  // destroyed after the slots' CQs
     std::vector<std::unique_ptr<qp_slot>> slots_;
     endpoint_info info_;
     std::uint32_t path_mtu_ = 0;
