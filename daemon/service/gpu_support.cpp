@@ -1,7 +1,9 @@
 #include "daemon/service/gpu_support.hpp"
 
 #include "core/sizes.hpp"
+#include "daemon/session/collective_memory.hpp"
 #include "gpu/buffer.hpp"
+#include "gpu/collective_device.hpp"
 #include "gpu/dmabuf.hpp"
 #include "gpu/inventory.hpp"
 #include "gpu/inventory_json.hpp"
@@ -115,6 +117,40 @@ transport::tcp::staged_stream_factory tcp_stream_memory(const std::string& domai
     const bool verify = spec.verify, busy_poll = spec.busy_poll;
     return [device, verify, busy_poll](transport::tcp::stream_role role, std::size_t size) {
         return make_cuda_stream(device, role, size, verify, busy_poll);
+    };
+}
+
+namespace {
+/// A collective size's buffers on one GPU (gpu::collective_device).
+class cuda_collective_memory final : public collective_device_memory {
+public:
+    cuda_collective_memory(int device, std::size_t send, std::size_t recv, std::size_t scratch)
+        : dev_(device, send, recv, scratch) {}
+    void upload(region r, std::size_t offset, const std::byte* host, std::size_t n) override { dev_.upload(map(r), offset, host, n); }
+    void download(std::byte* host, region r, std::size_t offset, std::size_t n) override { dev_.download(host, map(r), offset, n); }
+    void copy(region dst, std::size_t dst_offset, region src, std::size_t src_offset, std::size_t n) override {
+        dev_.copy(map(dst), dst_offset, map(src), src_offset, n);
+    }
+    void add(core::dtype type, region acc, std::size_t acc_offset, region in, std::size_t in_offset, std::size_t n) override {
+        dev_.add(type, map(acc), acc_offset, map(in), in_offset, n);
+    }
+
+private:
+    static gpu::collective_device::region map(region r) {
+        return r == region::send ? gpu::collective_device::region::send
+               : r == region::recv ? gpu::collective_device::region::recv
+                                   : gpu::collective_device::region::scratch;
+    }
+    gpu::collective_device dev_;
+};
+}  // namespace
+
+collective_memory_factory collective_memory_for(const std::string& domain) {
+    if (domain == "host") return {};
+    const int device = device_index(domain);
+    gpu::require_device(device);
+    return [device](std::size_t send, std::size_t recv, std::size_t scratch) -> std::unique_ptr<collective_device_memory> {
+        return std::make_unique<cuda_collective_memory>(device, send, recv, scratch);
     };
 }
 

@@ -1,6 +1,7 @@
 // GPUs in a meshperfd built without the CUDA toolkit.
 #include "core/error.hpp"
 #include "daemon/service/gpu_support.hpp"
+#include "daemon/session/collective_memory.hpp"
 
 #include <fmt/format.h>
 
@@ -25,6 +26,11 @@ transport::tcp::staged_stream_factory tcp_stream_memory(const std::string& domai
 std::shared_ptr<const transport::rdma::device_memory> rdma_device_memory(const std::string& domain) {
     require_memory_domain(domain, "RDMA");
     return nullptr;
+}
+
+collective_memory_factory collective_memory_for(const std::string& domain) {
+    require_memory_domain(domain, "collective");
+    return {};
 }
 
 std::vector<std::string> memory_notes(const std::string&, const std::string&, const std::string&, core::transport_kind) {

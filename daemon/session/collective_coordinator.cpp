@@ -302,10 +302,6 @@ private:
 void execute_collective(daemon_context& ctx, core::collective_result& result, const event_sink& emit,
                         const std::atomic<bool>& cancel) {
     require_memory_domain(result.spec.memory, "coordinator");  // the sweeps' error where there is no GPU
-    if (result.spec.memory != "host")
-        throw collective_run_error(fmt::format("collectives from GPU memory are not built yet: use --memory host (asked: {})",
-                                               result.spec.memory),
-                                   std::nullopt, true);
     coordinator(ctx, result, emit, cancel).run();
 }
 

@@ -32,7 +32,15 @@ public:
             scratch = std::max(scratch, step_bytes);
         }
         scratch_.resize(scratch);
-        core::fill_inputs(plan_, send_, recv_);
+        if (options.device_memory) {
+            try {
+                dev_ = options.device_memory(send_.size(), recv_.size(), scratch_.size());
+            } catch (const std::exception& e) {
+                throw collective_fault(fmt::format("cannot allocate this size's buffers in device memory: {}", e.what()),
+                                       std::nullopt);
+            }
+        }
+        refill();
     }
 
     /// The barrier: every rank waits for every other; returns whether any rank said stop.
@@ -60,32 +68,43 @@ public:
     /// One iteration of the plan. With `arrivals`, when each receive completed (seconds into
     /// the iteration, by peer) goes there.
     iteration iterate(step_label where, std::vector<std::pair<unsigned, double>>* arrivals = nullptr) {
+        using region = collective_device_memory::region;
         where.count = plan_.steps.size();
         const auto w = plan_.element_bytes;
         std::byte* in = send_.data();
         std::byte* out = plan_.in_place() ? send_.data() : recv_.data();
+        const region out_region = plan_.in_place() ? region::send : region::recv;
         const auto t0 = clock::now();
-        if (plan_.self_copy) std::memcpy(out + plan_.self_copy->first * w, in + plan_.self_copy->first * w, plan_.self_copy->count * w);
+        if (plan_.self_copy) {
+            const auto at = plan_.self_copy->first * w, n = plan_.self_copy->count * w;
+            if (dev_) on_device("the copy of its own block", [&] { dev_->copy(out_region, at, region::send, at, n); });
+            else std::memcpy(out + at, in + at, n);
+        }
         iteration done;
         const unsigned left = (plan_.rank + plan_.ranks - 1) % plan_.ranks;
         for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
             const auto& step = plan_.steps[s];
             for (const auto& t : step.sends) {
-                if (options_.corrupt && t.range.count) in[t.range.first * w + w - 1] ^= std::byte{0x40};
-                runner_->with(t.peer).send = {in + t.range.first * w, t.range.count * w, 0, nullptr, 0, {}};
+                const auto at = t.range.first * w, n = t.range.count * w;
+                if (dev_) on_device("staging a send", [&] { dev_->download(in + at, region::send, at, n); });
+                if (options_.corrupt && n) in[at + w - 1] ^= std::byte{0x40};
+                runner_->with(t.peer).send = {in + at, n, 0, nullptr, 0, {}};
             }
             std::size_t scratch_at = 0;
             for (const auto& t : step.recvs) {
                 auto& m = runner_->with(t.peer).recv;
+                const auto at = t.range.first * w, n = t.range.count * w;
                 if (t.reduce) {
-                    m = {scratch_.data() + scratch_at, t.range.count * w, 0, out + t.range.first * w, 0, {}};
-                    scratch_at += t.range.count * w;
+                    // On a device the sum is done there once the step is in, not as bytes come.
+                    m = {scratch_.data() + scratch_at, n, 0, dev_ ? nullptr : out + at, 0, {}};
+                    scratch_at += n;
                 } else {
-                    m = {out + t.range.first * w, t.range.count * w, 0, nullptr, 0, {}};
+                    m = {out + at, n, 0, nullptr, 0, {}};
                 }
             }
             where.index = s + 1;
             runner_->run(where, collective_stall_limit);
+            if (dev_) land_on_device(step, out, out_region);
             for (const auto& a : runner_->completed()) {
                 if (arrivals) arrivals->emplace_back(a.peer, std::max(seconds_between(t0, a.last), 1e-9));
                 if (a.peer == left) done.link_in_s += seconds_between(a.first, a.last);
@@ -96,13 +115,58 @@ public:
         return done;
     }
 
-    std::uint64_t wrong() const { return core::count_wrong_outputs(plan_, send_, recv_); }
-    void refill() { core::fill_inputs(plan_, send_, recv_); }
+    std::uint64_t wrong() {
+        if (dev_)
+            on_device("reading the results back", [&] {
+                dev_->download(send_.data(), collective_device_memory::region::send, 0, send_.size());
+                dev_->download(recv_.data(), collective_device_memory::region::recv, 0, recv_.size());
+            });
+        return core::count_wrong_outputs(plan_, send_, recv_);
+    }
+
+    void refill() {
+        core::fill_inputs(plan_, send_, recv_);
+        if (dev_)
+            on_device("loading the inputs", [&] {
+                dev_->upload(collective_device_memory::region::send, 0, send_.data(), send_.size());
+                dev_->upload(collective_device_memory::region::recv, 0, recv_.data(), recv_.size());
+            });
+    }
 
 private:
+    /// A step's receives, now in the host mirrors, taken to the device: copied up, or copied
+    /// up to the scratch and summed into the buffer there.
+    void land_on_device(const core::schedule_step& step, const std::byte* out, collective_device_memory::region out_region) {
+        using region = collective_device_memory::region;
+        const auto w = plan_.element_bytes;
+        on_device("landing a step's receives", [&] {
+            std::size_t scratch_at = 0;
+            for (const auto& t : step.recvs) {
+                const auto at = t.range.first * w, n = t.range.count * w;
+                if (t.reduce) {
+                    dev_->upload(region::scratch, scratch_at, scratch_.data() + scratch_at, n);
+                    dev_->add(plan_.element, out_region, at, region::scratch, scratch_at, n);
+                    scratch_at += n;
+                } else {
+                    dev_->upload(out_region, at, out + at, n);
+                }
+            }
+        });
+    }
+
+    /// Runs a device operation; its failure ends the size as a fault of this rank.
+    template <class Op> void on_device(const char* what, Op op) {
+        try {
+            op();
+        } catch (const std::exception& e) {
+            throw collective_fault(fmt::format("device memory failed while {}: {}", what, e.what()), std::nullopt);
+        }
+    }
+
     const core::collective_plan& plan_;
     const size_run_options& options_;
-    std::vector<std::byte> send_, recv_, scratch_;
+    std::vector<std::byte> send_, recv_, scratch_;  // the buffers, or the device's host mirrors
+    std::unique_ptr<collective_device_memory> dev_;   // null: host memory
     std::unique_ptr<step_runner> runner_;  // after the buffers it may have registered
     std::vector<core::barrier_round> barrier_;
 };

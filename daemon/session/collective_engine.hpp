@@ -8,6 +8,7 @@
 /// frame. Every wait is bounded: a peer that closes, resets or sends nothing for the stall
 /// limit ends the size with a collective_fault naming it.
 #include "core/collective_plan.hpp"
+#include "daemon/session/collective_memory.hpp"
 #include "transport/socket.hpp"
 
 #include <atomic>
@@ -67,6 +68,8 @@ struct size_run_options {
     /// Test hook (MESHPERF_TEST_CORRUPT_COLLECTIVE): flips a bit of the first element of every
     /// message this rank sends, so `--verify` must find wrong elements.
     bool corrupt = false;
+    /// Where the buffers live: empty for host memory, else their device (collective_memory.hpp).
+    collective_memory_factory device_memory;
 };
 
 /// What one rank measured of one op at one size.

@@ -35,9 +35,6 @@ collective_hello read_hello(const daemon_context& ctx, const json& body) {
     if (h.rank >= h.spec.hosts.size()) throw session_error(fmt::format("this daemon was given rank {} of {}", h.rank, h.spec.hosts.size()));
     if (h.token.empty() || h.token.size() > 64) throw session_error("the collective's data token is malformed");
     require_memory_domain(h.spec.memory, rank_name(h.spec, h.rank));
-    if (h.spec.memory != "host")
-        throw session_error(fmt::format("collectives from GPU memory are not built yet: use --memory host ({} has {})",
-                                        rank_name(h.spec, h.rank), h.spec.memory));
     return h;
 }
 

@@ -111,6 +111,7 @@ size_run_options run_options_of(const core::collective_spec& spec, const core::r
     o.max_duration_s = limits.max_duration_s;
     o.verify = spec.verify;
     o.corrupt = corrupt;
+    o.device_memory = collective_memory_for(spec.memory);
     return o;
 }
 

@@ -4,7 +4,9 @@
 // missing GPU is a fault.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "core/sizes.hpp"
+#include "core/reduce_ops.hpp"
 #include "gpu/buffer.hpp"
+#include "gpu/collective_device.hpp"
 #include "gpu/copy_json.hpp"
 #include "gpu/copy_sweep.hpp"
 #include "gpu/dmabuf.hpp"
@@ -43,6 +45,31 @@ TEST_CASE("inventory lists every device with its PCIe place") {
     MESSAGE(j.dump(2));
     CHECK(j["available"] == true);
     CHECK(j["devices"].size() == inv.devices.size());
+}
+
+TEST_CASE("collective device: the sum kernel matches core::reduce_sum bit for bit, every dtype") {
+    using region = collective_device::region;
+    for (auto type : {meshperf::core::dtype::fp32, meshperf::core::dtype::bf16, meshperf::core::dtype::fp16}) {
+        INFO(meshperf::core::to_string(type));
+        const std::size_t w = meshperf::core::dtype_bytes(type), n = 1000003 * w, off = 7 * w;
+        std::vector<std::byte> acc(n + off), in(n), expect;
+        for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = static_cast<std::byte>((i * 131 + 7) & 0x3f);  // finite values
+        for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::byte>((i * 71 + 3) & 0x3f);
+        expect = acc;
+        meshperf::core::reduce_sum(type, {expect.data() + off, n}, in);
+        collective_device dev(0, acc.size(), 0, in.size());
+        dev.upload(region::send, 0, acc.data(), acc.size());
+        dev.upload(region::scratch, 0, in.data(), in.size());
+        dev.add(type, region::send, off, region::scratch, 0, n);
+        std::vector<std::byte> got(acc.size());
+        dev.download(got.data(), region::send, 0, got.size());
+        CHECK(std::memcmp(got.data(), expect.data(), got.size()) == 0);
+        dev.copy(region::scratch, 0, region::send, off, in.size());  // device to device
+        std::vector<std::byte> back(in.size());
+        dev.download(back.data(), region::scratch, 0, back.size());
+        CHECK(std::memcmp(back.data(), expect.data() + off, back.size()) == 0);
+        CHECK_THROWS_AS(dev.upload(region::recv, 0, acc.data(), 1), std::invalid_argument);  // 0-byte region
+    }
 }
 
 TEST_CASE("buffers: allocation, page rounding, move-only ownership") {

@@ -249,6 +249,29 @@ class Faults(CollectiveCase):
         self.assertEqual(doc["state"], "completed", doc.get("error"))
 
 
+    def test_gpu_memory_without_a_gpu_fails_at_the_start_with_the_sweeps_reason(self):
+        ranks = self.start(2)
+        status, info = ranks[0].http("GET", "/v1/info")
+        if info.get("gpu", {}).get("available"):
+            self.skipTest("this host has a GPU: tests/gpu/device-check runs collectives from GPU memory")
+        doc = self.run_collective(ranks, ops=["allreduce"], sizes="64K", iterations=2, memory="cuda:0")
+        self.assertEqual(doc["state"], "failed")
+        self.assertIn("cuda:0", doc["error"])
+        self.assertRegex(doc["error"], r"NVIDIA driver|no CUDA device|not built into this meshperfd")
+        self.assertEqual(doc["points"], [])
+        # The sweep's reason, word for word after its side's prefix.
+        status, sweep = ranks[0].http("POST", "/v1/runs", {"peer": ranks[1].address, "tests": ["latency"], "sizes": [8],
+                                                            "local_memory": "cuda:0"})
+        if status == 202:
+            sweep = self.wait(ranks[0], sweep["id"])
+        reason = (sweep.get("error") or "").split("cuda:0", 1)[-1]
+        self.assertTrue(reason and reason in doc["error"], (sweep, doc["error"]))
+        for d in ranks:
+            self.assertTrue(d.alive(), "a daemon died")
+        doc = self.run_collective(ranks, ops=["allreduce"], sizes="64K", iterations=2)
+        self.assertEqual(doc["state"], "completed", doc.get("error"))
+
+
 class Limits(CollectiveCase):
     def test_every_rank_holds_the_plan_to_its_own_limits(self):
         fd, path = tempfile.mkstemp(prefix="meshperf-coll-limits-", suffix=".toml")

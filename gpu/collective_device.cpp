@@ -1,0 +1,83 @@
+#include "gpu/collective_device.hpp"
+
+#include "core/sizes.hpp"
+#include "gpu/detail/cuda_check.hpp"
+#include "gpu/detail/kernels.hpp"
+#include "gpu/detail/stream_event.hpp"
+
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace meshperf::gpu {
+
+struct collective_device::impl {
+    detail::stream stream;
+};
+
+namespace {
+device_buffer allocate(int device, std::size_t bytes) { return bytes ? device_buffer(device, bytes) : device_buffer(); }
+
+int kernel_type(core::dtype t) {
+    switch (t) {
+    case core::dtype::fp32: return detail::sum_fp32;
+    case core::dtype::bf16: return detail::sum_bf16;
+    case core::dtype::fp16: return detail::sum_fp16;
+    }
+    return -1;
+}
+}  // namespace
+
+collective_device::collective_device(int device, std::size_t send_bytes, std::size_t recv_bytes, std::size_t scratch_bytes)
+    : device_(device), send_(allocate(device, send_bytes)), recv_(allocate(device, recv_bytes)),
+      scratch_(allocate(device, scratch_bytes)) {
+    detail::set_device(device_);
+    impl_ = std::make_unique<impl>();
+}
+
+collective_device::~collective_device() = default;
+
+std::byte* collective_device::at(region r, std::size_t offset, std::size_t n) const {
+    const device_buffer& b = r == region::send ? send_ : r == region::recv ? recv_ : scratch_;
+    if (offset > b.size() || n > b.size() - offset)
+        throw std::invalid_argument(fmt::format("collective device buffer: {} bytes at {} past its {} bytes", n, offset, b.size()));
+    return static_cast<std::byte*>(b.data()) + offset;
+}
+
+void collective_device::upload(region r, std::size_t offset, const void* host, std::size_t n) {
+    if (!n) return;
+    detail::set_device(device_);
+    detail::check(cudaMemcpyAsync(at(r, offset, n), host, n, cudaMemcpyHostToDevice, impl_->stream.get()),
+                  fmt::format("cudaMemcpyAsync({} host -> cuda:{})", core::format_size(n), device_));
+    impl_->stream.synchronize();
+}
+
+void collective_device::download(void* host, region r, std::size_t offset, std::size_t n) {
+    if (!n) return;
+    detail::set_device(device_);
+    detail::check(cudaMemcpyAsync(host, at(r, offset, n), n, cudaMemcpyDeviceToHost, impl_->stream.get()),
+                  fmt::format("cudaMemcpyAsync({} cuda:{} -> host)", core::format_size(n), device_));
+    impl_->stream.synchronize();
+}
+
+void collective_device::copy(region dst, std::size_t dst_offset, region src, std::size_t src_offset, std::size_t n) {
+    if (!n) return;
+    detail::set_device(device_);
+    detail::check(cudaMemcpyAsync(at(dst, dst_offset, n), at(src, src_offset, n), n, cudaMemcpyDeviceToDevice,
+                                  impl_->stream.get()),
+                  fmt::format("cudaMemcpyAsync({} within cuda:{})", core::format_size(n), device_));
+    impl_->stream.synchronize();
+}
+
+void collective_device::add(core::dtype type, region acc, std::size_t acc_offset, region in, std::size_t in_offset,
+                            std::size_t n) {
+    if (!n) return;
+    const std::size_t w = core::dtype_bytes(type);
+    if (n % w) throw std::invalid_argument(fmt::format("collective sum over {} bytes: not whole {} elements", n, core::to_string(type)));
+    detail::set_device(device_);
+    detail::check(static_cast<cudaError_t>(
+                      detail::launch_sum(kernel_type(type), at(acc, acc_offset, n), at(in, in_offset, n), n / w, impl_->stream.get())),
+                  fmt::format("the {} sum kernel over {} on cuda:{}", core::to_string(type), core::format_size(n), device_));
+    impl_->stream.synchronize();
+}
+
+}  // namespace meshperf::gpu
