@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace meshperf::core {
 
@@ -109,9 +110,15 @@ void apply_recheck(run_result& run, sweep_drift& d, std::size_t index, const poi
         throw insane_figure(fmt::format("rechecked point read {} and {} ns", first, second));
     d.rechecks.push_back({p.size_bytes, first, second});
     if (!widen_to_drift(p, std::abs(second - first) / first)) return;
-    p.warnings.push_back(fmt::format("measured again because the curve fell after it by more than the stated precision: "
-                                     "read {:.3g} µs, then {:.3g} µs one-way; its precision covers both",
-                                     first / 2e3, second / 2e3));
+    // One warning per point, naming every reading of it (rechecks run in rounds).
+    constexpr std::string_view prefix = "measured again because";
+    std::erase_if(p.warnings, [&](const std::string& w) { return w.starts_with(prefix); });
+    std::string readings;
+    for (const auto& r : d.rechecks)
+        if (r.size_bytes == p.size_bytes) readings += fmt::format("{}{:.3g}", readings.empty() ? "" : ", ", r.again_rtt_ns_p50 / 2e3);
+    p.warnings.push_back(fmt::format("{} the curve fell after it by more than the stated precision: read {:.3g} µs, then {} µs "
+                                     "one-way; its precision covers them",
+                                     prefix, first / 2e3, readings));
 }
 
 json to_json(const sweep_drift& d) {

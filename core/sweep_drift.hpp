@@ -41,8 +41,10 @@ void record_reading(sweep_drift&, std::size_t after_point, const point_result& p
 /// Fills relative_half_width from the readings.
 void settle(sweep_drift&);
 
-/// Most points of a test measured a second time.
+/// Most points of a test measured again in one round.
 inline constexpr std::size_t max_rechecks = 4;
+/// Most rounds of re-measuring: each round re-measures the points the curve still falls from.
+inline constexpr std::size_t max_recheck_rounds = 3;
 
 /// Indices into run.points of the `test` points to measure again: both points of each pair
 /// of neighbouring sizes where the larger size's median latency is below the smaller's by

@@ -102,14 +102,20 @@ public:
     }
 
     /// Once every point of the test is in: the drift applied, then each point the curve falls
-    /// from by more than both points' precision measured again (core::points_to_recheck).
+    /// from by more than both points' precision measured again (core::points_to_recheck), in
+    /// rounds while the curve still falls (a second reading in the same slow phase widens
+    /// nothing), at most core::max_recheck_rounds.
     void finish(const std::atomic<bool>& cancel) {
         if (!d_) return;
         apply();
-        for (auto i : core::points_to_recheck(run_, d_->test)) {
-            if (cancel.load()) throw run_cancelled();
-            const auto& p = run_.points[i];
-            core::apply_recheck(run_, *d_, i, measure_(point_key{p.test, p.size_bytes, ++index_}));
+        for (std::size_t round = 0; round < core::max_recheck_rounds; ++round) {
+            const auto again = core::points_to_recheck(run_, d_->test);
+            if (again.empty()) break;
+            for (auto i : again) {
+                if (cancel.load()) throw run_cancelled();
+                const auto& p = run_.points[i];
+                core::apply_recheck(run_, *d_, i, measure_(point_key{p.test, p.size_bytes, ++index_}));
+            }
         }
     }
 

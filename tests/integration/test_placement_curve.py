@@ -3,8 +3,8 @@
 every run ran with the same placement. The stated precision includes the sweep's drift
 (core/sweep_drift.hpp): on a VM whose latency moves in phases longer than a point, a point's
 own interval cannot see the other phases, the reference re-measured every 4 points can, and
-a point the curve falls from is measured again. Not in CTest (see
-tests/integration/CMakeLists.txt): it still fails about one full ctest run in three here.
+a point the curve falls from is measured again, in rounds. In CTest as
+integration-placement_curve (label `curve`; see tests/integration/CMakeLists.txt).
 """
 import json
 import os

@@ -204,6 +204,11 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
     --sizes 64K --iterations 3 --verify -q >/dev/null 2>/tmp/coll.err ||
     fail "the two ranks left did not run again over RDMA: $(cat /tmp/coll.err)"
   wait $d3 2>/dev/null
+  # The surviving daemons hold no QP, CQ, MR or PD of the runs once they ended (the fault's too).
+  sleep 1
+  live=$(rdma resource show | tr '\n' ' ')
+  echo "MESHPERF-COLLECTIVE-RESOURCES baseline [$baseline] with the daemons up after the runs [$live]"
+  [ "$live" = "$baseline" ] || fail "RDMA resources held by the daemons after the collectives: $live (baseline $baseline)"
 
   kill $d1 $d2
   wait $d1 $d2 2>/dev/null

@@ -11,7 +11,8 @@
 #    libraries ldd names, the rxe provider, the Soft-RoCE modules in load order.
 # 3. boots it under TCG (KVM only where the CPU has vmx/svm and kvm_pvm is absent), runs
 #    guest-tests.sh: rdma_selftest, perftest's ib_write_bw, ib_write_lat and ib_send_lat at
-#    the same sizes, and meshperf against perftest alternating (ratios printed).
+#    the same sizes, and meshperf against perftest alternating (ratios printed); with the
+#    daemon and CLI built, RDMA sweeps between two daemons and collectives over three.
 # 4. checks every figure perftest printed is positive and finite (perftest exits 0 with
 #    "inf" or 0.00), the selftest's and the guest's exit codes.
 #
@@ -121,7 +122,7 @@ FACTOR = {"allreduce": lambda p: 2 * (p - 1) / p, "allgather": lambda p: (p - 1)
           "broadcast": lambda p: 1.0, "incast": lambda p: p - 1}
 ok, seen, busbw = True, set(), {}
 for line in open(sys.argv[1], errors="replace"):
-    if line.startswith("MESHPERF-COLLECTIVE-KILLED") or line.startswith("MESHPERF-COLLECTIVE-EXIT"):
+    if line.startswith(("MESHPERF-COLLECTIVE-KILLED", "MESHPERF-COLLECTIVE-EXIT", "MESHPERF-COLLECTIVE-RESOURCES")):
         print("rdma-vm:", line.strip()[:400])
     if not line.startswith("MESHPERF-COLLECTIVE-JSON "):
         continue

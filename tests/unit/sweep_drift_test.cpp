@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <algorithm>
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -243,6 +244,46 @@ TEST_CASE("a point the curve falls from is measured again, and its precision cov
     const auto back = core::run_result_from_json(core::to_json(run));
     REQUIRE(back.drift[0].rechecks.size() == 2);
     CHECK(back.drift[0].rechecks[1].size_bytes == 16);
+}
+
+TEST_CASE("a recheck that lands in the same slow phase is followed by another round, up to 3") {
+    const std::atomic<bool> cancel{false};
+    for (std::size_t slow_rechecks : {1u, 5u}) {
+        CAPTURE(slow_rechecks);
+        core::run_result run;
+        run.spec = latency_spec(8);
+        std::vector<double> first{30000, 30100, 30050, 38000, 30200, 30150, 30300, 30400};
+        std::size_t rechecks_of_8 = 0;
+        const md::point_measurer measure = [&](const md::point_key& k) {
+            for (std::size_t i = 0; i < run.spec.sizes.size(); ++i)
+                if (run.spec.sizes[i] == k.size) {
+                    const bool in_curve = run.points.size() == i;
+                    if (in_curve) return latency_point(k.size, first[i], 0.002);
+                    // The 8 B point's first `slow_rechecks` re-measurements stay in its slow phase.
+                    if (k.size == 8 && ++rechecks_of_8 <= slow_rechecks) return latency_point(k.size, 38100, 0.002);
+                    return latency_point(k.size, 30100, 0.002);
+                }
+            FAIL("unexpected size");
+            return core::point_result{};
+        };
+        md::measure_all_points(run, "", [](const nlohmann::json&) {}, cancel, measure);
+        const auto& spike = run.points[3];
+        if (slow_rechecks == 1) {
+            CHECK(rechecks_of_8 == 2);  // round 1 read it slow again; round 2 found the fast phase
+            CHECK(spike.precision.achieved == doctest::Approx(7900.0 / 38000));
+            CHECK(core::points_to_recheck(run, core::test_kind::latency).empty());
+            REQUIRE(spike.warnings.size() == 1);  // one warning naming both re-measurements
+            const auto& w = spike.warnings[0];
+            CHECK(w.find("measured again") != std::string::npos);
+            CHECK(std::count(w.begin(), w.end(), ',') >= 1);  // "then A, B µs"
+            std::size_t of_8 = 0;
+            for (const auto& r : run.drift[0].rechecks) of_8 += r.size_bytes == 8;
+            CHECK(of_8 == 2);
+        } else {
+            CHECK(rechecks_of_8 == core::max_recheck_rounds);  // bounded: the curve still falls, said as it is
+            CHECK_FALSE(core::points_to_recheck(run, core::test_kind::latency).empty());
+        }
+    }
 }
 
 TEST_CASE("points_to_recheck: nothing on a rising curve, at most 4 points") {
