@@ -46,6 +46,9 @@ void add_collective_options(CLI::App& cmd, collective_cli& o) {
                                        "ops can cut), list 64K,1M; IEC suffixes")
         ->capture_default_str();
     cmd.add_option("--transport", s.transport, "tcp or rdma")->capture_default_str();
+    cmd.add_option("--rdma-device", s.rdma_device, "RDMA device on every rank (default: the one that holds the daemon's address)");
+    cmd.add_option("--port", s.rdma_port, "RDMA port number on every rank")->capture_default_str();
+    cmd.add_option("--gid-index", s.gid_index, "RDMA GID index on every rank (default: the RoCE v2 GID of the daemon's address)");
     cmd.add_option("--memory", s.memory, "every rank's buffers: host or cuda:N")->capture_default_str();
     cmd.add_option("--dtype", s.dtype, "element type: float32 (fp32), bfloat16 (bf16) or float16 (fp16)")->capture_default_str();
     cmd.add_flag("--verify", s.verify, "every rank checks its result and counts wrong elements (#wrong)");

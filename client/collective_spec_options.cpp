@@ -94,6 +94,9 @@ built_collective_spec build_collective_spec(const collective_options& o, const o
                {"warmup_iterations", o.warmup},
                {"predict", o.predict}};
         if (given("--algo")) j["algo"] = o.algo;
+        if (given("--rdma-device")) j["rdma_device"] = o.rdma_device;
+        if (given("--port")) j["rdma_port"] = o.rdma_port;
+        if (given("--gid-index")) j["gid_index"] = o.gid_index;
         if (given("--coordinator")) j["coordinator"] = o.coordinator;
         if (given("--iterations") || !given("--duration")) j["iterations"] = o.iterations;
         if (given("--duration")) j["duration_s"] = o.duration;

@@ -21,6 +21,9 @@ struct collective_options {
     std::string algo;                  ///< --algo: ring, tree or direct; empty: each op's default
     std::string sizes = "1K..64M";     ///< --sizes: list and ranges, as sweep's
     std::string transport = "tcp";
+    std::string rdma_device;           ///< --rdma-device (RDMA only; empty: the one of the daemon's address)
+    std::uint32_t rdma_port = 1;       ///< --port
+    int gid_index = 0;                 ///< --gid-index, when given
     std::string memory = "host";       ///< host or cuda:N
     std::string dtype = "fp32";
     bool verify = false;

@@ -314,11 +314,25 @@ void check_model_file(const collective_spec& s) {
 
 }  // namespace
 
+namespace {
+/// The RDMA options: in range, and only with --transport rdma (elsewhere they would be ignored).
+void check_rdma_options(const collective_spec& s) {
+    if (s.transport != transport_kind::rdma && (!s.rdma_device.empty() || s.rdma_port != 1 || s.gid_index))
+        throw spec_error("rdma_device, rdma_port and gid_index apply to transport rdma only: drop them, or use --transport rdma");
+    if (s.rdma_device.size() > 64 || s.rdma_device.find_first_of(" /\t\n") != std::string::npos)
+        throw spec_error(fmt::format("RDMA device name '{}' is not a device name (ibv_devices lists them)", s.rdma_device));
+    if (s.rdma_port == 0 || s.rdma_port > 255) throw spec_error(fmt::format("RDMA port {} is out of range: use 1..255", s.rdma_port));
+    if (s.gid_index && (*s.gid_index < 0 || *s.gid_index > 1023))
+        throw spec_error(fmt::format("GID index {} is out of range: use 0..1023", *s.gid_index));
+}
+}  // namespace
+
 void validate(const collective_spec& s, const endpoint_normalizer& normalize, const collective_limits& lim) {
     check_hosts(s, normalize, lim);
     check_ops(s);
     check_sizes(s);
     check_memory_domain("memory", s.memory);
+    check_rdma_options(s);
     check_length(s, lim);
     check_model_file(s);
     check_size_steps(s);
@@ -334,6 +348,11 @@ json to_json(const collective_spec& s) {
     j["algo"] = s.algo ? json(to_string(*s.algo)) : json(nullptr);
     j["sizes"] = s.sizes;
     j["transport"] = to_string(s.transport);
+    if (s.transport == transport_kind::rdma) {
+        j["rdma_device"] = s.rdma_device;
+        j["rdma_port"] = s.rdma_port;
+        j["gid_index"] = s.gid_index ? json(*s.gid_index) : json(nullptr);
+    }
     j["memory"] = s.memory;
     j["dtype"] = to_string(s.element);
     j["verify"] = s.verify;
@@ -393,8 +412,8 @@ std::vector<std::uint64_t> field_sizes(const json& v) {
 collective_spec collective_spec_from_json(const json& j, const endpoint_normalizer& normalize, const collective_limits& lim) {
     if (!j.is_object()) throw spec_error(fmt::format("a collective spec must be a JSON object, not {}", j.type_name()));
     static const std::set<std::string, std::less<>> known = {
-        "hosts", "coordinator", "ops", "algo", "sizes", "transport", "memory", "dtype", "verify",
-        "iterations", "duration_s", "warmup_iterations", "predict"};
+        "hosts", "coordinator", "ops", "algo", "sizes", "transport", "rdma_device", "rdma_port", "gid_index", "memory",
+        "dtype", "verify", "iterations", "duration_s", "warmup_iterations", "predict"};
     for (const auto& [key, value] : j.items()) {
         if (key == "model_file")
             throw spec_error("field 'model_file' is not part of a collective spec: the client reads --model and predicts "
@@ -414,6 +433,16 @@ collective_spec collective_spec_from_json(const json& j, const endpoint_normaliz
         else if (key == "algo") { if (!v.is_null()) s.algo = parse_collective_algo(field_string(v, key)); }
         else if (key == "sizes") s.sizes = field_sizes(v);
         else if (key == "transport") s.transport = parse_transport_kind(field_string(v, key));
+        else if (key == "rdma_device") s.rdma_device = field_string(v, key);
+        else if (key == "rdma_port") {
+            const auto port = json_unsigned(v, key);
+            s.rdma_port = port > 65535 ? 0 : static_cast<std::uint32_t>(port);  // out of range either way: refused by validate
+        }
+        else if (key == "gid_index") {
+            if (v.is_null()) continue;
+            const auto g = json_unsigned(v, key);
+            s.gid_index = g > 1023 ? 1024 : static_cast<int>(g);
+        }
         else if (key == "memory") s.memory = field_string(v, key);
         else if (key == "dtype") s.element = parse_dtype(field_string(v, key));
         else if (key == "verify") s.verify = field_bool(v, key);

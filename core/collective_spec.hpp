@@ -55,6 +55,11 @@ struct collective_spec {
     std::optional<collective_algo> algo;
     std::vector<std::uint64_t> sizes;                  ///< S; sorted, unique, 1..max_message_size
     transport_kind transport = transport_kind::tcp;
+    /// RDMA only, on every rank, as a sweep's: the device (empty: the one that holds the
+    /// daemon's address), its port, the GID index (empty: the RoCE v2 GID of that address).
+    std::string rdma_device;
+    std::uint32_t rdma_port = 1;
+    std::optional<int> gid_index;
     std::string memory = "host";                       ///< every rank's buffers: "host" or "cuda:N", as run_spec's memory domains
     dtype element = dtype::fp32;                       ///< what is summed, and the unit of the sizes
     bool verify = false;                               ///< every rank checks its result and counts wrong elements

@@ -70,7 +70,7 @@ collective_mesh mesh_expectation::connect(const core::collective_spec& spec, tra
         }
         tune(mesh.fds[q].get());
     }
-    if (spec.transport == core::transport_kind::rdma) mesh.rdma = connect_rdma_links(mesh, deadline);
+    if (spec.transport == core::transport_kind::rdma) mesh.rdma = connect_rdma_links(mesh, spec, deadline);
     return mesh;
 }
 

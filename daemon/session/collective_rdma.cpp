@@ -367,7 +367,8 @@ private:
 
 }  // namespace
 
-std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh& mesh, clock::time_point deadline) {
+std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh& mesh, const core::collective_spec& spec,
+                                                          clock::time_point deadline) {
     std::vector<unsigned> peers;
     for (unsigned q = 0; q < mesh.fds.size(); ++q)
         if (mesh.fds[q]) peers.push_back(q);
@@ -375,6 +376,9 @@ std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh&
     auto links = std::make_shared<collective_rdma_links>();
     rdma::endpoint_options o;
     o.local_ip = transport::local_ip(mesh.fds[peers.front()].get());
+    o.device = spec.rdma_device;
+    o.port = static_cast<std::uint8_t>(spec.rdma_port);
+    o.gid_index = spec.gid_index;
     o.qps = static_cast<std::uint32_t>(peers.size());
     o.max_message_bytes = rdma_slot_count * rdma_slot_bytes;
     o.tx_depth = send_depth;

@@ -10,6 +10,7 @@
 /// and sends the credit back as a zero-byte send with immediate data (the count). Pieces stay
 /// in order (RC), so a step's messages between two ranks are delivered as on a stream, and the
 /// same step_runner drives both paths (collective_steps.hpp). The barrier travels the same way.
+#include "core/collective_spec.hpp"
 #include "daemon/session/collective_steps.hpp"
 
 #include <cstddef>
@@ -23,12 +24,14 @@ namespace meshperf::daemon {
 inline constexpr std::uint32_t rdma_slot_count = 8;
 inline constexpr std::size_t rdma_slot_bytes = 256 * 1024;
 
-/// Opens this rank's RDMA endpoint (the device that holds the mesh sockets' local address,
-/// as a sweep chooses it), one QP per peer with a socket in `mesh`; exchanges the QPs'
+/// Opens this rank's RDMA endpoint (spec.rdma_device, port and GID index; by default the
+/// device that holds the mesh sockets' local address, as a sweep chooses it), one QP per peer
+/// with a socket in `mesh`; exchanges the QPs'
 /// descriptions over those sockets, connects every QP, posts its receives, and waits until
 /// every peer has done the same (so no write can reach a QP that is not ready). Throws
 /// session_error with the device's error ("no RDMA device found", a port down, the memlock
 /// limit) or the peer that did not answer by `deadline`.
-std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh& mesh, transport::clock::time_point deadline);
+std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh& mesh, const core::collective_spec& spec,
+                                                          transport::clock::time_point deadline);
 
 }  // namespace meshperf::daemon

@@ -9,7 +9,8 @@ constexpr const char* why = "RDMA support is not built into this meshperfd (libi
                             "install libibverbs-dev and rebuild with -DMESHPERF_WITH_RDMA=ON)";
 }
 
-std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh&, transport::clock::time_point) {
+std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh&, const core::collective_spec&,
+                                                          transport::clock::time_point) {
     throw session_error(why);
 }
 

@@ -189,6 +189,18 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   [ -f /tmp/coll.json ] && echo "MESHPERF-COLLECTIVE-JSON transport=rdma-tree | $(tr -d '\n' </tmp/coll.json)"
   rm -f /tmp/coll.json
   [ $st -eq 0 ] || fail "meshperf collective --transport rdma --algo tree exited $st"
+  # The RDMA options reach every rank: a device or GID index that does not exist ends the run
+  # at the start with the verbs reason (exit 3), and the ranks run again at once.
+  for bad in "--rdma-device nosuch0" "--gid-index 999"; do
+    meshperf --token-file /tmp/token collective --hosts $hosts --transport rdma $bad --op allreduce \
+      --sizes 12K --iterations 2 -q >/dev/null 2>/tmp/coll.err
+    st=$?
+    echo "MESHPERF-COLLECTIVE-ERROR [$bad] exit=$st | $(tr '\n' ' ' </tmp/coll.err)"
+    [ $st -eq 3 ] || fail "meshperf collective with $bad exited $st (expected 3)"
+  done
+  meshperf --token-file /tmp/token collective --hosts $hosts --transport rdma --rdma-device rxe0 --gid-index $gid \
+    --op allreduce --sizes 12K --iterations 2 --verify -q >/dev/null 2>/tmp/coll.err ||
+    fail "meshperf collective --rdma-device rxe0 --gid-index $gid failed: $(cat /tmp/coll.err)"
   (sleep 4; kill -KILL $d3) &
   killer=$!
   t0=$(date +%s)

@@ -122,7 +122,8 @@ FACTOR = {"allreduce": lambda p: 2 * (p - 1) / p, "allgather": lambda p: (p - 1)
           "broadcast": lambda p: 1.0, "incast": lambda p: p - 1}
 ok, seen, busbw = True, set(), {}
 for line in open(sys.argv[1], errors="replace"):
-    if line.startswith(("MESHPERF-COLLECTIVE-KILLED", "MESHPERF-COLLECTIVE-EXIT", "MESHPERF-COLLECTIVE-RESOURCES")):
+    if line.startswith(("MESHPERF-COLLECTIVE-KILLED", "MESHPERF-COLLECTIVE-EXIT", "MESHPERF-COLLECTIVE-RESOURCES",
+                        "MESHPERF-COLLECTIVE-ERROR")):
         print("rdma-vm:", line.strip()[:400])
     if not line.startswith("MESHPERF-COLLECTIVE-JSON "):
         continue

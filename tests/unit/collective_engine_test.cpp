@@ -28,12 +28,18 @@ class emulated_device final : public collective_device_memory {
 public:
     emulated_device(std::size_t send, std::size_t recv, std::size_t scratch, std::atomic<std::uint64_t>& sums)
         : send_(send, std::byte{0xee}), recv_(recv, std::byte{0xee}), scratch_(scratch, std::byte{0xee}), sums_(sums) {}
-    void upload(region r, std::size_t offset, const std::byte* host, std::size_t n) override { std::memcpy(at(r, offset, n), host, n); }
-    void download(std::byte* host, region r, std::size_t offset, std::size_t n) override { std::memcpy(host, at(r, offset, n), n); }
+    // As the CUDA implementation, a call of 0 bytes does nothing (the engine's buffers may be empty).
+    void upload(region r, std::size_t offset, const std::byte* host, std::size_t n) override {
+        if (n) std::memcpy(at(r, offset, n), host, n);
+    }
+    void download(std::byte* host, region r, std::size_t offset, std::size_t n) override {
+        if (n) std::memcpy(host, at(r, offset, n), n);
+    }
     void copy(region dst, std::size_t dst_offset, region src, std::size_t src_offset, std::size_t n) override {
-        std::memmove(at(dst, dst_offset, n), at(src, src_offset, n), n);
+        if (n) std::memmove(at(dst, dst_offset, n), at(src, src_offset, n), n);
     }
     void add(core::dtype type, region acc, std::size_t acc_offset, region in, std::size_t in_offset, std::size_t n) override {
+        if (!n) return;
         core::reduce_sum(type, {at(acc, acc_offset, n), n}, {at(in, in_offset, n), n});
         ++sums_;
     }

@@ -63,6 +63,9 @@ void check_same(const collective_spec& a, const collective_spec& b) {
     CHECK(a.algo == b.algo);
     CHECK(a.sizes == b.sizes);
     CHECK(a.transport == b.transport);
+    CHECK(a.rdma_device == b.rdma_device);
+    CHECK(a.rdma_port == b.rdma_port);
+    CHECK(a.gid_index == b.gid_index);
     CHECK(a.memory == b.memory);
     CHECK(a.element == b.element);
     CHECK(a.verify == b.verify);
@@ -498,6 +501,35 @@ TEST_CASE("collective spec: memory domains as the run spec has them") {
     }
 }
 
+TEST_CASE("collective spec: RDMA device, port and GID index, with --transport rdma only") {
+    auto j = minimal_json();
+    j["transport"] = "rdma";
+    j["rdma_device"] = "rxe0";
+    j["rdma_port"] = 1;
+    j["gid_index"] = 1;
+    const auto s = collective_spec_from_json(j, normalize);
+    CHECK(s.rdma_device == "rxe0");
+    CHECK(s.rdma_port == 1);
+    CHECK(s.gid_index == 1);
+    const auto back = to_json(s);
+    CHECK(back["rdma_device"] == "rxe0");
+    CHECK(back["gid_index"] == 1);
+    CHECK(collective_spec_from_json(back, normalize).gid_index == 1);
+    for (auto [key, value, message] : {std::tuple<const char*, json, const char*>{"rdma_port", 0, "RDMA port 0 is out of range: use 1..255"},
+                                       {"rdma_port", 256, "RDMA port 256 is out of range: use 1..255"},
+                                       {"rdma_port", 1u << 20, "RDMA port 0 is out of range"},
+                                       {"gid_index", 5000, "GID index 1024 is out of range: use 0..1023"},
+                                       {"rdma_device", "mlx5 0", "is not a device name"}}) {
+        auto bad = j;
+        bad[key] = value;
+        CHECK(has(json_problem(bad), message));
+    }
+    auto tcp = j;
+    tcp["transport"] = "tcp";
+    CHECK(has(json_problem(tcp), "apply to transport rdma only"));
+    CHECK_FALSE(to_json(collective_spec_from_json(minimal_json(), normalize)).contains("rdma_device"));  // TCP specs stay as they were
+}
+
 TEST_CASE("collective spec: model_file stays on the client and needs predict") {
     auto s = valid_spec();
     s.model_file = "matrix.json";
@@ -522,6 +554,9 @@ TEST_CASE("collective spec: JSON round trip") {
     s.algo = collective_algo::direct;
     s.sizes = {24, 4800, 24 << 20};
     s.transport = transport_kind::rdma;
+    s.rdma_device = "mlx5_2";
+    s.rdma_port = 2;
+    s.gid_index = 3;
     s.memory = "cuda:3";
     s.element = dtype::bf16;
     s.verify = true;
