@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 
@@ -111,9 +112,12 @@ prediction_links probe_ring(const core::collective_spec& spec, const credentials
             runs.push_back(std::move(outcome.run));
         }
         const auto f = summarize_link(runs);
-        if (!f.lat_us || !f.gbit_per_s || *f.lat_us <= 0 || *f.gbit_per_s <= 0)
+        const auto sane = [](const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; };
+        if (!sane(f.lat_us) || !sane(f.gbit_per_s))
             throw client_error(exit_run_failed,
-                               fmt::format("the probe of link {} -> {} gave no latency and bandwidth figures", from, to));
+                               fmt::format("the probe of link {} -> {} gave no positive, finite latency and bandwidth "
+                                           "figures (leave out --predict, or give --model MATRIX.json)",
+                                           from, to));
         if (progress) progress(fmt::format("probe {} -> {}: α {:.3g} µs, β {:.3g} Gbit/s", from, to, *f.lat_us, *f.gbit_per_s));
         out.links.push_back({from, to, analysis::link_model::from_us_gbit(*f.lat_us, *f.gbit_per_s)});
     }

@@ -48,7 +48,7 @@ public:
           p_(static_cast<unsigned>(spec_.hosts.size())),
           me_(static_cast<unsigned>(std::find(spec_.hosts.begin(), spec_.hosts.end(), core::coordinator_of(spec_)) -
                                     spec_.hosts.begin())),
-          token_(new_mesh_token()), sessions_(p_) {}
+          token_(new_mesh_token()), options_(run_options_of(spec_, ctx_.limits, ctx_.corrupt_collectives)), sessions_(p_) {}
 
     void run() {
         open_sessions();
@@ -195,8 +195,7 @@ private:
         if (!failed) {
             try {
                 out[me_].timing = measure_collective_size(core::plan_collective(key.op, algo, p_, me_, spec_.element, key.size),
-                                                          mesh_, run_options_of(spec_, ctx_.limits, ctx_.corrupt_collectives),
-                                                          cancel_);
+                                                          mesh_, options_, cancel_);
             } catch (const collective_fault& f) {
                 out[me_] = {rank_outcome::kind::fault, fmt::format("{}: {}", rank_name(spec_, me_), f.what()), f.peer, {}};
                 failed = true;
@@ -291,6 +290,7 @@ private:
     const unsigned p_;
     const unsigned me_;
     const std::string token_;
+    const size_run_options options_;  // this rank's, once per run (its device memory checked once)
     measurement_gate::lease lease_;
     std::vector<std::optional<frame_channel>> sessions_;
     std::optional<mesh_expectation> expect_;

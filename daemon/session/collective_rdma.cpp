@@ -13,7 +13,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
-#include <deque>
+#include <array>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <poll.h>
@@ -29,8 +29,9 @@ struct rdma_link {
     std::size_t slot = 0;            ///< the QP's index in the endpoint
     std::uint64_t sent = 0;          ///< pieces written to the peer, ever
     std::uint64_t credited = 0;      ///< of those, pieces the peer has consumed (its credits)
-    std::uint64_t consumed = 0;      ///< pieces from the peer consumed here, ever
-    std::deque<std::uint32_t> arrived;  ///< pieces from the peer not consumed yet: their lengths
+    std::uint64_t arrived = 0;       ///< pieces from the peer that came, ever
+    std::uint64_t consumed = 0;      ///< of those, pieces consumed here (arrived − consumed wait in their slots)
+    std::array<std::uint32_t, rdma_slot_count> length{};  ///< slot i: the length of the piece in it
     std::uint32_t owed = 0;          ///< credits consumed here and not sent back yet
     std::uint32_t data_in_flight = 0, credits_in_flight = 0;  ///< sends not completed
 };
@@ -44,44 +45,31 @@ namespace {
 
 constexpr std::uint32_t send_depth = 2 * rdma_slot_count + 4;  // pieces and credits in flight
 constexpr std::uint32_t recv_depth = 2 * rdma_slot_count + 4;  // pieces and credits not yet polled
-constexpr std::uint64_t credit_wr = 1;                         // wr_id of a credit; a piece's is its length << 1
 
 // --- setup over the mesh's sockets ---------------------------------------------------------
 
-/// Waits until `fd` is ready for `events`; throws session_error past `deadline`.
-void wait_ready(int fd, short events, clock::time_point deadline, const std::string& who) {
-    while (true) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-        if (left <= 0) throw session_error(fmt::format("{} did not answer the RDMA set-up in time", who));
-        pollfd p{fd, events, 0};
-        const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 100)));
-        if (n > 0) return;
-        if (n < 0 && errno != EINTR) throw session_error(fmt::format("poll failed during the RDMA set-up: {}", std::strerror(errno)));
-    }
-}
-
+/// transport::send_all, its failure said as the set-up's.
 void send_bytes(int fd, const void* data, std::size_t n, clock::time_point deadline, const std::string& who) {
-    auto* p = static_cast<const char*>(data);
-    while (n) {
-        wait_ready(fd, POLLOUT, deadline, who);
-        const auto r = ::send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-        if (r <= 0) throw session_error(fmt::format("the RDMA set-up with {} failed: {}", who, std::strerror(errno)));
-        p += r;
-        n -= static_cast<std::size_t>(r);
+    try {
+        transport::send_all(fd, data, n, deadline);
+    } catch (const std::system_error& e) {
+        throw session_error(fmt::format("the RDMA set-up with {} failed: {} (see its daemon's log)", who, e.what()));
     }
 }
 
+/// Exactly n bytes through transport::recv_some, a close or a failure said as the set-up's.
 void recv_bytes(int fd, void* data, std::size_t n, clock::time_point deadline, const std::string& who) {
     auto* p = static_cast<char*>(data);
     while (n) {
-        wait_ready(fd, POLLIN, deadline, who);
-        const auto r = ::recv(fd, p, n, MSG_DONTWAIT);
-        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-        if (r == 0) throw session_error(fmt::format("{} closed its connection during the RDMA set-up (see its log)", who));
-        if (r < 0) throw session_error(fmt::format("the RDMA set-up with {} failed: {}", who, std::strerror(errno)));
-        p += r;
-        n -= static_cast<std::size_t>(r);
+        std::size_t got = 0;
+        try {
+            got = transport::recv_some(fd, p, n, deadline);
+        } catch (const std::system_error& e) {
+            throw session_error(fmt::format("the RDMA set-up with {} failed: {} (see its daemon's log)", who, e.what()));
+        }
+        if (got == 0) throw session_error(fmt::format("{} closed its connection during the RDMA set-up (see its daemon's log)", who));
+        p += got;
+        n -= got;
     }
 }
 
@@ -137,7 +125,6 @@ public:
         completed_.clear();
         posted_.assign(ios_.size(), 0);
         auto last_progress = clock::now();
-        auto next_close_check = last_progress + close_check_interval;
         bool armed = false;  // the step's CQs are armed and have been polled since
         while (true) {
             bool active = false, moved = false;
@@ -145,7 +132,7 @@ public:
                 auto& io = ios_[i];
                 auto& link = *links_.links[io.peer];
                 moved |= poll(io, link, label);
-                while (io.recv.active() && !link.arrived.empty()) {
+                while (io.recv.active() && link.arrived > link.consumed) {
                     consume(io, link, label);
                     moved = true;
                 }
@@ -166,14 +153,10 @@ public:
                 continue;
             }
             if (now - last_progress > stall_limit) throw stalled(label, stall_limit);
-            if (now >= next_close_check) {
-                check_closed(label);
-                next_close_check = now + close_check_interval;
-            }
             // Spin while data is due; past spin_for of silence (a slow peer, the barrier
             // waiting for the slowest rank) arm the CQs, look once more, then sleep until a
-            // completion, so that ranks sharing CPUs leave them to each other (and to a
-            // software RDMA device's kernel threads).
+            // completion or a peer's close, so that ranks sharing CPUs leave them to each
+            // other (and to a software RDMA device's kernel threads).
             if (now - last_progress < spin_for) continue;
             if (!armed) {
                 arm(label);
@@ -187,7 +170,6 @@ public:
     }
 
 private:
-    static constexpr auto close_check_interval = std::chrono::milliseconds(50);
     /// How long a step spins on its CQs before it sleeps on the completion channel: a few
     /// round trips of a hardware link, so a live exchange never sleeps.
     static constexpr auto spin_for = std::chrono::microseconds(50);
@@ -199,8 +181,9 @@ private:
                 link_failed(io.peer, fmt::format("ibv_req_notify_cq: {}", std::strerror(rc)), label);
     }
 
-    /// Sleeps (at most 100 ms) until an armed CQ has a completion or a peer's socket reads
-    /// (it closed it), and takes the channel's events.
+    /// Sleeps (at most 100 ms) until an armed CQ has a completion or a peer's socket reads,
+    /// and takes the channel's events. Nothing travels on the sockets once the QPs are up: a
+    /// socket that reads end-of-stream is a peer that closed it (it faulted or its daemon died).
     void sleep_until_completion(const step_label& label) {
         auto& events = *links_.ep->events();
         fds_.assign(1, pollfd{events.fd(), POLLIN, 0});
@@ -209,8 +192,15 @@ private:
         const int n = ::poll(fds_.data(), fds_.size(), 100);
         if (n < 0 && errno != EINTR) throw collective_fault(fmt::format("{}: poll failed: {}", label.text(), std::strerror(errno)), {});
         events.drain();
-        for (std::size_t k = 1; k < fds_.size(); ++k)
-            if (fds_[k].revents) check_closed(label);
+        for (std::size_t k = 1; k < fds_.size(); ++k) {
+            if (!fds_[k].revents) continue;
+            char c;
+            const auto r = ::recv(fds_[k].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                const auto& io = *std::find_if(ios_.begin(), ios_.end(), [&](const peer_io& x) { return x.fd == fds_[k].fd; });
+                throw closed(label, io.peer);
+            }
+        }
     }
 
     bool has_link(unsigned peer) const override { return peer < links_.links.size() && links_.links[peer]; }
@@ -237,7 +227,9 @@ private:
             switch (c.opcode) {
             case IBV_WC_RECV_RDMA_WITH_IMM:
                 --s.rx_posted;
-                link.arrived.push_back(ntohl(c.imm_data));
+                if (link.arrived - link.consumed >= rdma_slot_count)
+                    link_failed(io.peer, "a piece came into a slot not yet credited", label);
+                link.length[link.arrived++ % rdma_slot_count] = ntohl(c.imm_data);
                 break;
             case IBV_WC_RECV:
                 --s.rx_posted;
@@ -247,7 +239,7 @@ private:
                 break;
             case IBV_WC_RDMA_WRITE:
                 --link.data_in_flight;
-                io.send.done += static_cast<std::size_t>(c.wr_id >> 1);
+                io.send.done += static_cast<std::size_t>(c.wr_id);
                 break;
             case IBV_WC_SEND:
                 --link.credits_in_flight;
@@ -269,20 +261,20 @@ private:
     /// Copies, or adds, the oldest piece from the peer into the step's receive and frees its slot.
     void consume(peer_io& io, rdma_link& link, const step_label& label) {
         auto& m = io.recv;
-        const std::size_t len = link.arrived.front();
+        const std::size_t slot_index = link.consumed % rdma_slot_count;
+        const std::size_t len = link.length[slot_index];
         if (len == 0 || len > rdma_slot_bytes || len > m.bytes - m.done)
             throw collective_fault(fmt::format("{}: rank {} sent a piece of {} bytes where this step expects {} more (the two "
                                                "daemons run different plans: check their versions)",
                                                label.text(), io.peer, len, m.bytes - m.done),
                                    io.peer);
-        const std::byte* piece = slot(link).rx() + (link.consumed % rdma_slot_count) * rdma_slot_bytes;
+        const std::byte* piece = slot(link).rx() + slot_index * rdma_slot_bytes;
         if (m.reduce_into) core::reduce_sum(element_, {m.reduce_into + m.done, len}, {piece, len});
         else std::memcpy(m.data + m.done, piece, len);
         const auto now = clock::now();
         if (m.done == 0) m.first_byte = now;
         m.done += len;
         if (m.done == m.bytes) completed_.push_back({io.peer, m.first_byte, now});
-        link.arrived.pop_front();
         ++link.consumed;
         ++link.owed;
     }
@@ -291,7 +283,6 @@ private:
     bool send_credits(unsigned peer, rdma_link& link, const step_label& label) {
         if (!link.owed || link.credits_in_flight >= send_depth - rdma_slot_count) return false;
         ibv_send_wr wr{};
-        wr.wr_id = credit_wr;
         wr.opcode = IBV_WR_SEND_WITH_IMM;
         wr.send_flags = IBV_SEND_SIGNALED;
         wr.imm_data = htonl(link.owed);
@@ -309,7 +300,7 @@ private:
         std::byte* src = io.send.data + posted;
         ibv_sge sge{reinterpret_cast<std::uintptr_t>(src), static_cast<std::uint32_t>(len), 0};
         ibv_send_wr wr{};
-        wr.wr_id = (static_cast<std::uint64_t>(len) << 1);
+        wr.wr_id = len;  // what its completion adds to the send (a credit's is 0: told apart by opcode)
         wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
         wr.send_flags = IBV_SEND_SIGNALED;
         wr.imm_data = htonl(static_cast<std::uint32_t>(len));
@@ -342,18 +333,6 @@ private:
         for (const auto& r : regions_)
             if (p >= r.begin && p + len <= r.begin + r.bytes) return &r;
         return nullptr;
-    }
-
-    /// Nothing travels on the sockets once the QPs are up: a socket that reads is a peer that
-    /// closed it (it faulted or its daemon died).
-    void check_closed(const step_label& label) const {
-        for (const auto& io : ios_) {
-            if (io.fd < 0) continue;
-            pollfd p{io.fd, POLLIN, 0};
-            if (::poll(&p, 1, 0) <= 0) continue;
-            char c;
-            if (::recv(io.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) throw closed(label, io.peer);
-        }
     }
 
     std::shared_ptr<collective_rdma_links> keep_;  // the PD outlives the regions registered in it

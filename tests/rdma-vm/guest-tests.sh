@@ -12,6 +12,18 @@ rounds="${RDMA_VM_ROUNDS:-3}"
 step() { echo "=== $*"; }
 fail() { echo "rdma-vm: step failed: $*"; rc=1; }
 
+# Runs `meshperf ARGS --format json -o ...` and prints what the host checks: "PREFIX-EXIT KEY
+# status stderr" and "PREFIX-JSON KEY | document". A non-zero exit fails the step.
+json_run() {  # PREFIX KEY ARGS...
+  prefix=$1; key=$2; shift 2
+  meshperf --token-file /tmp/token "$@" --format json -q -o /tmp/doc.json 2>/tmp/doc.err
+  st=$?
+  echo "$prefix-EXIT $key $st $(tr '\n' ' ' </tmp/doc.err)"
+  [ -f /tmp/doc.json ] && echo "$prefix-JSON $key | $(tr -d '\n' </tmp/doc.json)"
+  rm -f /tmp/doc.json
+  [ $st -eq 0 ] || fail "meshperf $* exited $st"
+}
+
 step "devices"
 ibv_devinfo -d $dev -v | grep -E 'hca_id|state|active_mtu|link_layer|GID\[' | head -20
 rdma resource show
@@ -112,14 +124,8 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   meshperf --token-file /tmp/token info $ip:7470 | sed 's/^/INFO | /'
   ms="$(echo $sizes | tr ' ' ,)"
   for op in write read send; do
-    meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma --op $op \
-      --test latency,bandwidth,bidir --sizes "$ms" --qps 2 --tx-depth 32 --verify --max-time 1 --warmup 0.1 \
-      --format json -q -o /tmp/sweep.json 2>/tmp/sweep.err
-    st=$?
-    echo "MESHPERF-EXIT op=$op $st $(cat /tmp/sweep.err)"
-    [ -f /tmp/sweep.json ] && echo "MESHPERF-JSON op=$op | $(tr -d '\n' </tmp/sweep.json)"
-    rm -f /tmp/sweep.json
-    [ $st -eq 0 ] || fail "meshperf sweep --transport rdma --op $op exited $st"
+    json_run MESHPERF op=$op sweep --initiator $ip:7470 $ip:7471 --transport rdma --op $op \
+      --test latency,bandwidth,bidir --sizes "$ms" --qps 2 --tx-depth 32 --verify --max-time 1 --warmup 0.1
   done
   # Errors that can be provoked here: each must fail cleanly and leave the daemons serving.
   for bad in "--device nosuch0" "--port 9" "--gid-index 999"; do
@@ -173,22 +179,11 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   done
   hosts=$ip:7470,$ip:7471,$ip:7472
   for t in rdma tcp rdma; do
-    meshperf --token-file /tmp/token collective --hosts $hosts --transport $t \
-      --op allreduce,allgather,reduce-scatter,alltoall,broadcast,incast --sizes 12K,1536K --iterations 5 --verify \
-      --format json -q -o /tmp/coll.json 2>/tmp/coll.err
-    st=$?
-    echo "MESHPERF-COLLECTIVE-EXIT transport=$t $st $(tr '\n' ' ' </tmp/coll.err)"
-    [ -f /tmp/coll.json ] && echo "MESHPERF-COLLECTIVE-JSON transport=$t | $(tr -d '\n' </tmp/coll.json)"
-    rm -f /tmp/coll.json
-    [ $st -eq 0 ] || fail "meshperf collective --transport $t exited $st"
+    json_run MESHPERF-COLLECTIVE transport=$t collective --hosts $hosts --transport $t \
+      --op allreduce,allgather,reduce-scatter,alltoall,broadcast,incast --sizes 12K,1536K --iterations 5 --verify
   done
-  meshperf --token-file /tmp/token collective --hosts $hosts --transport rdma --op allreduce --algo tree \
-    --sizes 64K --iterations 3 --verify --format json -q -o /tmp/coll.json 2>/tmp/coll.err
-  st=$?
-  echo "MESHPERF-COLLECTIVE-EXIT transport=rdma-tree $st $(tr '\n' ' ' </tmp/coll.err)"
-  [ -f /tmp/coll.json ] && echo "MESHPERF-COLLECTIVE-JSON transport=rdma-tree | $(tr -d '\n' </tmp/coll.json)"
-  rm -f /tmp/coll.json
-  [ $st -eq 0 ] || fail "meshperf collective --transport rdma --algo tree exited $st"
+  json_run MESHPERF-COLLECTIVE transport=rdma-tree collective --hosts $hosts --transport rdma --op allreduce --algo tree \
+    --sizes 64K --iterations 3 --verify
   # The RDMA options reach every rank: a device or GID index that does not exist ends the run
   # at the start with the verbs reason (exit 3), and the ranks run again at once.
   for bad in "--rdma-device nosuch0" "--gid-index 999"; do

@@ -82,82 +82,10 @@ check_log() {  # SERIAL_LOG; sets status
     status=1
   fi
 
-  # meshperfd + meshperf sweeps over rxe0: every figure positive, finite and verified.
+  # meshperfd + meshperf over rxe0: every sweep figure positive, finite and verified; every
+  # collective point verified (0 wrong) with consistent figures (check_meshperf.py).
   if [ -x "$build/daemon/meshperfd" ] && [ -x "$build/client/meshperf" ]; then
-    if ! python3 - "$serial" <<'PY'
-import json, math, sys
-ok, seen = True, set()
-for line in open(sys.argv[1], errors="replace"):
-    if line.startswith("MESHPERF-ERROR"):
-        print("rdma-vm:", line.strip())
-    if not line.startswith("MESHPERF-JSON "):
-        continue
-    tag, _, body = line.partition(" | ")
-    op = tag.split("op=")[1].strip()
-    doc = json.loads(body)
-    seen.add(op)
-    if doc["state"] != "completed":
-        print(f"rdma-vm: meshperf rdma {op}: {doc['state']}: {doc.get('error')}"); ok = False; continue
-    for p in doc["points"]:
-        figs = [p["lat_ns"]["p50"], p["lat_ns"]["min"], p["lat_ns"]["max"]] if p["test"] == "latency" else \
-               [p["gbit_per_s"], p["msg_per_s"]] + [f["gbit_per_s"] for f in p["flows"]]
-        good = all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in figs) and p["verified"]
-        desc = (f"p50 {p['lat_ns']['p50']/1000:.1f} us" if p["test"] == "latency" else f"{p['gbit_per_s']*1000:.1f} Mbit/s")
-        print(f"rdma-vm: meshperf rdma {op:5} {p['test']:9} {p['size_bytes']:>6} B {desc} verified={p['verified']}" + ("" if good else "  <-- INSANE"))
-        ok &= good
-for op in ("write", "read", "send"):
-    if op not in seen:
-        print(f"rdma-vm: no meshperf result for rdma {op}"); ok = False
-sys.exit(0 if ok else 1)
-PY
-    then
-      status=1
-    fi
-    # Collectives: every point verified with 0 wrong, its figures positive, finite and
-    # consistent (busbw = algbw x the op's bus factor; algbw = S / time).
-    if ! python3 - "$serial" <<'PY'
-import json, math, sys
-FACTOR = {"allreduce": lambda p: 2 * (p - 1) / p, "allgather": lambda p: (p - 1) / p,
-          "reduce-scatter": lambda p: (p - 1) / p, "alltoall": lambda p: (p - 1) / p,
-          "broadcast": lambda p: 1.0, "incast": lambda p: p - 1}
-ok, seen, busbw = True, set(), {}
-for line in open(sys.argv[1], errors="replace"):
-    if line.startswith(("MESHPERF-COLLECTIVE-KILLED", "MESHPERF-COLLECTIVE-EXIT", "MESHPERF-COLLECTIVE-RESOURCES",
-                        "MESHPERF-COLLECTIVE-ERROR")):
-        print("rdma-vm:", line.strip()[:400])
-    if not line.startswith("MESHPERF-COLLECTIVE-JSON "):
-        continue
-    tag, _, body = line.partition(" | ")
-    transport = tag.split("transport=")[1].strip()
-    doc = json.loads(body)
-    seen.add(transport)
-    if doc["state"] != "completed":
-        print(f"rdma-vm: collective over {transport}: {doc['state']}: {doc.get('error')}"); ok = False; continue
-    if doc["spec"]["transport"] != transport.split("-")[0]:
-        print(f"rdma-vm: collective tagged {transport} ran over {doc['spec']['transport']}"); ok = False
-    for p in doc["points"]:
-        n = len(doc["hosts"])
-        t, algbw, bus = p["time_s"], p["algbw_gbyte_per_s"], p["busbw_gbyte_per_s"]
-        good = all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in (t, algbw, bus))
-        good = good and p["wrong"] == 0 and p["iterations"] >= 1
-        good = good and abs(algbw - p["size_bytes"] / t / 1e9) <= 1e-6 * algbw
-        good = good and abs(bus - algbw * FACTOR[p["op"]](n)) <= 1e-6 * bus
-        busbw.setdefault((p["op"], p["algo"], p["size_bytes"]), {}).setdefault(transport, []).append(bus)
-        print(f"rdma-vm: collective {transport:9} {p['op']:14} {p['algo']:6} {p['size_bytes']:>8} B "
-              f"{t * 1e6:10.1f} us busbw {bus * 8:.3f} Gbit/s wrong={p['wrong']}" + ("" if good else "  <-- INSANE"))
-        ok &= good
-for t in ("rdma", "tcp", "rdma-tree"):
-    if t not in seen:
-        print(f"rdma-vm: no collective result over {t}"); ok = False
-for (op, algo, size), by in sorted(busbw.items()):
-    if "rdma" in by and "tcp" in by:
-        r = sorted(by["rdma"])[len(by["rdma"]) // 2] / by["tcp"][0]
-        print(f"rdma-vm: collective busbw rdma/tcp {op} {algo} {size} B: {r:.2f} (TCG: functional figures)")
-sys.exit(0 if ok else 1)
-PY
-    then
-      status=1
-    fi
+    python3 "$here/check_meshperf.py" "$serial" || status=1
   fi
 
   # meshperf / perftest ratios, round by round (TCG figures: functional, not hardware figures).

@@ -1,0 +1,96 @@
+"""Checks what meshperf printed in the rdma-vm guest (guest-tests.sh's tagged lines in the
+serial log): every RDMA sweep figure positive, finite and verified; every collective point
+verified with 0 wrong and its figures positive, finite and consistent (algbw = S / time,
+busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios printed.
+
+    python3 check_meshperf.py SERIAL_LOG      exit 0 when every check passed
+"""
+import json
+import math
+import sys
+
+FACTOR = {"allreduce": lambda p: 2 * (p - 1) / p, "allgather": lambda p: (p - 1) / p,
+          "reduce-scatter": lambda p: (p - 1) / p, "alltoall": lambda p: (p - 1) / p,
+          "broadcast": lambda p: 1.0, "incast": lambda p: p - 1}
+SHOWN = ("MESHPERF-ERROR", "MESHPERF-COLLECTIVE-KILLED", "MESHPERF-COLLECTIVE-EXIT", "MESHPERF-COLLECTIVE-RESOURCES",
+         "MESHPERF-COLLECTIVE-ERROR")
+
+
+def positive(*values):
+    return all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in values)
+
+
+def documents(lines, prefix, key, what):
+    """(key value, document) of each completed "PREFIX-JSON KEY=value | document" line; False
+    as the second item of the result when one did not complete."""
+    ok, out = True, []
+    for line in lines:
+        if not line.startswith(prefix + "-JSON "):
+            continue
+        tag, _, body = line.partition(" | ")
+        value = tag.split(key + "=")[1].strip()
+        doc = json.loads(body)
+        if doc["state"] != "completed":
+            print(f"rdma-vm: {what} {value}: {doc['state']}: {doc.get('error')}")
+            ok = False
+            continue
+        out.append((value, doc))
+    return out, ok
+
+
+def check_sweeps(lines):
+    docs, ok = documents(lines, "MESHPERF", "op", "meshperf rdma")
+    for op, doc in docs:
+        for p in doc["points"]:
+            figs = [p["lat_ns"]["p50"], p["lat_ns"]["min"], p["lat_ns"]["max"]] if p["test"] == "latency" else \
+                   [p["gbit_per_s"], p["msg_per_s"]] + [f["gbit_per_s"] for f in p["flows"]]
+            good = positive(*figs) and p["verified"]
+            desc = f"p50 {p['lat_ns']['p50'] / 1000:.1f} us" if p["test"] == "latency" else f"{p['gbit_per_s'] * 1000:.1f} Mbit/s"
+            print(f"rdma-vm: meshperf rdma {op:5} {p['test']:9} {p['size_bytes']:>6} B {desc} verified={p['verified']}"
+                  + ("" if good else "  <-- INSANE"))
+            ok &= good
+    for op in sorted({"write", "read", "send"} - {op for op, _ in docs}):
+        print(f"rdma-vm: no meshperf result for rdma {op}")
+        ok = False
+    return ok
+
+
+def check_collectives(lines):
+    docs, ok = documents(lines, "MESHPERF-COLLECTIVE", "transport", "collective over")
+    busbw = {}
+    for transport, doc in docs:
+        if doc["spec"]["transport"] != transport.split("-")[0]:
+            print(f"rdma-vm: collective tagged {transport} ran over {doc['spec']['transport']}")
+            ok = False
+        n = len(doc["hosts"])
+        for p in doc["points"]:
+            t, algbw, bus = p["time_s"], p["algbw_gbyte_per_s"], p["busbw_gbyte_per_s"]
+            good = positive(t, algbw, bus) and p["wrong"] == 0 and p["iterations"] >= 1
+            good = good and abs(algbw - p["size_bytes"] / t / 1e9) <= 1e-6 * algbw
+            good = good and abs(bus - algbw * FACTOR[p["op"]](n)) <= 1e-6 * bus
+            busbw.setdefault((p["op"], p["algo"], p["size_bytes"]), {}).setdefault(transport, []).append(bus)
+            print(f"rdma-vm: collective {transport:9} {p['op']:14} {p['algo']:6} {p['size_bytes']:>8} B "
+                  f"{t * 1e6:10.1f} us busbw {bus * 8:.3f} Gbit/s wrong={p['wrong']}" + ("" if good else "  <-- INSANE"))
+            ok &= good
+    for t in sorted({"rdma", "tcp", "rdma-tree"} - {t for t, _ in docs}):
+        print(f"rdma-vm: no collective result over {t}")
+        ok = False
+    for (op, algo, size), by in sorted(busbw.items()):
+        if "rdma" in by and "tcp" in by:
+            r = sorted(by["rdma"])[len(by["rdma"]) // 2] / by["tcp"][0]
+            print(f"rdma-vm: collective busbw rdma/tcp {op} {algo} {size} B: {r:.2f} (TCG: functional figures)")
+    return ok
+
+
+def main(path):
+    lines = list(open(path, errors="replace"))
+    for line in lines:
+        if line.startswith(SHOWN):
+            print("rdma-vm:", line.strip()[:400])
+    sweeps_ok = check_sweeps(lines)
+    collectives_ok = check_collectives(lines)
+    return 0 if sweeps_ok and collectives_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
