@@ -124,8 +124,13 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
     runs.on_finished([&metrics](const core::run_result& r) { metrics.record_run(r); });
     runs.on_collective_finished([&metrics](const core::collective_result& r) { metrics.record_collective(r); });
     if (const char* hook = std::getenv("MESHPERF_TEST_CORRUPT_COLLECTIVE"); hook && std::string_view(hook) == "1") {
-        ctx.corrupt_collectives = true;
+        ctx.collective_hooks.corrupt = true;
         daemon::log_warn("MESHPERF_TEST_CORRUPT_COLLECTIVE=1: this daemon corrupts the collective data it sends (a test hook)");
+    }
+    if (const char* hook = std::getenv("MESHPERF_TEST_EMULATED_GPU"); hook && std::string_view(hook) == "1") {
+        ctx.collective_hooks.emulated_gpu = true;
+        daemon::log_warn("MESHPERF_TEST_EMULATED_GPU=1: this daemon serves --memory cuda:N collectives from a GPU emulated in "
+                         "host memory (a test hook)");
     }
     daemon::start_http_server(io, ep.to_string(), ctx, runs, store);
     daemon::probe_scheduler probes(config.schedule, runs);

@@ -6,7 +6,9 @@
 #include "gpu/detail/stream_event.hpp"
 
 #include <fmt/format.h>
+#include <cerrno>
 #include <stdexcept>
+#include <system_error>
 
 namespace meshperf::gpu {
 
@@ -44,40 +46,76 @@ std::byte* collective_device::at(region r, std::size_t offset, std::size_t n) co
 }
 
 void collective_device::upload(region r, std::size_t offset, const void* host, std::size_t n) {
-    if (!n) return;
-    detail::set_device(device_);
-    detail::check(cudaMemcpyAsync(at(r, offset, n), host, n, cudaMemcpyHostToDevice, impl_->stream.get()),
-                  fmt::format("cudaMemcpyAsync({} host -> cuda:{})", core::format_size(n), device_));
-    impl_->stream.synchronize();
+    if (n) upload_at(at(r, offset, n), host, n);
 }
 
 void collective_device::download(void* host, region r, std::size_t offset, std::size_t n) {
-    if (!n) return;
-    detail::set_device(device_);
-    detail::check(cudaMemcpyAsync(host, at(r, offset, n), n, cudaMemcpyDeviceToHost, impl_->stream.get()),
-                  fmt::format("cudaMemcpyAsync({} cuda:{} -> host)", core::format_size(n), device_));
-    impl_->stream.synchronize();
+    if (n) download_at(host, at(r, offset, n), n);
 }
 
 void collective_device::copy(region dst, std::size_t dst_offset, region src, std::size_t src_offset, std::size_t n) {
-    if (!n) return;
-    detail::set_device(device_);
-    detail::check(cudaMemcpyAsync(at(dst, dst_offset, n), at(src, src_offset, n), n, cudaMemcpyDeviceToDevice,
-                                  impl_->stream.get()),
-                  fmt::format("cudaMemcpyAsync({} within cuda:{})", core::format_size(n), device_));
-    impl_->stream.synchronize();
+    if (n) copy_at(at(dst, dst_offset, n), at(src, src_offset, n), n);
 }
 
 void collective_device::add(core::dtype type, region acc, std::size_t acc_offset, region in, std::size_t in_offset,
                             std::size_t n) {
+    if (n) add_at(type, at(acc, acc_offset, n), at(in, in_offset, n), n);
+}
+
+void collective_device::upload_at(void* dst, const void* host, std::size_t n) {
+    if (!n) return;
+    detail::set_device(device_);
+    detail::check(cudaMemcpyAsync(dst, host, n, cudaMemcpyHostToDevice, impl_->stream.get()),
+                  fmt::format("cudaMemcpyAsync({} host -> cuda:{})", core::format_size(n), device_));
+    impl_->stream.synchronize();
+}
+
+void collective_device::download_at(void* host, const void* src, std::size_t n) {
+    if (!n) return;
+    detail::set_device(device_);
+    detail::check(cudaMemcpyAsync(host, src, n, cudaMemcpyDeviceToHost, impl_->stream.get()),
+                  fmt::format("cudaMemcpyAsync({} cuda:{} -> host)", core::format_size(n), device_));
+    impl_->stream.synchronize();
+}
+
+void collective_device::copy_at(void* dst, const void* src, std::size_t n) {
+    if (!n) return;
+    detail::set_device(device_);
+    detail::check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, impl_->stream.get()),
+                  fmt::format("cudaMemcpyAsync({} within cuda:{})", core::format_size(n), device_));
+    impl_->stream.synchronize();
+}
+
+void collective_device::add_at(core::dtype type, void* acc, const void* in, std::size_t n) {
     if (!n) return;
     const std::size_t w = core::dtype_bytes(type);
     if (n % w) throw std::invalid_argument(fmt::format("collective sum over {} bytes: not whole {} elements", n, core::to_string(type)));
     detail::set_device(device_);
-    detail::check(static_cast<cudaError_t>(
-                      detail::launch_sum(kernel_type(type), at(acc, acc_offset, n), at(in, in_offset, n), n / w, impl_->stream.get())),
+    detail::check(static_cast<cudaError_t>(detail::launch_sum(kernel_type(type), acc, in, n / w, impl_->stream.get())),
                   fmt::format("the {} sum kernel over {} on cuda:{}", core::to_string(type), core::format_size(n), device_));
     impl_->stream.synchronize();
+}
+
+void collective_device::flush_rdma_writes() {
+    detail::set_device(device_);
+    if (flush_needed_ < 0) {
+        int ordering = 0, options = 0;
+        detail::check(cudaDeviceGetAttribute(&ordering, cudaDevAttrGPUDirectRDMAWritesOrdering, device_),
+                      fmt::format("cudaDeviceGetAttribute(GPUDirectRDMAWritesOrdering, cuda:{})", device_));
+        detail::check(cudaDeviceGetAttribute(&options, cudaDevAttrGPUDirectRDMAFlushWritesOptions, device_),
+                      fmt::format("cudaDeviceGetAttribute(GPUDirectRDMAFlushWritesOptions, cuda:{})", device_));
+        const bool needed = ordering < cudaGPUDirectRDMAWritesOrderingOwner;
+        if (needed && !(options & cudaFlushGPUDirectRDMAWritesOptionHost))
+            throw std::system_error(ENOTSUP, std::generic_category(),
+                                    fmt::format("cuda:{} does not order GPUDirect RDMA writes (ordering {}) and cannot flush them "
+                                                "(flush options {:#x}): its received data cannot be trusted",
+                                                device_, ordering, options));
+        flush_needed_ = needed;
+    }
+    if (flush_needed_)
+        detail::check(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                                         cudaFlushGPUDirectRDMAWritesToOwner),
+                      fmt::format("cudaDeviceFlushGPUDirectRDMAWrites(cuda:{})", device_));
 }
 
 }  // namespace meshperf::gpu

@@ -34,12 +34,28 @@ public:
     /// acc[i] += in[i] over n bytes of whole `type` elements, on the GPU.
     void add(core::dtype type, region acc, std::size_t acc_offset, region in, std::size_t in_offset, std::size_t n);
 
+    // The same at device addresses of this GPU, which may lie outside the three buffers (an
+    // RDMA receive slot): for GPUDirect RDMA. Unchecked: the caller keeps them in bounds.
+    void upload_at(void* dst, const void* host, std::size_t n);
+    void download_at(void* host, const void* src, std::size_t n);
+    void copy_at(void* dst, const void* src, std::size_t n);
+    void add_at(core::dtype type, void* acc, const void* in, std::size_t n);
+    /// Makes completed GPUDirect RDMA writes into this GPU visible to its next copies and
+    /// kernels: cudaDeviceFlushGPUDirectRDMAWrites(current device, to owner) where the GPU
+    /// does not order them natively (cudaDevAttrGPUDirectRDMAWritesOrdering below owner);
+    /// nothing where it does. Throws std::system_error where a flush is needed and the GPU
+    /// cannot do it (cudaDevAttrGPUDirectRDMAFlushWritesOptions without the host option).
+    void flush_rdma_writes();
+
+    /// Region r's buffer (an empty one when it has no bytes).
+    const device_buffer& buffer(region r) const noexcept { return r == region::send ? send_ : r == region::recv ? recv_ : scratch_; }
     int device() const noexcept { return device_; }
 
 private:
     struct impl;
     std::byte* at(region r, std::size_t offset, std::size_t n) const;
     int device_;
+    int flush_needed_ = -1;  // flush_rdma_writes: -1 not asked yet, else whether the GPU needs it
     device_buffer send_, recv_, scratch_;
     std::unique_ptr<impl> impl_;
 };

@@ -5,6 +5,7 @@
 #include "core/run_spec.hpp"
 #include "daemon/service/auth.hpp"
 #include "daemon/service/measurement_gate.hpp"
+#include "daemon/session/collective_test_hooks.hpp"
 #include "daemon/session/self_peer.hpp"
 #include "daemon/session/stream_registry.hpp"
 #include "transport/tls.hpp"
@@ -32,9 +33,8 @@ struct daemon_context {
     bool metrics_require_token = true;    ///< GET /metrics needs the token (config [auth])
     metrics_registry* metrics = nullptr;  ///< fed when runs finish; served on /metrics (owned by main)
     baseline_store* baselines = nullptr;  ///< /v1/baselines (owned by main)
-    /// Test hook, from MESHPERF_TEST_CORRUPT_COLLECTIVE=1 in the daemon's environment: this
-    /// daemon's collective ranks corrupt what they send, so tests can see --verify catch it.
-    bool corrupt_collectives = false;
+    /// Test hooks of collective runs, from the daemon's environment (collective_test_hooks).
+    collective_test_hooks collective_hooks;
     /// TLS for the control plane (--tls-cert/--tls-key/--tls-ca); both null when off. The
     /// server context encrypts the API and incoming sessions, the client context the
     /// sessions this daemon opens (presenting the same certificate: mutual TLS).

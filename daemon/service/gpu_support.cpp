@@ -53,10 +53,11 @@ std::unique_ptr<transport::tcp::staged_stream> make_cuda_stream(int device, tran
                                                 size, verify, busy_poll);
 }
 
-/// One QP buffer in GPU memory, exported as a dma-buf on first use.
-class cuda_allocation final : public transport::rdma::device_allocation {
+/// A GPU buffer as RDMA memory, exported as a dma-buf on first use. It does not own the
+/// buffer, which must outlive it.
+class cuda_buffer_view final : public transport::rdma::device_allocation {
 public:
-    cuda_allocation(int device, std::size_t bytes) : buffer_(device, bytes) {}
+    explicit cuda_buffer_view(const gpu::device_buffer& buffer) : buffer_(buffer) {}
     std::byte* data() const noexcept override { return static_cast<std::byte*>(buffer_.data()); }
     std::size_t size() const noexcept override { return buffer_.allocated_size(); }
     transport::rdma::dmabuf_region dmabuf() override {
@@ -66,8 +67,22 @@ public:
     void zero(std::size_t offset, std::size_t n) override { gpu::zero_device(buffer_, offset, n); }
 
 private:
-    gpu::device_buffer buffer_;
+    const gpu::device_buffer& buffer_;
     std::optional<gpu::dmabuf_export> exported_;  // closed before the memory is freed
+};
+
+/// One QP buffer in GPU memory, owned, exported as a dma-buf on first use.
+class cuda_allocation final : public transport::rdma::device_allocation {
+public:
+    cuda_allocation(int device, std::size_t bytes) : buffer_(device, bytes), view_(buffer_) {}
+    std::byte* data() const noexcept override { return view_.data(); }
+    std::size_t size() const noexcept override { return view_.size(); }
+    transport::rdma::dmabuf_region dmabuf() override { return view_.dmabuf(); }
+    void zero(std::size_t offset, std::size_t n) override { view_.zero(offset, n); }
+
+private:
+    gpu::device_buffer buffer_;
+    cuda_buffer_view view_;  // after the buffer: released before it
 };
 
 /// cuda:N as RDMA buffer memory.
@@ -125,7 +140,9 @@ namespace {
 class cuda_collective_memory final : public collective_device_memory {
 public:
     cuda_collective_memory(int device, std::size_t send, std::size_t recv, std::size_t scratch)
-        : dev_(device, send, recv, scratch) {}
+        : dev_(device, send, recv, scratch), send_(dev_.buffer(gpu::collective_device::region::send)),
+          recv_(dev_.buffer(gpu::collective_device::region::recv)),
+          scratch_(dev_.buffer(gpu::collective_device::region::scratch)) {}
     void upload(region r, std::size_t offset, const std::byte* host, std::size_t n) override { dev_.upload(map(r), offset, host, n); }
     void download(std::byte* host, region r, std::size_t offset, std::size_t n) override { dev_.download(host, map(r), offset, n); }
     void copy(region dst, std::size_t dst_offset, region src, std::size_t src_offset, std::size_t n) override {
@@ -134,6 +151,15 @@ public:
     void add(core::dtype type, region acc, std::size_t acc_offset, region in, std::size_t in_offset, std::size_t n) override {
         dev_.add(type, map(acc), acc_offset, map(in), in_offset, n);
     }
+    transport::rdma::device_allocation* allocation(region r) override {
+        auto& view = r == region::send ? send_ : r == region::recv ? recv_ : scratch_;
+        return view.size() ? &view : nullptr;
+    }
+    void copy_at(std::byte* dst, const std::byte* src, std::size_t n) override { dev_.copy_at(dst, src, n); }
+    void add_at(core::dtype type, std::byte* acc, const std::byte* in, std::size_t n) override { dev_.add_at(type, acc, in, n); }
+    void download_at(std::byte* host, const std::byte* src, std::size_t n) override { dev_.download_at(host, src, n); }
+    void upload_at(std::byte* dst, const std::byte* host, std::size_t n) override { dev_.upload_at(dst, host, n); }
+    void flush_rdma_writes() override { dev_.flush_rdma_writes(); }
 
 private:
     static gpu::collective_device::region map(region r) {
@@ -142,6 +168,7 @@ private:
                                    : gpu::collective_device::region::scratch;
     }
     gpu::collective_device dev_;
+    cuda_buffer_view send_, recv_, scratch_;  // the buffers as memory the NIC registers (GPUDirect)
 };
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include "daemon/service/log.hpp"
 #include "daemon/service/peer_policy.hpp"
 #include "daemon/session/collective_mesh.hpp"
+#include "daemon/session/collective_rdma.hpp"
 #include "daemon/session/collective_wire.hpp"
 #include "daemon/session/point_harness.hpp"
 #include "daemon/session/session_opening.hpp"
@@ -48,7 +49,7 @@ public:
           p_(static_cast<unsigned>(spec_.hosts.size())),
           me_(static_cast<unsigned>(std::find(spec_.hosts.begin(), spec_.hosts.end(), core::coordinator_of(spec_)) -
                                     spec_.hosts.begin())),
-          token_(new_mesh_token()), options_(run_options_of(spec_, ctx_.limits, ctx_.corrupt_collectives)), sessions_(p_) {}
+          token_(new_mesh_token()), options_(run_options_of(spec_, ctx_.limits, ctx_.collective_hooks)), sessions_(p_) {}
 
     void run() {
         open_sessions();
@@ -162,13 +163,19 @@ private:
         } catch (const session_error& e) {
             throw collective_run_error(fmt::format("{} could not connect: {}", rank_name(spec_, me_), e.what()), std::nullopt, true);
         }
+        std::vector<std::string> memory(p_);  // how each rank moves device memory (empty: host memory or TCP)
+        if (mesh_.rdma) memory[me_] = rdma_memory_note(*mesh_.rdma);
         for (unsigned q = 0; q < p_; ++q)
             if (q != me_)
                 at_start(q, [&] {
                     const auto ready = sessions_[q]->receive(clock::now() + streams_timeout + handshake_timeout);
                     if (ready.type != core::frame_type::point_ready) throw session_error("it did not confirm its data connections");
+                    if (ready.body.is_object() && ready.body.contains("memory") && ready.body["memory"].is_string())
+                        memory[q] = ready.body["memory"].get<std::string>().substr(0, 200);
                 });
         expect_.reset();
+        for (unsigned q = 0; q < p_; ++q)
+            if (!memory[q].empty()) r_.warnings.push_back(fmt::format("{}: memory {}: {}", rank_name(spec_, q), spec_.memory, memory[q]));
     }
 
     /// Runs `step` with rank q's session; a failure there means q could not join.
@@ -301,7 +308,7 @@ private:
 
 void execute_collective(daemon_context& ctx, core::collective_result& result, const event_sink& emit,
                         const std::atomic<bool>& cancel) {
-    require_memory_domain(result.spec.memory, "coordinator");  // the sweeps' error where there is no GPU
+    require_collective_memory(result.spec, ctx.collective_hooks, "coordinator");  // the sweeps' error where there is no GPU
     coordinator(ctx, result, emit, cancel).run();
 }
 

@@ -21,17 +21,10 @@ public:
     size_runner(const core::collective_plan& plan, collective_mesh& mesh, const size_run_options& options,
                 const std::atomic<bool>& cancel)
         : plan_(plan), options_(options), send_(plan.send_elements * plan.element_bytes),
-          recv_(plan.recv_elements * plan.element_bytes), barrier_(core::dissemination_barrier(plan.ranks, plan.rank)) {
-        if (mesh.rdma) runner_ = make_rdma_step_runner(mesh, cancel, plan.element, {send_, recv_});
-        else runner_ = make_tcp_step_runner(mesh, cancel, plan.element);
-        std::size_t scratch = 0;
-        for (const auto& s : plan.steps) {
-            std::size_t step_bytes = 0;
-            for (const auto& t : s.recvs)
-                if (t.reduce) step_bytes += t.range.count * plan.element_bytes;
-            scratch = std::max(scratch, step_bytes);
-        }
-        scratch_.resize(scratch);
+          recv_(plan.recv_elements * plan.element_bytes), direct_(mesh.rdma && options.device_memory),
+          barrier_(core::dissemination_barrier(plan.ranks, plan.rank)) {
+        // GPUDirect sums each piece straight from its receive slot: no scratch.
+        if (!direct_) scratch_.resize(scratch_bytes(plan));
         if (options.device_memory) {
             try {
                 dev_ = options.device_memory(send_.size(), recv_.size(), scratch_.size());
@@ -40,6 +33,9 @@ public:
                                        std::nullopt);
             }
         }
+        if (direct_) runner_ = make_rdma_step_runner(mesh, cancel, plan.element, {}, dev_.get());
+        else if (mesh.rdma) runner_ = make_rdma_step_runner(mesh, cancel, plan.element, {send_, recv_}, nullptr);
+        else runner_ = make_tcp_step_runner(mesh, cancel, plan.element);
         refill();
     }
 
@@ -71,9 +67,10 @@ public:
         using region = collective_device_memory::region;
         where.count = plan_.steps.size();
         const auto w = plan_.element_bytes;
-        std::byte* in = send_.data();
-        std::byte* out = plan_.in_place() ? send_.data() : recv_.data();
         const region out_region = plan_.in_place() ? region::send : region::recv;
+        // The data path's buffers: the host ones (or their mirrors), or under GPUDirect the device's.
+        std::byte* in = direct_ ? device_address(region::send) : send_.data();
+        std::byte* out = direct_ ? device_address(out_region) : plan_.in_place() ? send_.data() : recv_.data();
         const auto t0 = clock::now();
         if (plan_.self_copy) {
             const auto at = plan_.self_copy->first * w, n = plan_.self_copy->count * w;
@@ -86,16 +83,18 @@ public:
             const auto& step = plan_.steps[s];
             for (const auto& t : step.sends) {
                 const auto at = t.range.first * w, n = t.range.count * w;
-                if (dev_) on_device("staging a send", [&] { dev_->download(in + at, region::send, at, n); });
-                if (options_.corrupt && n) in[at + w - 1] ^= std::byte{0x40};
+                if (dev_ && !direct_) on_device("staging a send", [&] { dev_->download(in + at, region::send, at, n); });
+                if (options_.corrupt && n) corrupt(in + at + w - 1);
                 runner_->with(t.peer).send = {in + at, n, 0, nullptr, 0, {}};
             }
             std::size_t scratch_at = 0;
             for (const auto& t : step.recvs) {
                 auto& m = runner_->with(t.peer).recv;
                 const auto at = t.range.first * w, n = t.range.count * w;
-                if (t.reduce) {
-                    // On a device the sum is done there once the step is in, not as bytes come.
+                if (t.reduce && direct_) {
+                    m = {out + at, n, 0, out + at, 0, {}};  // each piece summed from its slot on the device
+                } else if (t.reduce) {
+                    // Staged on a device, the sum is done there once the step is in, not as bytes come.
                     m = {scratch_.data() + scratch_at, n, 0, dev_ ? nullptr : out + at, 0, {}};
                     scratch_at += n;
                 } else {
@@ -104,7 +103,7 @@ public:
             }
             where.index = s + 1;
             runner_->run(where, collective_stall_limit);
-            if (dev_) land_on_device(step, out, out_region);
+            if (dev_ && !direct_) land_on_device(step, out, out_region);
             for (const auto& a : runner_->completed()) {
                 if (arrivals) arrivals->emplace_back(a.peer, std::max(seconds_between(t0, a.last), 1e-9));
                 if (a.peer == left) done.link_in_s += seconds_between(a.first, a.last);
@@ -134,6 +133,38 @@ public:
     }
 
 private:
+    /// The largest sum of a step's reducing receives: where they land before they are added.
+    static std::size_t scratch_bytes(const core::collective_plan& plan) {
+        std::size_t scratch = 0;
+        for (const auto& s : plan.steps) {
+            std::size_t step_bytes = 0;
+            for (const auto& t : s.recvs)
+                if (t.reduce) step_bytes += t.range.count * plan.element_bytes;
+            scratch = std::max(scratch, step_bytes);
+        }
+        return scratch;
+    }
+
+    /// Under GPUDirect, where region `r` starts on the device (null when it has no bytes).
+    std::byte* device_address(collective_device_memory::region r) {
+        auto* a = dev_->allocation(r);
+        return a ? a->data() : nullptr;
+    }
+
+    /// The test hook: flips a bit of the byte at `p`, in host memory or (GPUDirect) on the device.
+    void corrupt(std::byte* p) {
+        if (!direct_) {
+            *p ^= std::byte{0x40};
+            return;
+        }
+        on_device("corrupting a send (test hook)", [&] {
+            std::byte b{};
+            dev_->download_at(&b, p, 1);
+            b ^= std::byte{0x40};
+            dev_->upload_at(p, &b, 1);
+        });
+    }
+
     /// A step's receives, now in the host mirrors, taken to the device: copied up, or copied
     /// up to the scratch and summed into the buffer there.
     void land_on_device(const core::schedule_step& step, const std::byte* out, collective_device_memory::region out_region) {
@@ -166,6 +197,7 @@ private:
     const core::collective_plan& plan_;
     const size_run_options& options_;
     std::vector<std::byte> send_, recv_, scratch_;  // the buffers, or the device's host mirrors
+    bool direct_;  // device memory over RDMA: the NIC reads and writes it (GPUDirect), no staging
     std::unique_ptr<collective_device_memory> dev_;   // null: host memory
     std::unique_ptr<step_runner> runner_;  // after the buffers it may have registered
     std::vector<core::barrier_round> barrier_;

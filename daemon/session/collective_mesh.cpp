@@ -70,7 +70,15 @@ collective_mesh mesh_expectation::connect(const core::collective_spec& spec, tra
         }
         tune(mesh.fds[q].get());
     }
-    if (spec.transport == core::transport_kind::rdma) mesh.rdma = connect_rdma_links(mesh, spec, deadline);
+    if (spec.transport == core::transport_kind::rdma) {
+        std::shared_ptr<const transport::rdma::device_memory> gpu;
+        try {
+            gpu = collective_rdma_memory(spec, ctx_.collective_hooks);
+        } catch (const std::exception& e) {
+            throw session_error(fmt::format("cannot place the RDMA receive slots in {}: {}", spec.memory, e.what()));
+        }
+        mesh.rdma = connect_rdma_links(mesh, spec, deadline, std::move(gpu));
+    }
     return mesh;
 }
 

@@ -4,6 +4,7 @@
 #include "daemon/service/gpu_support.hpp"
 #include "daemon/service/log.hpp"
 #include "daemon/session/collective_mesh.hpp"
+#include "daemon/session/collective_rdma.hpp"
 #include "daemon/session/collective_wire.hpp"
 #include "daemon/session/point_harness.hpp"
 #include "daemon/session/session_protocol.hpp"
@@ -34,7 +35,7 @@ collective_hello read_hello(const daemon_context& ctx, const json& body) {
     }
     if (h.rank >= h.spec.hosts.size()) throw session_error(fmt::format("this daemon was given rank {} of {}", h.rank, h.spec.hosts.size()));
     if (h.token.empty() || h.token.size() > 64) throw session_error("the collective's data token is malformed");
-    require_memory_domain(h.spec.memory, rank_name(h.spec, h.rank));
+    require_collective_memory(h.spec, ctx.collective_hooks, rank_name(h.spec, h.rank));
     return h;
 }
 
@@ -68,8 +69,10 @@ void serve_collective(daemon_context& ctx, frame_channel& ch, const session_mess
     const auto go = ch.receive(clock::now() + handshake_timeout);
     if (go.type != core::frame_type::point_go) throw session_error("the coordinator did not ask for the data connections");
     auto mesh = expect.connect(spec, clock::now() + streams_timeout);
-    ch.send(core::frame_type::point_ready, json::object(), clock::now() + handshake_timeout);
-    const auto options = run_options_of(spec, ctx.limits, ctx.corrupt_collectives);
+    // How this rank moves device memory, for the coordinator's result (empty: host memory or TCP).
+    ch.send(core::frame_type::point_ready, {{"memory", mesh.rdma ? rdma_memory_note(*mesh.rdma) : std::string()}},
+            clock::now() + handshake_timeout);
+    const auto options = run_options_of(spec, ctx.limits, ctx.collective_hooks);
     const std::atomic<bool> never{false};  // the coordinator ends a run by closing its connections
     while (true) {
         const auto m = ch.receive(clock::now() + idle_session_timeout);

@@ -6,6 +6,7 @@
 #include "core/reduce_ops.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/session/point_harness.hpp"
+#include "transport/rdma/device_registration.hpp"
 #include "transport/rdma/endpoint.hpp"
 #include "transport/rdma/error.hpp"
 
@@ -106,8 +107,15 @@ struct registered {
 class rdma_step_runner final : public step_runner {
 public:
     rdma_step_runner(collective_mesh& mesh, const std::atomic<bool>& cancel, core::dtype element,
-                     const std::vector<std::span<std::byte>>& buffers)
-        : step_runner(mesh), keep_(mesh.rdma), links_(*keep_), cancel_(cancel), element_(element) {
+                     const std::vector<std::span<std::byte>>& buffers, collective_device_memory* device)
+        : step_runner(mesh), keep_(mesh.rdma), links_(*keep_), cancel_(cancel), element_(element), device_(device) {
+        const bool slots_on_device = links_.ep->qp_count() && !links_.ep->slot(0).host_memory();
+        if (slots_on_device != (device != nullptr) || (device && !buffers.empty()))
+            throw collective_fault(fmt::format("the RDMA receive slots are {} memory but the size's buffers are {} memory "
+                                               "(a bug: report it)",
+                                               slots_on_device ? "device" : "host", device ? "device" : "host"),
+                                   std::nullopt);
+        if (device) register_device_buffers(*device);
         for (auto b : buffers) {
             if (b.empty()) continue;
             try {
@@ -173,6 +181,35 @@ private:
     /// How long a step spins on its CQs before it sleeps on the completion channel: a few
     /// round trips of a hardware link, so a live exchange never sleeps.
     static constexpr auto spin_for = std::chrono::microseconds(50);
+
+    /// GPUDirect: registers the size's device buffers with the NIC by the path the endpoint's
+    /// slots took (dma-buf, else nvidia-peermem), so sends are read from the GPU directly.
+    void register_device_buffers(collective_device_memory& device) {
+        using region = collective_device_memory::region;
+        const auto& gpu = links_.ep->options().gpu_memory;
+        for (auto r : {region::send, region::recv, region::scratch}) {
+            auto* a = device.allocation(r);
+            if (!a) continue;
+            try {
+                auto reg = rdma::register_device_memory(links_.ep->pd(), *a, gpu->caps(), IBV_ACCESS_LOCAL_WRITE,
+                                                        fmt::format("{} with {}", links_.ep->where(), gpu->name()));
+                regions_.push_back({a->data(), a->size(), std::make_unique<rdma::memory_region>(reg.mr)});
+            } catch (const std::exception& e) {
+                throw collective_fault(
+                    fmt::format("cannot register the {} byte device buffer for GPUDirect RDMA: {}", a->size(), e.what()),
+                    std::nullopt);
+            }
+        }
+    }
+
+    /// Runs a device operation of the data path; its failure ends the size as this rank's fault.
+    template <class Op> void on_device(const char* what, const step_label& label, Op op) {
+        try {
+            op();
+        } catch (const std::exception& e) {
+            throw collective_fault(fmt::format("{}: device memory failed while {}: {}", label.text(), what, e.what()), std::nullopt);
+        }
+    }
 
     /// Asks every CQ of the step for an event at its next completion.
     void arm(const step_label& label) {
@@ -269,8 +306,20 @@ private:
                                                label.text(), io.peer, len, m.bytes - m.done),
                                    io.peer);
         const std::byte* piece = slot(link).rx() + slot_index * rdma_slot_bytes;
-        if (m.reduce_into) core::reduce_sum(element_, {m.reduce_into + m.done, len}, {piece, len});
-        else std::memcpy(m.data + m.done, piece, len);
+        if (device_) {
+            // GPUDirect: the piece is in device memory, written by the NIC.
+            std::byte* to = m.reduce_into ? m.reduce_into + m.done : m.data + m.done;
+            on_device("taking a piece from its receive slot", label, [&] {
+                device_->flush_rdma_writes();
+                if (m.reduce_into) device_->add_at(element_, to, piece, len);
+                else if (region_of(to, len)) device_->copy_at(to, piece, len);
+                else device_->download_at(to, piece, len);  // a host message: the barrier's flag
+            });
+        } else if (m.reduce_into) {
+            core::reduce_sum(element_, {m.reduce_into + m.done, len}, {piece, len});
+        } else {
+            std::memcpy(m.data + m.done, piece, len);
+        }
         const auto now = clock::now();
         if (m.done == 0) m.first_byte = now;
         m.done += len;
@@ -308,12 +357,14 @@ private:
         wr.wr.rdma.rkey = s.remote_rkey;
         wr.sg_list = &sge;
         wr.num_sge = 1;
-        if (len <= s.qp.max_inline()) {
+        const auto* r = region_of(src, len);
+        if (len <= s.qp.max_inline() && !(device_ && r)) {  // inline data is read by the CPU: host memory only
             wr.send_flags |= IBV_SEND_INLINE;
-        } else if (const auto* r = region_of(src, len)) {
+        } else if (r) {
             sge.lkey = r->mr->lkey();
         } else {  // not in the size's buffers (the barrier's flag): staged in the link's send half
-            std::memcpy(s.tx() + at, src, len);
+            if (s.host_memory()) std::memcpy(s.tx() + at, src, len);
+            else on_device("staging a send", label, [&] { device_->upload_at(s.tx() + at, src, len); });
             sge.addr = reinterpret_cast<std::uintptr_t>(s.tx() + at);
             sge.lkey = s.mr.lkey();
         }
@@ -339,6 +390,7 @@ private:
     collective_rdma_links& links_;
     const std::atomic<bool>& cancel_;
     core::dtype element_;
+    collective_device_memory* device_;  // GPUDirect: the size's device memory; null: host memory
     std::vector<registered> regions_;
     std::vector<std::size_t> posted_;  // per ios_ entry: bytes of its send posted
     std::vector<pollfd> fds_;          // kept, so a sleep allocates nothing
@@ -347,7 +399,8 @@ private:
 }  // namespace
 
 std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh& mesh, const core::collective_spec& spec,
-                                                          clock::time_point deadline) {
+                                                          clock::time_point deadline,
+                                                          std::shared_ptr<const rdma::device_memory> gpu) {
     std::vector<unsigned> peers;
     for (unsigned q = 0; q < mesh.fds.size(); ++q)
         if (mesh.fds[q]) peers.push_back(q);
@@ -364,6 +417,7 @@ std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh&
     o.rx_depth = recv_depth;
     o.inline_bytes = 64;
     o.completion_events = true;
+    o.gpu_memory = std::move(gpu);
     try {
         links->ep = std::make_unique<rdma::endpoint>(o);
     } catch (const std::exception& e) {
@@ -394,9 +448,18 @@ std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh&
     return links;
 }
 
+std::string rdma_memory_note(const collective_rdma_links& links) {
+    if (!links.ep || !links.ep->qp_count()) return {};
+    const auto& slot = links.ep->slot(0);
+    if (slot.host_memory() || !slot.registration) return {};
+    return fmt::format("GPUDirect RDMA, {} registered with {} by {}", links.ep->options().gpu_memory->name(), links.ep->where(),
+                       core::to_string(slot.registration->path));
+}
+
 std::unique_ptr<step_runner> make_rdma_step_runner(collective_mesh& mesh, const std::atomic<bool>& cancel, core::dtype element,
-                                                   const std::vector<std::span<std::byte>>& buffers) {
-    return std::make_unique<rdma_step_runner>(mesh, cancel, element, buffers);
+                                                   const std::vector<std::span<std::byte>>& buffers,
+                                                   collective_device_memory* device) {
+    return std::make_unique<rdma_step_runner>(mesh, cancel, element, buffers, device);
 }
 
 }  // namespace meshperf::daemon

@@ -28,10 +28,17 @@ inline constexpr std::size_t rdma_slot_bytes = 256 * 1024;
 /// device that holds the mesh sockets' local address, as a sweep chooses it), one QP per peer
 /// with a socket in `mesh`; exchanges the QPs'
 /// descriptions over those sockets, connects every QP, posts its receives, and waits until
-/// every peer has done the same (so no write can reach a QP that is not ready). Throws
+/// every peer has done the same (so no write can reach a QP that is not ready). With `gpu`
+/// the receive slots are that device memory, registered for GPUDirect RDMA (dma-buf or
+/// nvidia-peermem), and the step runners must be given the size's device memory. Throws
 /// session_error with the device's error ("no RDMA device found", a port down, the memlock
-/// limit) or the peer that did not answer by `deadline`.
+/// limit, a GPU memory that cannot be registered) or the peer that did not answer by `deadline`.
 std::shared_ptr<collective_rdma_links> connect_rdma_links(const collective_mesh& mesh, const core::collective_spec& spec,
-                                                          transport::clock::time_point deadline);
+                                                          transport::clock::time_point deadline,
+                                                          std::shared_ptr<const transport::rdma::device_memory> gpu);
+
+/// How the links hold device memory, for the run's result: empty for host memory, else
+/// "GPUDirect RDMA, cuda:0 registered with rxe0 by peermem".
+std::string rdma_memory_note(const collective_rdma_links&);
 
 }  // namespace meshperf::daemon

@@ -89,10 +89,14 @@ protected:
 std::unique_ptr<step_runner> make_tcp_step_runner(collective_mesh& mesh, const std::atomic<bool>& cancel, core::dtype element);
 
 /// The RDMA data path (mesh.rdma): writes with immediate data into the peer's receive slots,
-/// credits back, completions polled. `buffers` are the size's send and receive buffers, which
-/// are registered for the runner's life; a message outside them is staged. Throws
-/// collective_fault when a buffer cannot be registered.
+/// credits back, completions polled. Host memory: `buffers` are the size's send and receive
+/// buffers. Device memory (GPUDirect; mesh.rdma's slots must then be device memory): `device`
+/// holds the size's buffers, and `buffers` is empty; messages then point into device memory,
+/// except host ones outside every buffer (the barrier's flag). The buffers are registered for
+/// the runner's life; a message outside them is staged through the link's own memory. Throws
+/// collective_fault when a buffer cannot be registered or the slots' memory does not match.
 std::unique_ptr<step_runner> make_rdma_step_runner(collective_mesh& mesh, const std::atomic<bool>& cancel, core::dtype element,
-                                                   const std::vector<std::span<std::byte>>& buffers);
+                                                   const std::vector<std::span<std::byte>>& buffers,
+                                                   collective_device_memory* device);
 
 }  // namespace meshperf::daemon

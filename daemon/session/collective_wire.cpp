@@ -2,6 +2,8 @@
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
+#include "daemon/service/emulated_gpu.hpp"
+#include "daemon/service/gpu_support.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "transport/socket.hpp"
 
@@ -102,7 +104,8 @@ std::vector<core::collective_algo> algos_of(const core::collective_spec& spec) {
     return out;
 }
 
-size_run_options run_options_of(const core::collective_spec& spec, const core::run_limits& limits, bool corrupt) {
+size_run_options run_options_of(const core::collective_spec& spec, const core::run_limits& limits,
+                                const collective_test_hooks& hooks) {
     size_run_options o;
     o.warmup_iterations = spec.warmup_iterations;
     o.iterations = spec.iterations;
@@ -110,9 +113,20 @@ size_run_options run_options_of(const core::collective_spec& spec, const core::r
     o.max_iterations = limits.max_iterations;
     o.max_duration_s = limits.max_duration_s;
     o.verify = spec.verify;
-    o.corrupt = corrupt;
-    o.device_memory = collective_memory_for(spec.memory);
+    o.corrupt = hooks.corrupt;
+    if (spec.memory != "host")
+        o.device_memory = hooks.emulated_gpu ? emulated_collective_memory_factory() : collective_memory_for(spec.memory);
     return o;
+}
+
+void require_collective_memory(const core::collective_spec& spec, const collective_test_hooks& hooks, const std::string& side) {
+    if (!hooks.emulated_gpu) require_memory_domain(spec.memory, side);
+}
+
+std::shared_ptr<const transport::rdma::device_memory> collective_rdma_memory(const core::collective_spec& spec,
+                                                                             const collective_test_hooks& hooks) {
+    if (spec.memory == "host") return nullptr;
+    return hooks.emulated_gpu ? emulated_rdma_memory(spec.memory) : rdma_device_memory(spec.memory);
 }
 
 std::string rank_name(const core::collective_spec& spec, unsigned rank) {

@@ -17,6 +17,7 @@
 #include "core/collective_spec.hpp"
 #include "core/run_spec.hpp"
 #include "daemon/session/collective_engine.hpp"
+#include "daemon/session/collective_test_hooks.hpp"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -53,8 +54,16 @@ core::collective_limits collective_limits_of(const core::run_limits&);
 std::string normalize_host(std::string_view);
 /// The algorithm of each op of the spec, in its order.
 std::vector<core::collective_algo> algos_of(const core::collective_spec&);
-/// How every size of the run is iterated, under this daemon's limits.
-size_run_options run_options_of(const core::collective_spec&, const core::run_limits&, bool corrupt);
+/// How every size of the run is iterated, under this daemon's limits, with its test hooks.
+size_run_options run_options_of(const core::collective_spec&, const core::run_limits&, const collective_test_hooks&);
+/// Checks that this daemon can hold the run's buffers in spec.memory (require_memory_domain;
+/// always true for a GPU the hooks emulate). Throws as require_memory_domain, the message
+/// starting with `side`.
+void require_collective_memory(const core::collective_spec&, const collective_test_hooks&, const std::string& side);
+/// The device memory of this rank's RDMA receive slots: null for host memory, else the GPU
+/// of spec.memory (emulated under the hooks), so the NIC writes into the GPU (GPUDirect).
+std::shared_ptr<const transport::rdma::device_memory> collective_rdma_memory(const core::collective_spec&,
+                                                                             const collective_test_hooks&);
 
 /// "rank 3 (10.0.0.4:7470)".
 std::string rank_name(const core::collective_spec&, unsigned rank);

@@ -271,6 +271,29 @@ class Faults(CollectiveCase):
         doc = self.run_collective(ranks, ops=["allreduce"], sizes="64K", iterations=2)
         self.assertEqual(doc["state"], "completed", doc.get("error"))
 
+    def test_gpu_memory_on_an_emulated_gpu_runs_the_device_path_and_verifies(self):
+        # MESHPERF_TEST_EMULATED_GPU=1 serves cuda:0 from host memory apart from the engine's
+        # (daemon/service/emulated_gpu.hpp): over TCP the device path stages every step and sums
+        # on the "device"; the Soft-RoCE guest runs the GPUDirect path the same way.
+        hook = {"MESHPERF_TEST_EMULATED_GPU": "1"}
+        ranks = self.start(3, env_for={0: hook, 1: hook, 2: dict(hook, MESHPERF_TEST_CORRUPT_COLLECTIVE="1")})
+        clean, corrupting = ranks[:2], ranks
+        doc = self.run_collective(clean, ops=["allreduce", "reduce-scatter", "alltoall", "broadcast"], sizes="64K,1M",
+                                  iterations=2, memory="cuda:0", dtype="bf16", verify=True)
+        self.assertEqual(doc["state"], "completed", doc.get("error"))
+        self.assertEqual(doc["spec"]["memory"], "cuda:0")
+        self.assertEqual(len(doc["points"]), 8)
+        for pt in doc["points"]:
+            self.check_point(pt, 2, 2)
+            self.assertEqual(pt["wrong"], 0, pt)
+        # TCP stages device memory: no rank claims GPUDirect.
+        self.assertFalse([w for w in doc.get("warnings", []) if "GPUDirect" in w], doc.get("warnings"))
+        doc = self.run_collective(corrupting, ops=["allreduce"], sizes="64K", iterations=2, memory="cuda:0", verify=True)
+        self.assertEqual(doc["state"], "completed", doc.get("error"))
+        self.assertGreater(doc["points"][0]["wrong"], 0)
+        for d in ranks:
+            self.assertTrue(d.alive(), "a daemon died")
+
 
 class Limits(CollectiveCase):
     def test_every_rank_holds_the_plan_to_its_own_limits(self):

@@ -1,7 +1,9 @@
 """Checks what meshperf printed in the rdma-vm guest (guest-tests.sh's tagged lines in the
 serial log): every RDMA sweep figure positive, finite and verified; every collective point
 verified with 0 wrong and its figures positive, finite and consistent (algbw = S / time,
-busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios printed.
+busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios printed; the
+GPUDirect collectives (emulated GPU) state for every rank that the NIC registered the device
+memory (peermem), and a corrupting rank's run counts wrong elements at every point.
 
     python3 check_meshperf.py SERIAL_LOG      exit 0 when every check passed
 """
@@ -12,7 +14,7 @@ import sys
 FACTOR = {"allreduce": lambda p: 2 * (p - 1) / p, "allgather": lambda p: (p - 1) / p,
           "reduce-scatter": lambda p: (p - 1) / p, "alltoall": lambda p: (p - 1) / p,
           "broadcast": lambda p: 1.0, "incast": lambda p: p - 1}
-SHOWN = ("MESHPERF-ERROR", "MESHPERF-COLLECTIVE-KILLED", "MESHPERF-COLLECTIVE-EXIT", "MESHPERF-COLLECTIVE-RESOURCES",
+SHOWN = ("MESHPERF-ERROR", "MESHPERF-GPUDIRECT-CORRUPT-EXIT", "MESHPERF-COLLECTIVE-KILLED", "MESHPERF-COLLECTIVE-EXIT", "MESHPERF-COLLECTIVE-RESOURCES",
          "MESHPERF-COLLECTIVE-ERROR")
 
 
@@ -72,13 +74,46 @@ def check_collectives(lines):
             print(f"rdma-vm: collective {transport:9} {p['op']:14} {p['algo']:6} {p['size_bytes']:>8} B "
                   f"{t * 1e6:10.1f} us busbw {bus * 8:.3f} Gbit/s wrong={p['wrong']}" + ("" if good else "  <-- INSANE"))
             ok &= good
-    for t in sorted({"rdma", "tcp", "rdma-tree"} - {t for t, _ in docs}):
+    for transport, doc in docs:
+        if doc["spec"].get("memory", "host") == "host":
+            continue
+        if doc["spec"]["memory"] != "cuda:0":
+            print(f"rdma-vm: collective tagged {transport} ran from {doc['spec']['memory']}")
+            ok = False
+        if transport.startswith("rdma"):
+            ok &= gpudirect_stated(transport, doc)
+    for t in sorted({"rdma", "tcp", "rdma-tree", "rdma-gpudirect", "rdma-gpudirect-tree", "tcp-staged"} - {t for t, _ in docs}):
         print(f"rdma-vm: no collective result over {t}")
         ok = False
     for (op, algo, size), by in sorted(busbw.items()):
         if "rdma" in by and "tcp" in by:
             r = sorted(by["rdma"])[len(by["rdma"]) // 2] / by["tcp"][0]
             print(f"rdma-vm: collective busbw rdma/tcp {op} {algo} {size} B: {r:.2f} (TCG: functional figures)")
+    return ok
+
+
+def gpudirect_stated(what, doc):
+    """Whether the result says, for every rank, that the NIC registered its device memory."""
+    want = "GPUDirect RDMA, cuda:0 (emulated in host memory) registered with rxe0"
+    said = [w for w in doc.get("warnings", []) if want in w and "by peermem" in w]
+    print(f"rdma-vm: {what}: {len(said)} of {len(doc['hosts'])} ranks say GPUDirect: {said[:1]}")
+    return len(said) == len(doc["hosts"])
+
+
+def check_corrupt(lines):
+    """The GPUDirect run with a corrupting rank completed, said GPUDirect and counted wrong
+    elements at every point."""
+    docs, ok = documents(lines, "MESHPERF-GPUDIRECT-CORRUPT", "corrupt", "GPUDirect run with a corrupting rank")
+    if not docs:
+        print("rdma-vm: no result of the GPUDirect run with a corrupting rank")
+        return False
+    for _, doc in docs:
+        ok &= gpudirect_stated("GPUDirect with a corrupting rank", doc)
+        for p in doc["points"]:
+            good = isinstance(p["wrong"], int) and p["wrong"] > 0
+            print(f"rdma-vm: GPUDirect, rank 2 corrupting: {p['op']} {p['size_bytes']} B wrong={p['wrong']}"
+                  + ("" if good else "  <-- NOT CAUGHT"))
+            ok &= good
     return ok
 
 
@@ -89,7 +124,8 @@ def main(path):
             print("rdma-vm:", line.strip()[:400])
     sweeps_ok = check_sweeps(lines)
     collectives_ok = check_collectives(lines)
-    return 0 if sweeps_ok and collectives_ok else 1
+    corrupt_ok = check_corrupt(lines)
+    return 0 if sweeps_ok and collectives_ok and corrupt_ok else 1
 
 
 if __name__ == "__main__":

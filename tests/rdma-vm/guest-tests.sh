@@ -184,6 +184,41 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
   done
   json_run MESHPERF-COLLECTIVE transport=rdma-tree collective --hosts $hosts --transport rdma --op allreduce --algo tree \
     --sizes 64K --iterations 3 --verify
+  # GPUDirect collectives (--memory cuda:0 over RDMA) on daemons whose GPU is emulated in host
+  # memory (test hook MESHPERF_TEST_EMULATED_GPU=1): receive slots and buffers in the "device",
+  # registered with rxe0 by the peermem path, pieces copied and summed there. 7476 also
+  # corrupts what it sends (MESHPERF_TEST_CORRUPT_COLLECTIVE=1): --verify must count it.
+  step "meshperf collective --memory cuda:0 --transport rdma (GPUDirect, emulated GPU), 3 ranks"
+  gpids=""
+  for port in 7473 7474 7475 7476; do
+    mkdir -p /tmp/mp$port
+    hooks="MESHPERF_TEST_EMULATED_GPU=1"
+    [ $port = 7476 ] && hooks="$hooks MESHPERF_TEST_CORRUPT_COLLECTIVE=1"
+    env $hooks meshperfd --listen $ip:$port --state-dir /tmp/mp$port --token-file /tmp/token --log-level warn &
+    gpids="$gpids $!"
+  done
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    meshperf --token-file /tmp/token info $ip:7476 >/dev/null 2>&1 && break
+    sleep 1
+  done
+  ghosts=$ip:7473,$ip:7474,$ip:7475
+  json_run MESHPERF-COLLECTIVE transport=rdma-gpudirect collective --hosts $ghosts --transport rdma --memory cuda:0 \
+    --op allreduce,allgather,reduce-scatter,alltoall,broadcast,incast --sizes 12K,1536K --iterations 3 --verify
+  json_run MESHPERF-COLLECTIVE transport=rdma-gpudirect-tree collective --hosts $ghosts --transport rdma --memory cuda:0 \
+    --op allreduce --algo tree --dtype bf16 --sizes 64K --iterations 3 --verify
+  json_run MESHPERF-COLLECTIVE transport=tcp-staged collective --hosts $ghosts --transport tcp --memory cuda:0 \
+    --op allreduce,alltoall --sizes 12K,1536K --iterations 3 --verify
+  meshperf --token-file /tmp/token collective --hosts $ip:7473,$ip:7474,$ip:7476 --transport rdma --memory cuda:0 \
+    --op allreduce,allgather --sizes 12K --iterations 2 --verify --format json -q -o /tmp/doc.json 2>/tmp/doc.err
+  echo "MESHPERF-GPUDIRECT-CORRUPT-EXIT $? $(tr '\n' ' ' </tmp/doc.err)"
+  [ -f /tmp/doc.json ] && echo "MESHPERF-GPUDIRECT-CORRUPT-JSON corrupt=1 | $(tr -d '\n' </tmp/doc.json)"
+  rm -f /tmp/doc.json
+  sleep 1
+  live=$(rdma resource show | tr '\n' ' ')
+  echo "MESHPERF-COLLECTIVE-RESOURCES gpudirect: baseline [$baseline] with every daemon up after the runs [$live]"
+  [ "$live" = "$baseline" ] || fail "RDMA resources held by the daemons after the GPUDirect collectives: $live (baseline $baseline)"
+  kill $gpids
+  wait $gpids 2>/dev/null
   # The RDMA options reach every rank: a device or GID index that does not exist ends the run
   # at the start with the verbs reason (exit 3), and the ranks run again at once.
   for bad in "--rdma-device nosuch0" "--gid-index 999"; do

@@ -1,12 +1,13 @@
 // daemon/session/collective_engine: every op run by the real engine, one thread per rank, over
 // a mesh of socket pairs (the TCP data path), with host memory and with device memory
-// emulated in host memory (collective_memory.hpp: buffers apart from the engine's, copies and
-// the sum done as a device would), verified with zero wrong elements; a corrupting rank is
+// emulated in host memory (daemon/service/emulated_gpu.hpp: buffers apart from the engine's,
+// copies and the sum done as a device would), verified with zero wrong elements; a corrupting rank is
 // counted wrong on both. The CUDA implementation of the device memory is checked on a GPU by
 // tests/gpu (gpu_device_test).
 #include "core/collective_plan.hpp"
 #include "core/collective_spec.hpp"
 #include "core/reduce_ops.hpp"
+#include "daemon/service/emulated_gpu.hpp"
 #include "daemon/session/collective_engine.hpp"
 
 #include <atomic>
@@ -22,38 +23,6 @@ using daemon::collective_device_memory;
 
 namespace {
 
-/// Device memory that lives in host vectors the engine never sees: only the interface's
-/// copies move data between them and the engine's mirrors. Counts the sums it did.
-class emulated_device final : public collective_device_memory {
-public:
-    emulated_device(std::size_t send, std::size_t recv, std::size_t scratch, std::atomic<std::uint64_t>& sums)
-        : send_(send, std::byte{0xee}), recv_(recv, std::byte{0xee}), scratch_(scratch, std::byte{0xee}), sums_(sums) {}
-    // As the CUDA implementation, a call of 0 bytes does nothing (the engine's buffers may be empty).
-    void upload(region r, std::size_t offset, const std::byte* host, std::size_t n) override {
-        if (n) std::memcpy(at(r, offset, n), host, n);
-    }
-    void download(std::byte* host, region r, std::size_t offset, std::size_t n) override {
-        if (n) std::memcpy(host, at(r, offset, n), n);
-    }
-    void copy(region dst, std::size_t dst_offset, region src, std::size_t src_offset, std::size_t n) override {
-        if (n) std::memmove(at(dst, dst_offset, n), at(src, src_offset, n), n);
-    }
-    void add(core::dtype type, region acc, std::size_t acc_offset, region in, std::size_t in_offset, std::size_t n) override {
-        if (!n) return;
-        core::reduce_sum(type, {at(acc, acc_offset, n), n}, {at(in, in_offset, n), n});
-        ++sums_;
-    }
-
-private:
-    std::byte* at(region r, std::size_t offset, std::size_t n) {
-        auto& b = r == region::send ? send_ : r == region::recv ? recv_ : scratch_;
-        REQUIRE(offset + n <= b.size());
-        return b.data() + offset;
-    }
-    std::vector<std::byte> send_, recv_, scratch_;
-    std::atomic<std::uint64_t>& sums_;
-};
-
 struct outcome {
     std::uint64_t wrong = 0;
     std::uint64_t iterations = 0;
@@ -61,7 +30,7 @@ struct outcome {
 
 /// Runs one size of `op` over p ranks in threads; returns the wrong elements over all ranks.
 outcome run_ranks(core::collective_op op, core::collective_algo algo, unsigned p, std::uint64_t size, bool device,
-                  std::atomic<std::uint64_t>& sums, int corrupt_rank = -1) {
+                  daemon::emulated_gpu_counters& sums, int corrupt_rank = -1) {
     std::vector<daemon::collective_mesh> meshes(p);
     for (auto& m : meshes) m.fds.resize(p);
     for (unsigned a = 0; a < p; ++a)
@@ -85,7 +54,7 @@ outcome run_ranks(core::collective_op op, core::collective_algo algo, unsigned p
                 o.corrupt = static_cast<int>(r) == corrupt_rank;
                 if (device)
                     o.device_memory = [&sums](std::size_t s, std::size_t v, std::size_t c) {
-                        return std::make_unique<emulated_device>(s, v, c, sums);
+                        return daemon::make_emulated_collective_memory(s, v, c, &sums);
                     };
                 const auto plan = core::plan_collective(op, algo, p, r, core::dtype::fp32, size);
                 timings[r] = daemon::measure_collective_size(plan, meshes[r], o, never);
@@ -126,7 +95,7 @@ TEST_CASE("the engine runs every op to zero wrong elements, host memory and stag
         for (const auto& k : every_case)
             for (unsigned p : {2u, 3u, 5u}) {
                 const auto size = core::size_step(k.op, p, core::dtype::fp32) * 3000;
-                std::atomic<std::uint64_t> sums{0};
+                daemon::emulated_gpu_counters sums;
                 CAPTURE(device);
                 CAPTURE(core::to_string(k.op));
                 CAPTURE(core::to_string(k.algo));
@@ -134,14 +103,14 @@ TEST_CASE("the engine runs every op to zero wrong elements, host memory and stag
                 const auto got = run_ranks(k.op, k.algo, p, size, device, sums);
                 CHECK(got.wrong == 0);
                 const bool reduces = k.op == core::collective_op::allreduce || k.op == core::collective_op::reduce_scatter;
-                if (device && reduces) CHECK(sums.load() > 0);  // the sum ran on the "device", not in the step runner
-                if (!device) CHECK(sums.load() == 0);
+                if (device && reduces) CHECK(sums.sums.load() > 0);  // the sum ran on the "device", not in the step runner
+                if (!device) CHECK(sums.sums.load() == 0);
             }
 }
 
 TEST_CASE("a corrupting rank is counted wrong with staged device memory too") {
     for (bool device : {false, true}) {
-        std::atomic<std::uint64_t> sums{0};
+        daemon::emulated_gpu_counters sums;
         CAPTURE(device);
         const auto size = core::size_step(core::collective_op::allreduce, 4, core::dtype::fp32) * 1000;
         const auto got = run_ranks(core::collective_op::allreduce, core::collective_algo::ring, 4, size, device, sums, 2);
