@@ -1,7 +1,12 @@
 #include "client/check_collective.hpp"
 
 #include "client/daemon_client.hpp"
+#include "core/error.hpp"
+#include "core/prometheus.hpp"
 #include "core/sizes.hpp"
+
+#include <algorithm>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <fmt/format.h>
@@ -25,26 +30,55 @@ std::string host_of(const core::collective_result& run, unsigned rank) {
 
 }  // namespace
 
-collective_verdict unknown_collective(std::string what, std::string why) {
-    return {core::check_state::unknown, std::move(what), std::move(why), {}};
+collective_verdict unknown_collective(collective_check_labels labels, std::string why) {
+    collective_verdict v;
+    v.what = labels.op.empty() ? std::string("collective") : labels.op;
+    v.summary = std::move(why);
+    v.labels = std::move(labels);
+    return v;
 }
 
-collective_verdict judge_collective(const core::collective_result& run, double min_busbw) {
-    std::string what = run.spec.ops.empty() ? std::string("collective") : std::string(core::to_string(run.spec.ops.front()));
+collective_verdict judge_collective(const core::collective_result& run, const collective_limits& limits) {
+    collective_check_labels labels{run.spec.ops.empty() ? std::string() : std::string(core::to_string(run.spec.ops.front())),
+                                   "", std::string(core::to_string(run.spec.transport)), run.spec.memory};
+    if (!run.spec.ops.empty()) labels.algo = core::to_string(core::algo_for(run.spec, run.spec.ops.front()));
     if (run.state != "completed")
-        return unknown_collective(what, fmt::format("the collective {} {}: {}", run.id, run.state,
-                                                    run.error.empty() ? "(no error given)" : run.error));
-    if (run.points.empty()) return unknown_collective(what, fmt::format("the collective {} completed without a point", run.id));
+        return unknown_collective(labels, fmt::format("the collective {} {}: {}", run.id, run.state,
+                                                      run.error.empty() ? "(no error given)" : run.error));
+    if (run.points.empty())
+        return unknown_collective(labels, fmt::format("the collective {} completed without a point", run.id));
     const auto& p = run.points.front();
     collective_verdict v;
+    v.labels = std::move(labels);
+    v.labels.algo = core::to_string(p.algo);
+    v.point = p;
     v.what = what_of(run, p);
-    v.perfdata = core::perfdata_item("busbw_gbyte", p.busbw_gbyte_per_s, "", number(min_busbw) + ":", "0");
+
+    std::optional<double> warn_at, crit_at = limits.min_busbw;
+    if (limits.baseline_busbw) {
+        warn_at = limits.warn * *limits.baseline_busbw;
+        crit_at = std::max(crit_at.value_or(0.0), limits.crit * *limits.baseline_busbw);
+    }
+    const auto range = [&](const std::optional<double>& at) { return at ? number(*at) + ":" : std::string(); };
+    v.perfdata = core::perfdata_item("busbw_gbyte", p.busbw_gbyte_per_s, range(warn_at), range(crit_at), "0");
     auto text = fmt::format("busbw {} GB/s at {}, time {} µs", number(p.busbw_gbyte_per_s), core::format_size(p.size_bytes),
                             number(p.time_s * 1e6));
+    if (limits.baseline_busbw)
+        text += fmt::format(", {:.0f}% of the baseline's {} GB/s ({})", 100 * p.busbw_gbyte_per_s / *limits.baseline_busbw,
+                            number(*limits.baseline_busbw), limits.baseline_source);
     v.state = core::check_state::ok;
-    if (p.busbw_gbyte_per_s < min_busbw) {
+    if (limits.min_busbw && p.busbw_gbyte_per_s < *limits.min_busbw) {
         v.state = core::check_state::critical;
-        text += fmt::format(", below --min-busbw {} GB/s; slowest {}", number(min_busbw), host_of(run, p.slowest_rank));
+        text += fmt::format(", below --min-busbw {} GB/s", number(*limits.min_busbw));
+    } else if (limits.baseline_busbw && p.busbw_gbyte_per_s < limits.crit * *limits.baseline_busbw) {
+        v.state = core::check_state::critical;
+        text += fmt::format(", below --crit {} of the baseline", number(limits.crit));
+    } else if (limits.baseline_busbw && p.busbw_gbyte_per_s < limits.warn * *limits.baseline_busbw) {
+        v.state = core::check_state::warning;
+        text += fmt::format(", below --warn {} of the baseline", number(limits.warn));
+    }
+    if (v.state != core::check_state::ok) {
+        text += fmt::format("; slowest {}", host_of(run, p.slowest_rank));
         if (p.slowest_link)
             text += fmt::format(", slowest link {} at {} Gbit/s", core::to_string(*p.slowest_link), number(p.slowest_link->gbit_per_s));
     }
@@ -54,6 +88,72 @@ collective_verdict judge_collective(const core::collective_result& run, double m
     }
     v.summary = text;
     return v;
+}
+
+std::pair<double, std::string> collective_baseline(const json& doc, const std::string& file, const core::collective_spec& spec) {
+    if (spec.ops.size() != 1 || spec.sizes.size() != 1)
+        throw core::spec_error("a collective baseline is looked up for one op at one size");
+    core::collective_result base;
+    try {
+        base = core::collective_result_from_json(doc);
+    } catch (const std::exception& e) {
+        throw core::spec_error(fmt::format("--baseline {}: not a collective result (meshperf collective --format json -o FILE): {}",
+                                           file, e.what()));
+    }
+    const auto op = spec.ops.front();
+    const auto algo = core::algo_for(spec, op);
+    const auto ranks = static_cast<unsigned>(spec.hosts.size());
+    const auto size = spec.sizes.front();
+    if (base.spec.transport != spec.transport)
+        throw core::spec_error(fmt::format("--baseline {}: measured over {}, the check runs over {}; give a baseline of the "
+                                           "same transport",
+                                           file, core::to_string(base.spec.transport), core::to_string(spec.transport)));
+    std::vector<std::string> have;
+    for (const auto& p : base.points) {
+        if (p.op == op && p.algo == algo && p.ranks == ranks && p.size_bytes == size) {
+            if (!(p.busbw_gbyte_per_s > 0) || !std::isfinite(p.busbw_gbyte_per_s))
+                throw core::spec_error(fmt::format("--baseline {}: the point's busbw is {}, not a positive figure", file,
+                                                   p.busbw_gbyte_per_s));
+            return {p.busbw_gbyte_per_s, fmt::format("{}, run {}", file, base.id.empty() ? std::string("?") : base.id)};
+        }
+        have.push_back(fmt::format("{} {} over {} ranks at {}", core::to_string(p.op), core::to_string(p.algo), p.ranks,
+                                   core::format_size(p.size_bytes)));
+    }
+    throw core::spec_error(fmt::format("--baseline {} has no {} {} point over {} ranks at {} (it has: {}); check with the "
+                                       "baseline's --size and hosts, or measure a baseline of these",
+                                       file, core::to_string(op), core::to_string(algo), ranks, core::format_size(size),
+                                       have.empty() ? std::string("no points") : fmt::format("{}", fmt::join(have, "; "))));
+}
+
+std::string collective_check_textfile(const collective_verdict& v, double unix_seconds) {
+    core::exposition e;
+    e.declare("meshperf_collective_check_status", core::metric_type::gauge,
+              "State of the last meshperf collective check: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.");
+    e.declare("meshperf_collective_check_busbw_bytes_per_second", core::metric_type::gauge,
+              "Bus bandwidth (nccl-tests' busbw) of the last meshperf collective check.");
+    e.declare("meshperf_collective_check_time_seconds", core::metric_type::gauge,
+              "Time of one collective in the last meshperf collective check (the slowest rank's, averaged over iterations).");
+    e.declare("meshperf_collective_check_wrong_elements", core::metric_type::gauge,
+              "Elements of the result that were wrong in the last meshperf collective check, summed over ranks.");
+    e.declare("meshperf_collective_check_last_run_timestamp_seconds", core::metric_type::gauge,
+              "When the last meshperf collective check ran, in seconds since the Unix epoch.");
+    const auto& l = v.labels;
+    const std::initializer_list<core::metric_label> run_labels{
+        {"op", l.op}, {"algo", l.algo}, {"transport", l.transport}, {"memory", l.memory}};
+    e.add("meshperf_collective_check_status", run_labels, core::exit_code(v.state));
+    if (v.point) {
+        const auto& p = *v.point;
+        const std::vector<core::metric_label> point_labels{{"op", l.op},           {"algo", l.algo},
+                                                           {"transport", l.transport}, {"memory", l.memory},
+                                                           {"ranks", std::to_string(p.ranks)},
+                                                           {"size_bytes", std::to_string(p.size_bytes)}};
+        if (p.busbw_gbyte_per_s > 0 && std::isfinite(p.busbw_gbyte_per_s))
+            e.add("meshperf_collective_check_busbw_bytes_per_second", point_labels, p.busbw_gbyte_per_s * 1e9);
+        if (p.time_s > 0 && std::isfinite(p.time_s)) e.add("meshperf_collective_check_time_seconds", point_labels, p.time_s);
+        if (p.wrong) e.add("meshperf_collective_check_wrong_elements", point_labels, static_cast<double>(*p.wrong));
+    }
+    e.add("meshperf_collective_check_last_run_timestamp_seconds", run_labels, unix_seconds);
+    return e.render();
 }
 
 std::string nagios_line(const collective_verdict& v) {

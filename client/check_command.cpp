@@ -24,6 +24,7 @@
 #include <mutex>
 #include <sys/stat.h>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace meshperf::client {
@@ -112,6 +113,19 @@ struct check_options {
     double min_busbw = 0;
 };
 
+/// Writes a node_exporter textfile made by `text(now)` to `path` (nothing when empty). A
+/// failure is said on stderr and does not change the verdict: the check's state is on stdout.
+template <class MakeText>
+void write_textfile(const std::string& path, MakeText text) {
+    if (path.empty()) return;
+    try {
+        const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        write_file_atomically(path, text(now));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "meshperf: --prom-file: %s\n", e.what());
+    }
+}
+
 /// Prints the verdict, writes the textfile, returns the exit code. Shared by the normal
 /// path and the timeout watchdog, so it runs at most once.
 class check_reporter {
@@ -125,14 +139,7 @@ public:
         const auto text = render_check(r, format_);
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
-        if (!prom_file_.empty()) {
-            try {
-                const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-                write_file_atomically(prom_file_, core::check_textfile(r, now));
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "meshperf: --prom-file: %s\n", e.what());
-            }
-        }
+        write_textfile(prom_file_, [&](double now) { return core::check_textfile(r, now); });
         return core::exit_code(r.state);
     }
 
@@ -166,6 +173,35 @@ int run_with_deadline(double timeout_s, const std::function<int()>& work, const 
     return rc;
 }
 
+/// The limits of check --collective: --min-busbw, and the busbw of --baseline FILE's point of
+/// the same op, algorithm, ranks and size. Throws client_error (usage) or core::spec_error.
+collective_limits collective_check_limits(const check_options& o, const CLI::App& cmd, const core::collective_spec& spec) {
+    collective_limits limits;
+    if (cmd.count("--min-busbw")) {
+        if (!(o.min_busbw > 0 && std::isfinite(o.min_busbw)))
+            throw client_error(exit_usage, fmt::format("--min-busbw {}: give the least busbw in GB/s, a number > 0", o.min_busbw));
+        limits.min_busbw = o.min_busbw;
+    }
+    if (!o.baseline.empty()) {
+        if (o.baseline == "stored")
+            throw client_error(exit_usage, "--collective: --baseline stored is for a path; give a collective result file "
+                                           "(meshperf collective --format json -o FILE)");
+        if (!(o.crit > 0 && o.crit <= o.warn && o.warn <= 1))
+            throw client_error(exit_usage, fmt::format("--warn {} and --crit {}: need 0 < crit <= warn <= 1", o.warn, o.crit));
+        std::ifstream in(o.baseline);
+        if (!in) throw core::spec_error(fmt::format("--baseline {}: cannot read the file", o.baseline));
+        const auto doc = json::parse(in, nullptr, false);
+        if (doc.is_discarded()) throw core::spec_error(fmt::format("--baseline {}: not valid JSON", o.baseline));
+        std::tie(limits.baseline_busbw, limits.baseline_source) = collective_baseline(doc, o.baseline, spec);
+        limits.warn = o.warn;
+        limits.crit = o.crit;
+    }
+    if (!limits.min_busbw && !limits.baseline_busbw)
+        throw client_error(exit_usage, "--collective needs --min-busbw X (the least busbw in GB/s) and/or --baseline FILE "
+                                       "(a collective result)");
+    return limits;
+}
+
 /// check --collective: one short collective, judged (client/check_collective.hpp).
 int run_collective_check(const check_options& o, const CLI::App& cmd, const common_options& common) {
     std::mutex m;
@@ -176,39 +212,40 @@ int run_collective_check(const check_options& o, const CLI::App& cmd, const comm
             const auto text = render_collective_check(v, o.format);
             std::fwrite(text.data(), 1, text.size(), stdout);
             std::fflush(stdout);
+            write_textfile(o.prom_file, [&](double now) { return collective_check_textfile(v, now); });
         }
         reported = true;
         return core::exit_code(v.state);
     };
     // Of the options build_collective_spec asks about, check has --algo only.
     const auto given = [&](std::string_view name) { return name == "--algo" && cmd.count("--algo") > 0; };
+    collective_check_labels labels{o.collective.ops, "", o.collective.transport, o.collective.memory};
     core::collective_spec spec;
+    collective_limits limits;
     credentials creds;
     try {
-        if (!o.peer.empty() || !o.baseline.empty() || !o.prom_file.empty())
-            throw client_error(exit_usage, "--collective takes --hosts, not a peer, and has no --baseline or --prom-file yet");
-        if (!cmd.count("--min-busbw") || !(o.min_busbw > 0 && std::isfinite(o.min_busbw)))
-            throw client_error(exit_usage, "--collective needs --min-busbw X, the least busbw in GB/s (X > 0)");
+        if (!o.peer.empty()) throw client_error(exit_usage, "--collective takes --hosts, not a peer");
         if (!cmd.count("--hosts")) throw client_error(exit_usage, "--collective needs --hosts FILE or a comma list of the daemons");
         check_timeout(o.timeout_s);
         spec = collective_check_spec(o.collective, given);
+        labels.algo = core::to_string(core::algo_for(spec, spec.ops.front()));
+        limits = collective_check_limits(o, cmd, spec);
         creds = client_credentials(common.token_file, common.tls);
-    } catch (const std::exception& e) {  // client_error, and core::spec_error of check_timeout
-        return report(unknown_collective(o.collective.ops, fmt::format("bad options: {}", e.what())));
+    } catch (const std::exception& e) {  // client_error, and core::spec_error of check_timeout and the baseline
+        return report(unknown_collective(labels, fmt::format("bad options: {}", e.what())));
     }
     return run_with_deadline(
         o.timeout_s,
         [&] {
             try {
                 const auto out = run_collective(spec, creds, {});
-                return report(judge_collective(out.run, o.min_busbw));
+                return report(judge_collective(out.run, limits));
             } catch (const std::exception& e) {
-                return report(unknown_collective(o.collective.ops, e.what()));
+                return report(unknown_collective(labels, e.what()));
             }
         },
         [&] {
-            return report(unknown_collective(o.collective.ops,
-                                             fmt::format("no verdict within --timeout {} s (a daemon hung?)", o.timeout_s)));
+            return report(unknown_collective(labels, fmt::format("no verdict within --timeout {} s (a daemon hung?)", o.timeout_s)));
         });
 }
 
@@ -285,7 +322,8 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--warmup", o->test.warmup, "warm-up seconds before every point")->capture_default_str();
     cmd->add_option("--min-gbit", o->min_gbit, "CRITICAL when bandwidth is below this many Gbit/s");
     cmd->add_option("--max-lat-us", o->max_lat_us, "CRITICAL when one-way latency is above this many microseconds");
-    cmd->add_option("--baseline", o->baseline, "FILE (baseline or run JSON) or 'stored' (kept by the initiator: meshperf baseline save)");
+    cmd->add_option("--baseline", o->baseline, "FILE (baseline or run JSON) or 'stored' (kept by the initiator: meshperf baseline save); "
+                                                "with --collective, a collective result (meshperf collective --format json -o FILE)");
     cmd->add_option("--warn", o->warn, "WARNING below this fraction of the baseline performance")->capture_default_str();
     cmd->add_option("--crit", o->crit, "CRITICAL below this fraction of the baseline performance")->capture_default_str();
     cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then rename)");
@@ -294,7 +332,7 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
     auto& c = o->collective;
     c.sizes = default_collective_check_size;
     cmd->add_option("--collective", c.ops, "check one collective instead of a path: allreduce, allgather, reduce-scatter, "
-                                           "alltoall, broadcast or incast (with --hosts and --min-busbw)");
+                                           "alltoall, broadcast or incast (with --hosts, and --min-busbw and/or --baseline)");
     cmd->add_option("--min-busbw", o->min_busbw, "--collective: CRITICAL when busbw is below this many GB/s (nccl-tests' unit)");
     cmd->add_option("--hosts", c.hosts, "--collective: the daemons, a file (one HOST[:PORT] per line) or a comma list");
     cmd->add_option("--size", c.sizes, "--collective: the size S measured")->capture_default_str();

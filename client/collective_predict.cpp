@@ -1,6 +1,7 @@
 #include "client/collective_predict.hpp"
 
 #include "analysis/model_warnings.hpp"
+#include "analysis/schedule_costs.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 
@@ -46,6 +47,15 @@ bounding_link bound(const prediction_links& links, double message_bytes) {
 
 std::string link_name(const ring_link_fit& l) { return fmt::format("{} -> {}", l.from, l.to); }
 
+/// How a schedule-walk prediction differs from `meshperf plan`'s formulas.
+std::string schedule_caveat(core::collective_op op) {
+    return op == core::collective_op::incast
+               ? "modelled by walking the measured schedule (analysis/schedule_costs): p-1 senders share the receiver's "
+                 "link, alpha + (p-1)S/beta; meshperf plan has no incast"
+               : "modelled by walking the measured schedule (analysis/schedule_costs): a binary tree from rank 0, pieces of "
+                 "512 KiB pipelined, an inner rank sending each piece to two children in turn; meshperf plan has no tree broadcast";
+}
+
 /// What the predictions ask of the fitted models (analysis::model_use_warnings: used far
 /// beyond the sizes fitted, a poor fit), one line per warning with the links it applies to
 /// ("every link" when all of them).
@@ -87,7 +97,8 @@ std::optional<modelled_collective> modelled_as(core::collective_op op, core::col
         collective_algo algo;
         modelled_collective model;
     };
-    // Incast and tree broadcast have no model in analysis/collectives.
+    // Incast and tree broadcast have no formula in analysis/collectives: predict_point walks
+    // their schedule instead (analysis/schedule_costs).
     static const entry table[] = {
         {collective_op::allreduce, collective_algo::ring, {collective::all_reduce, algorithm::ring, ""}},
         {collective_op::allreduce, collective_algo::tree,
@@ -117,30 +128,57 @@ double relative_error(double measured_s, double predicted_s) {
     return (measured_s - predicted_s) / predicted_s;
 }
 
+namespace {
+
+/// A point's prediction of `time_s` over the bounding link `b`; `model` gains the link's
+/// figures and names.
+point_prediction prediction_of(const core::collective_point& point, double time_s, const prediction_links& links,
+                               const bounding_link& b, json model) {
+    point_prediction out;
+    out.time_s = time_s;
+    out.algbw_gbyte_per_s = static_cast<double>(point.size_bytes) / time_s / 1e9;
+    out.busbw_gbyte_per_s = out.algbw_gbyte_per_s * core::busbw_factor(point.op, point.ranks);
+    out.error = relative_error(point.time_s, time_s);
+    model["source"] = links.source;
+    model["alpha_us"] = b.link.alpha_s * 1e6;
+    model["alpha_link"] = link_name(links.links[b.alpha_link]);
+    model["beta_gbit_per_s"] = b.link.beta_bytes_per_s * 8e-9;
+    model["beta_link"] = link_name(links.links[b.beta_link]);
+    out.model = std::move(model);
+    return out;
+}
+
+/// A prediction from the walk of the measured schedule itself (analysis/schedule_costs):
+/// incast and tree broadcast, which `meshperf plan` has no formula for.
+std::optional<point_prediction> predict_schedule(const core::collective_point& point, const prediction_links& links) {
+    if (!analysis::schedule_modelled(point.op, point.algo)) return std::nullopt;
+    const double message = analysis::schedule_message_bytes(point.op, point.algo, point.ranks, point.size_bytes);
+    const auto b = bound(links, message);
+    const auto cost = analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, b.link);
+    return prediction_of(point, cost.time_s, links, b,
+                         {{"collective", core::to_string(point.op)},
+                          {"algorithm", core::to_string(point.algo)},
+                          {"caveat", schedule_caveat(point.op)},
+                          {"step_message_bytes", message},
+                          {"schedule", analysis::to_json(cost)}});
+}
+
+}  // namespace
+
 std::optional<point_prediction> predict_point(const core::collective_point& point, const prediction_links& links) {
     const auto m = modelled_as(point.op, point.algo);
-    if (!m) return std::nullopt;
+    if (!m) return predict_schedule(point, links);
     analysis::topology topo;
     topo.nodes = point.ranks;
     const double message = analysis::step_message_bytes(m->coll, m->algo, point.size_bytes, topo);
     const auto b = bound(links, message);
     const auto pred = analysis::predict(m->coll, m->algo, point.size_bytes, topo, b.link);
-    point_prediction out;
-    out.time_s = pred.time_s;
-    out.algbw_gbyte_per_s = static_cast<double>(point.size_bytes) / pred.time_s / 1e9;
-    out.busbw_gbyte_per_s = out.algbw_gbyte_per_s * core::busbw_factor(point.op, point.ranks);
-    out.error = relative_error(point.time_s, pred.time_s);
-    out.model = {{"collective", analysis::to_string(m->coll)},
-                 {"algorithm", analysis::to_string(m->algo)},
-                 {"caveat", m->caveat.empty() ? json(nullptr) : json(m->caveat)},
-                 {"source", links.source},
-                 {"step_message_bytes", message},
-                 {"alpha_us", b.link.alpha_s * 1e6},
-                 {"alpha_link", link_name(links.links[b.alpha_link])},
-                 {"beta_gbit_per_s", b.link.beta_bytes_per_s * 8e-9},
-                 {"beta_link", link_name(links.links[b.beta_link])},
-                 {"prediction", analysis::to_json(pred)}};
-    return out;
+    return prediction_of(point, pred.time_s, links, b,
+                         {{"collective", analysis::to_string(m->coll)},
+                          {"algorithm", analysis::to_string(m->algo)},
+                          {"caveat", m->caveat.empty() ? json(nullptr) : json(m->caveat)},
+                          {"step_message_bytes", message},
+                          {"prediction", analysis::to_json(pred)}});
 }
 
 run_predictions predict_run(const core::collective_result& run, const prediction_links& links) {
@@ -154,8 +192,9 @@ run_predictions predict_run(const core::collective_result& run, const prediction
         const auto name = fmt::format("{} {}", core::to_string(p.op), core::to_string(p.algo));
         if (!said.insert(name).second) continue;
         const auto m = modelled_as(p.op, p.algo);
-        if (!m) out.lines.push_back(fmt::format("{}: not modelled (analysis/collectives has no model of it): no prediction", name));
-        else if (!m->caveat.empty()) out.lines.push_back(fmt::format("{}: {}", name, m->caveat));
+        if (m && !m->caveat.empty()) out.lines.push_back(fmt::format("{}: {}", name, m->caveat));
+        else if (!m && analysis::schedule_modelled(p.op, p.algo)) out.lines.push_back(fmt::format("{}: {}", name, schedule_caveat(p.op)));
+        else if (!m) out.lines.push_back(fmt::format("{}: not modelled: no prediction", name));
     }
     // Which links bound the largest size of each op: the figure to look at first.
     std::set<std::string> bounded;

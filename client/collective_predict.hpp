@@ -2,7 +2,9 @@
 /// `meshperf collective --predict`: the α–β prediction (analysis/collectives, the arithmetic
 /// of `meshperf plan`) next to each measured point, for the same op, algorithm, p and size,
 /// from the fits of the ring's links (host i -> host i+1): the slowest link bounds a ring,
-/// so the worst α and the worst β over those links are used, each named. Arithmetic only:
+/// so the worst α and the worst β over those links are used, each named. Incast and tree
+/// broadcast, which plan has no formula for, are predicted by walking their own schedule
+/// over that link (analysis/schedule_costs). Arithmetic only:
 /// where the fits come from is client/collective_links.hpp.
 #include "analysis/collectives.hpp"
 #include "analysis/model.hpp"
@@ -30,8 +32,9 @@ struct prediction_links {
     std::vector<ring_link_fit> links;  ///< at least one; every link of the ring when measured
 };
 
-/// The analysis model of a measured (op, algorithm), and what that means, or nullopt where
-/// none is modelled (incast, tree broadcast).
+/// The `meshperf plan` formula (analysis/collectives) of a measured (op, algorithm), and what
+/// that means, or nullopt where plan has none (incast, tree broadcast: predict_point walks
+/// their schedule instead, analysis/schedule_costs).
 struct modelled_collective {
     analysis::collective coll;
     analysis::algorithm algo;

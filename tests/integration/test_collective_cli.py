@@ -228,6 +228,60 @@ class CollectiveCliTests(unittest.TestCase):
         self.assertTrue(out.startswith("MESHPERF UNKNOWN"), out)
         self.assertIn("give the peer HOST[:PORT], or --collective OP", out)
 
+    def test_check_collective_baseline_and_prom_file(self):
+        c = self.coordinator()
+        hosts = f"{c.address},127.0.0.1:{free_port()}"
+        with tempfile.TemporaryDirectory() as tmp:
+            base = os.path.join(tmp, "base.json")
+            rc, out, err = run_cli("collective", "--hosts", hosts, "--sizes", "8K", "-q", "--format", "json", "-o", base)
+            self.assertEqual(rc, EXIT_OK, out + err)
+            busbw = json.load(open(base))["points"][0]["busbw_gbyte_per_s"]
+            prom = os.path.join(tmp, "check.prom")
+            # The same stand-in measures the same busbw: 100% of the baseline, OK.
+            rc, out, err = run_cli("check", "--collective", "allreduce", "--hosts", hosts, "--baseline", base, "--size", "8K",
+                                   "--prom-file", prom)
+            self.assertEqual(rc, 0, out + err)
+            self.assertIn("100% of the baseline's", out)
+            self.assertIn(f"run {RUN_ID}", out)
+            text = open(prom).read()
+            labels = 'op="allreduce",algo="ring",transport="tcp",memory="host"'
+            self.assertIn(f"meshperf_collective_check_status{{{labels}}} 0\n", text)
+            line = [l for l in text.splitlines() if l.startswith("meshperf_collective_check_busbw_bytes_per_second{")]
+            self.assertEqual(len(line), 1, text)
+            self.assertIn(',ranks="2",size_bytes="8192"}', line[0])
+            self.assertAlmostEqual(float(line[0].split()[-1]), busbw * 1e9, delta=busbw * 1e9 * 1e-9)
+            # A baseline twice as fast: now at 50%, below --crit 0.75: CRITICAL, and so in the file.
+            doc = json.load(open(base))
+            pt = doc["points"][0]
+            for key in ("time_s", "time_min_s", "time_p50_s", "time_max_s"):
+                pt[key] /= 2
+            for key in ("algbw_gbyte_per_s", "busbw_gbyte_per_s", "algbw_gbit_per_s", "busbw_gbit_per_s"):
+                pt[key] *= 2
+            pt["rank_time_s"] = [t / 2 for t in pt["rank_time_s"]]
+            pt["rank_spread"] = {k: (v / 2 if k.endswith("_s") else v) for k, v in pt["rank_spread"].items()}
+            for link in pt["links"] + [pt["slowest_link"]]:
+                link["send_s"] /= 2
+                link["gbit_per_s"] *= 2
+            fast = os.path.join(tmp, "fast.json")
+            json.dump(doc, open(fast, "w"))
+            rc, out, err = run_cli("check", "--collective", "allreduce", "--hosts", hosts, "--baseline", fast, "--size", "8K",
+                                   "--prom-file", prom)
+            self.assertEqual(rc, 2, out + err)
+            self.assertIn("50% of the baseline's", out)
+            self.assertIn("below --crit 0.75 of the baseline", out)
+            self.assertIn(f"meshperf_collective_check_status{{{labels}}} 2\n", open(prom).read())
+            # A size the baseline lacks: UNKNOWN naming what it has, nothing run.
+            runs = len(c.specs)
+            rc, out, err = run_cli("check", "--collective", "allreduce", "--hosts", hosts, "--baseline", base, "--size", "16K",
+                                   "--prom-file", prom)
+            self.assertEqual(rc, 3, out + err)
+            self.assertIn("has no allreduce ring point over 2 ranks at 16 KiB (it has: allreduce ring over 2 ranks at 8 KiB)", out)
+            self.assertEqual(len(c.specs), runs)
+            self.assertIn(f"meshperf_collective_check_status{{{labels}}} 3\n", open(prom).read())
+            rc, out, err = run_cli("check", "--collective", "allreduce", "--hosts", hosts, "--baseline", "stored")
+            self.assertEqual(rc, 3, out + err)
+            self.assertIn("--baseline stored is for a path", out)
+
 
 class RealDaemonTests(unittest.TestCase):
     """The CLI against two real daemons: a verified run, show and runs, --predict with the ring

@@ -1,0 +1,115 @@
+// analysis/schedule_costs: the α–β time of a measured schedule walked step by step, for the
+// collectives `meshperf plan` has no formula for (incast, tree broadcast).
+#include "analysis/schedule_costs.hpp"
+#include "core/collective_plan.hpp"
+#include "core/collective_result.hpp"
+#include "core/error.hpp"
+#include "core/pipelined_schedule.hpp"
+
+#include <doctest/doctest.h>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+using namespace meshperf;
+using doctest::Approx;
+
+namespace {
+
+const auto link = analysis::link_model::from_us_gbit(10, 8);  // α 10 µs, β 1 GB/s
+constexpr double alpha = 10e-6, seconds_per_byte = 1e-9;
+constexpr std::uint64_t piece = core::pipeline_piece_bytes;
+
+analysis::schedule_cost incast(unsigned p, std::uint64_t s, const analysis::link_model& l = link) {
+    return analysis::schedule_time(core::collective_op::incast, core::collective_algo::direct, p, core::dtype::fp32, s, l);
+}
+analysis::schedule_cost tree_broadcast(unsigned p, std::uint64_t s, const analysis::link_model& l = link) {
+    return analysis::schedule_time(core::collective_op::broadcast, core::collective_algo::tree, p, core::dtype::fp32, s, l);
+}
+
+}  // namespace
+
+TEST_CASE("schedule cost: incast is α + (p−1)S/β, the receiver's link, for p = 2..17") {
+    for (unsigned p = 2; p <= 17; ++p) {
+        CAPTURE(p);
+        const std::uint64_t s = 1 << 20;
+        const auto c = incast(p, s);
+        CHECK(c.time_s == Approx(alpha + (p - 1) * double(s) * seconds_per_byte));
+        CHECK(c.steps == 1);
+        CHECK(c.message_bytes == double(s));
+        CHECK(c.critical_rank == core::incast_receiver);
+    }
+}
+
+TEST_CASE("schedule cost: a tree broadcast over two ranks streams S once: α + S/β") {
+    for (std::uint64_t s : {std::uint64_t(4096), piece, 8 * piece, 8 * piece + 4096}) {
+        CAPTURE(s);
+        const auto c = tree_broadcast(2, s);
+        CHECK(c.time_s == Approx(alpha + double(s) * seconds_per_byte));
+        CHECK(c.steps == core::pipeline_pieces(s / 4, piece / 4));
+        CHECK(c.message_bytes == double(std::min<std::uint64_t>(s, piece)));
+        CHECK(c.critical_rank == 1);
+    }
+}
+
+TEST_CASE("schedule cost: the root of a tree over three ranks sends every piece twice: α + 2S/β") {
+    const auto c = tree_broadcast(3, 8 * piece);
+    CHECK(c.time_s == Approx(alpha + 2 * 8.0 * piece * seconds_per_byte));
+    CHECK(c.steps == 8);
+}
+
+TEST_CASE("schedule cost: over four ranks the deep branch is served first, so its fill hides: 2S/β + 2α") {
+    // Rank 1 (the root's first child) has rank 3 below it: it gets piece c at (2c + 1)m/β + α and
+    // passes it on at once, so its last piece lands at 2S/β + 2α, when rank 2's has landed.
+    for (std::uint64_t pieces : {1u, 2u, 16u}) {
+        CAPTURE(pieces);
+        const auto c = tree_broadcast(4, pieces * piece);
+        CHECK(c.time_s == Approx(2 * double(pieces * piece) * seconds_per_byte + 2 * alpha));
+        CHECK(c.critical_rank == 3);
+    }
+}
+
+TEST_CASE("schedule cost: with latency alone a tree broadcast costs one α per level (⌊log2 p⌋)") {
+    const analysis::link_model latency_only{alpha, std::numeric_limits<double>::infinity()};
+    for (unsigned p = 2; p <= 17; ++p) {
+        CAPTURE(p);
+        CHECK(tree_broadcast(p, 4 * piece, latency_only).time_s == Approx(core::binary_tree_height(p) * alpha));
+    }
+}
+
+TEST_CASE("schedule cost: a deeper tree adds pipeline fill, between the streaming bound and one step per piece") {
+    for (unsigned p = 4; p <= 17; ++p) {
+        for (std::uint64_t pieces : {1u, 2u, 16u}) {
+            CAPTURE(p);
+            CAPTURE(pieces);
+            const double s = double(pieces * piece), m = double(piece);
+            const unsigned h = core::binary_tree_height(p);
+            const auto c = tree_broadcast(p, pieces * piece);
+            // The root sends every piece to two children: 2S/β at least, and a landing.
+            CHECK(c.time_s >= Approx(alpha + 2 * s * seconds_per_byte));
+            // Never worse than every step waiting out two sends and a landing.
+            CHECK(c.time_s <= Approx((pieces + h - 1) * (2 * m * seconds_per_byte + alpha)));
+            CHECK(c.critical_rank != 0);
+        }
+    }
+}
+
+TEST_CASE("schedule cost: grows with the size and with a slower link") {
+    const auto slow = analysis::link_model::from_us_gbit(10, 4);
+    CHECK(tree_broadcast(6, 8 * piece).time_s > tree_broadcast(6, 4 * piece).time_s);
+    CHECK(tree_broadcast(6, 8 * piece, slow).time_s > tree_broadcast(6, 8 * piece).time_s);
+    CHECK(incast(6, 1 << 20, slow).time_s == Approx(2 * incast(6, 1 << 20).time_s - alpha));
+}
+
+TEST_CASE("schedule cost: which collectives it models, and bad input") {
+    CHECK(analysis::schedule_modelled(core::collective_op::incast, core::collective_algo::direct));
+    CHECK(analysis::schedule_modelled(core::collective_op::broadcast, core::collective_algo::tree));
+    CHECK_FALSE(analysis::schedule_modelled(core::collective_op::broadcast, core::collective_algo::ring));
+    CHECK_FALSE(analysis::schedule_modelled(core::collective_op::allreduce, core::collective_algo::ring));
+    CHECK_THROWS_AS(incast(1, 4096), core::spec_error);
+    CHECK_THROWS_AS(tree_broadcast(4, 4097), core::spec_error);
+    CHECK_THROWS_AS(incast(4, 4096, {-1e-6, 1e9}), core::spec_error);
+    CHECK_THROWS_AS(incast(4, 4096, {1e-6, 0}), core::spec_error);
+    const auto j = analysis::to_json(incast(3, 4096));
+    CHECK(j["steps"] == 1);
+    CHECK(j["time_s"].get<double>() == Approx(alpha + 2 * 4096 * seconds_per_byte));
+}
