@@ -89,7 +89,10 @@ struct collective_point {
     unsigned slowest_rank = 0;        ///< the rank with the largest rank_time_s (the lowest on a tie)
 
     /// Ring algorithms: each rank's link to its right neighbour, in rank order (p links; a
-    /// chain broadcast, rooted at rank 0, has p−1: rank p−1 sends nothing). Otherwise empty.
+    /// chain broadcast, rooted at rank 0, has p−1: rank p−1 sends nothing). Otherwise empty,
+    /// and empty too for a ring whose links were not timed at this size: a receiver whose
+    /// messages each came in one piece timed nothing (small sizes), and a rate from that
+    /// would be the clock's resolution, not the link's.
     std::vector<collective_link> links;
     /// The link of `links` with the largest send_s (the lowest rank on a tie); empty when
     /// links is.
@@ -119,7 +122,8 @@ std::uint64_t ring_link_bytes(collective_op op, unsigned ranks, dtype element, s
 /// - per_rank_send_s: ring algorithms only (empty otherwise): for each rank r, the transfer
 ///   time of its link to its right neighbour in every iteration, seconds, finite, > 0 and at
 ///   most that neighbour's time of the iteration (the neighbour times it); `ranks` vectors of
-///   the iteration count, except that of rank p−1 for a chain broadcast, which must be empty.
+///   the iteration count, except that of rank p−1 for a chain broadcast, which must be empty;
+///   or no vectors at all when the links were not timed (the point then has no links).
 /// - wrong_elements_per_rank: each rank's wrong elements (`ranks` counts), or empty when the
 ///   run did not verify (the point's `wrong` is then empty).
 /// Throws insane_figure naming the first input that breaks these rules (also for fewer than
@@ -135,8 +139,8 @@ collective_point assemble_collective_point(collective_op op, collective_algo alg
 /// that runs the op, a size that is a multiple of size_step, count = S / element size, at
 /// least one iteration, times finite and > 0 with min ≤ p50 ≤ max and min ≤ time ≤ max,
 /// algbw = S / time, busbw = algbw × busbw_factor, Gbit/s = 8 × GB/s, one positive rank time
-/// per rank whose spread, slowest rank and maximum (≤ time) agree with them, links exactly
-/// for ring algorithms with rates that agree with bytes and send times and the slowest link
+/// per rank whose spread, slowest rank and maximum (≤ time) agree with them, links only for
+/// ring algorithms (all of them, or none when not timed) with rates that agree with bytes and send times and the slowest link
 /// the one with the largest send time, and incast figures exactly for incast, one rate per
 /// sender, finite and positive, with the fairness Jain's index of them.
 void check_sane(const collective_point&);

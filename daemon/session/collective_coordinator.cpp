@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 
 namespace meshperf::daemon {
 namespace {
@@ -279,6 +280,19 @@ private:
             if (!sends.empty()) sends[q] = out[(q + 1) % p_].timing.link_in_s;
             if (spec_.verify) wrong.push_back(out[q].timing.wrong.value_or(0));
         }
+        // A ring's links are timed together or not at all: a receiver whose messages all came
+        // at once timed nothing (rank_timing::link_in_s), and then the point has no links.
+        const bool chain = key.op == core::collective_op::broadcast;
+        for (unsigned q = 0; q < sends.size(); ++q)
+            if (sends[q].empty() && !(chain && q + 1 == p_)) {
+                sends.clear();
+                if (links_untimed_said_.insert(key.op).second)
+                    r_.warnings.push_back(fmt::format("{}: the ring links were not timed: every message came in one piece, too "
+                                                      "fast for the receiver to time, so there is no slowest link here (nor at "
+                                                      "any other size with '-' in its place)",
+                                                      describe(key)));
+                break;
+            }
         auto point = core::assemble_collective_point(key.op, algo, p_, spec_.element, key.size, iterations, sends, wrong);
         if (spec_.iterations && point.iterations < *spec_.iterations)
             r_.warnings.push_back(fmt::format("{}: {} of the {} iterations asked for: this daemon's limits.max_duration_s ({} s) "
@@ -290,6 +304,7 @@ private:
     }
 
     daemon_context& ctx_;
+    std::set<core::collective_op> links_untimed_said_;  // the ops already warned of untimed links
     core::collective_result& r_;
     const core::collective_spec& spec_;
     const event_sink& emit_;

@@ -58,7 +58,10 @@ public:
     /// What one iteration took.
     struct iteration {
         double time_s = 0;       ///< from the barrier's release to its last receive
-        double link_in_s = 0;    ///< first to last byte of the messages from the left neighbour
+        /// The messages from the left neighbour: first to last byte of each, summed; the bytes
+        /// that came after each one's first arrival (those the intervals time); all their bytes.
+        double link_s = 0;
+        std::size_t link_timed_bytes = 0, link_bytes = 0;
     };
 
     /// One iteration of the plan. With `arrivals`, when each receive completed (seconds into
@@ -106,11 +109,13 @@ public:
             if (dev_ && !direct_) land_on_device(step, out, out_region);
             for (const auto& a : runner_->completed()) {
                 if (arrivals) arrivals->emplace_back(a.peer, std::max(seconds_between(t0, a.last), 1e-9));
-                if (a.peer == left) done.link_in_s += seconds_between(a.first, a.last);
+                if (a.peer != left) continue;
+                done.link_s += seconds_between(a.first, a.last);
+                done.link_timed_bytes += a.timed_bytes;
+                done.link_bytes += a.bytes;
             }
         }
         done.time_s = std::max(seconds_between(t0, clock::now()), 1e-9);
-        done.link_in_s = std::clamp(done.link_in_s, 1e-9, done.time_s);
         return done;
     }
 
@@ -228,6 +233,9 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
     const bool incast_receiver = plan.op == core::collective_op::incast && plan.rank == core::incast_receiver;
     if (incast_receiver) out.from_sender_s.resize(plan.ranks);
     std::vector<std::pair<unsigned, double>> arrivals;  // the incast receiver's, reused
+    // The link from the left over the timed iterations (rank_timing::link_in_s).
+    double link_s = 0, link_timed_bytes = 0;
+    std::vector<double> link_bytes;
     const auto start = clock::now();
     for (std::uint64_t count = 0;; ++count) {
         bool stop = false;
@@ -243,10 +251,19 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
         const auto it = run.iterate(where, incast_receiver ? &arrivals : nullptr);
         longest = std::max(longest, it.time_s);
         out.iteration_s.push_back(it.time_s);
-        if (plan.times_link_from_left) out.link_in_s.push_back(it.link_in_s);
+        if (plan.times_link_from_left) {
+            link_s += it.link_s;
+            link_timed_bytes += static_cast<double>(it.link_timed_bytes);
+            link_bytes.push_back(static_cast<double>(it.link_bytes));
+        }
         if (incast_receiver)
             for (const auto& [sender, at] : arrivals) out.from_sender_s[sender].push_back(at);
     }
+    // Each iteration's bytes at the rate the link delivered them over all iterations, never
+    // longer than the iteration; nothing when no byte was timed.
+    if (link_timed_bytes > 0 && link_s > 0)
+        for (std::size_t i = 0; i < link_bytes.size(); ++i)
+            out.link_in_s.push_back(std::clamp(link_bytes[i] * link_s / link_timed_bytes, 1e-9, out.iteration_s[i]));
     if (options.verify) {
         run.refill();
         run.barrier(false, step_label{"verification"}, barrier_limit(false));

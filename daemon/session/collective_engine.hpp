@@ -77,8 +77,12 @@ struct rank_timing {
     std::vector<double> iteration_s;     ///< each timed iteration, seconds (from the barrier's release)
     /// plan.times_link_from_left: per iteration, the link from its left neighbour as this rank
     /// saw it: over the steps, from the first to the last byte of each message that came over
-    /// it. A receiver's view: a sender's clock stops once a chunk is in its socket buffer
-    /// (which holds megabytes), so it cannot time a link.
+    /// it: the iteration's bytes from the left at the rate the link delivered over all timed
+    /// iterations (the bytes after each message's first arrival, over the first-to-last-byte
+    /// intervals), at most the iteration's time. A receiver's view: a sender's clock stops
+    /// once a chunk is in its socket buffer (which holds megabytes), so it cannot time a link.
+    /// Empty when every message came at once (small sizes): nothing timed the link then, and
+    /// a figure from it would be the clock's resolution, not the link.
     std::vector<double> link_in_s;
     std::optional<std::uint64_t> wrong;  ///< wrong elements of the verification pass, when verified
     /// An incast's receiver only: per sender rank (index = rank; empty for itself), each timed

@@ -321,9 +321,12 @@ private:
             std::memcpy(m.data + m.done, piece, len);
         }
         const auto now = clock::now();
-        if (m.done == 0) m.first_byte = now;
+        if (m.done == 0) {
+            m.first_byte = now;
+            m.first_bytes = len;
+        }
         m.done += len;
-        if (m.done == m.bytes) completed_.push_back({io.peer, m.first_byte, now});
+        if (m.done == m.bytes) completed_.push_back({io.peer, m.first_byte, now, m.bytes - m.first_bytes, m.bytes});
         ++link.consumed;
         ++link.owed;
     }

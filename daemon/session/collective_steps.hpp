@@ -24,6 +24,7 @@ struct message_io {
     std::byte* reduce_into = nullptr;  ///< a reducing receive: the buffer its elements are added to
     std::size_t reduced = 0;           ///< bytes of it already added
     transport::clock::time_point first_byte{};  ///< a receive: when its first bytes arrived
+    std::size_t first_bytes = 0;                 ///< a receive: how many came then (not timed: they were already there)
     bool active() const { return done < bytes; }
 };
 
@@ -45,10 +46,14 @@ struct step_label {
     std::string text() const;
 };
 
-/// A receive of the last run: the peer it came from, when its first and its last bytes came.
+/// A receive of the last run: the peer it came from, when its first and its last bytes came,
+/// and how many bytes came after the first arrival (those the interval times: 0 when the
+/// whole message came at once, which times nothing).
 struct step_arrival {
     unsigned peer;
     transport::clock::time_point first, last;
+    std::size_t timed_bytes = 0;
+    std::size_t bytes = 0;
 };
 
 /// Runs one step's messages to completion over one rank's data connections. Set the messages

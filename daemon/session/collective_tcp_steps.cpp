@@ -133,9 +133,12 @@ private:
                                    p.peer);
         }
         const auto now = clock::now();
-        if (m.done == 0) m.first_byte = now;
+        if (m.done == 0) {
+            m.first_byte = now;
+            m.first_bytes = static_cast<std::size_t>(r);
+        }
         m.done += static_cast<std::size_t>(r);
-        if (m.done == m.bytes) completed_.push_back({p.peer, m.first_byte, now});
+        if (m.done == m.bytes) completed_.push_back({p.peer, m.first_byte, now, m.bytes - m.first_bytes, m.bytes});
         if (m.reduce_into) {  // add the whole elements that have arrived
             const std::size_t whole = m.done / w_ * w_;
             if (whole > m.reduced) {

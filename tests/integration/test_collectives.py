@@ -90,9 +90,16 @@ class EveryOp(CollectiveCase):
                     self.assertEqual(pt["op"], op)
                     self.assertEqual(pt["algo"], algo)
                     self.assertEqual(pt["wrong"], 0, f"{op}/{algo} {pt['size_bytes']} B")
-                    if algo == "ring":
+                    if algo == "ring" and pt["links"]:
                         self.assertEqual(len(pt["links"]), self.RANKS - (1 if op == "broadcast" else 0))
                         self.assertIsNotNone(pt["slowest_link"])
+                        self.assertTrue(all(finite_positive(l["gbit_per_s"]) for l in pt["links"]))
+                    elif algo == "ring":
+                        # Messages that each came in one read time nothing: no links, and a warning says so.
+                        # On loopback a sender's write lands whole before the receiver reads, even at 1 MiB;
+                        # tests/netns/collective.sh and the rdma-vm guest check timed links on real links.
+                        self.assertIsNone(pt["slowest_link"])
+                        self.assertTrue(any("ring links were not timed" in w for w in doc["warnings"]), doc["warnings"])
                     else:
                         self.assertEqual(pt["links"], [])
                     if op == "incast":

@@ -246,7 +246,7 @@ TEST_CASE("collective result: insane timing is refused before anything is report
     CHECK_THROWS_AS(ring2(same(3, 3, 1e-3), ok_send), insane_figure);  // vectors sized to the wrong ranks
     CHECK_THROWS_AS(ring2(same(1, 3, 1e-3), ok_send), insane_figure);
     CHECK_THROWS_AS(ring2(ok, same(1, 3, 0.5e-3)), insane_figure);
-    CHECK_THROWS_AS(ring2(ok, {}), insane_figure);                           // a ring without its send times
+    CHECK(ring2(ok, {}).links.empty());  // a ring without send times: links not timed (a test case below)
     CHECK_THROWS_AS(ring2(ok, ok_send, counts{0, 0, 0}), insane_figure);    // wrong elements of 3 ranks
     CHECK_THROWS_AS(ring2(ok, ok_send, counts{0}), insane_figure);
     CHECK_THROWS_AS(assemble_collective_point(collective_op::alltoall, collective_algo::direct, 2, dtype::fp32, 4096, ok,
@@ -260,6 +260,33 @@ TEST_CASE("collective result: insane timing is refused before anything is report
     CHECK_THROWS_AS(assemble_collective_point(collective_op::allreduce, collective_algo::ring, 2, dtype::fp32, 0, ok, ok_send, {}),
                     insane_figure);
     CHECK_THROWS_AS(assemble_collective_point(collective_op::allreduce, collective_algo::ring, 2, dtype::fp32, 4098, ok, ok_send, {}),
+                    insane_figure);
+}
+
+TEST_CASE("collective result: a ring whose links were not timed has no links and no slowest link") {
+    // Every message came in one piece (a small size): the receivers timed nothing.
+    const auto p = assemble_collective_point(collective_op::allreduce, collective_algo::ring, 4, dtype::fp32, 4096,
+                                             same(4, 3, 50e-6), {}, {});
+    CHECK(p.links.empty());
+    CHECK_FALSE(p.slowest_link);
+    CHECK_NOTHROW(check_sane(p));
+    CHECK(p.time_s == Approx(50e-6));
+    const json j = to_json(p);
+    CHECK(j["links"].empty());
+    CHECK(j["slowest_link"].is_null());
+    CHECK(to_json(collective_point_from_json(j)) == j);
+    // Some links but not all, or a slowest link without links, still does not hold together.
+    auto partial = allreduce_4();
+    partial.links.pop_back();
+    CHECK_THROWS_AS(check_sane(partial), insane_figure);
+    auto orphan = p;
+    orphan.slowest_link = allreduce_4().links[0];
+    CHECK_THROWS_AS(check_sane(orphan), insane_figure);
+    // One rank's series missing while the others are there is refused, not read as "untimed".
+    auto sends = same(4, 3, 20e-6);
+    sends[2].clear();
+    CHECK_THROWS_AS(assemble_collective_point(collective_op::allreduce, collective_algo::ring, 4, dtype::fp32, 4096,
+                                              same(4, 3, 50e-6), sends, {}),
                     insane_figure);
 }
 
