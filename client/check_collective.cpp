@@ -129,8 +129,9 @@ std::string collective_check_textfile(const collective_verdict& v, double unix_s
     core::exposition e;
     e.declare("meshperf_collective_check_status", core::metric_type::gauge,
               "State of the last meshperf collective check: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.");
-    e.declare("meshperf_collective_check_busbw_bytes_per_second", core::metric_type::gauge,
-              "Bus bandwidth (nccl-tests' busbw) of the last meshperf collective check.");
+    e.declare("meshperf_collective_check_busbw_bits_per_second", core::metric_type::gauge,
+              "Bus bandwidth (nccl-tests' busbw) of the last meshperf collective check, in bits per second as "
+              "meshperfd's meshperf_collective_busbw_bits_per_second.");
     e.declare("meshperf_collective_check_time_seconds", core::metric_type::gauge,
               "Time of one collective in the last meshperf collective check (the slowest rank's, averaged over iterations).");
     e.declare("meshperf_collective_check_wrong_elements", core::metric_type::gauge,
@@ -148,7 +149,7 @@ std::string collective_check_textfile(const collective_verdict& v, double unix_s
                                                            {"ranks", std::to_string(p.ranks)},
                                                            {"size_bytes", std::to_string(p.size_bytes)}};
         if (p.busbw_gbyte_per_s > 0 && std::isfinite(p.busbw_gbyte_per_s))
-            e.add("meshperf_collective_check_busbw_bytes_per_second", point_labels, p.busbw_gbyte_per_s * 1e9);
+            e.add("meshperf_collective_check_busbw_bits_per_second", point_labels, p.busbw_gbit_per_s * 1e9);
         if (p.time_s > 0 && std::isfinite(p.time_s)) e.add("meshperf_collective_check_time_seconds", point_labels, p.time_s);
         if (p.wrong) e.add("meshperf_collective_check_wrong_elements", point_labels, static_cast<double>(*p.wrong));
     }

@@ -64,7 +64,8 @@ std::pair<double, std::string> collective_baseline(const nlohmann::json& doc, co
 
 /// A node_exporter textfile for one collective check (gauges, no sample timestamps):
 /// - meshperf_collective_check_status{op, algo, transport, memory}: 0 OK .. 3 UNKNOWN
-/// - meshperf_collective_check_busbw_bytes_per_second{op, algo, transport, memory, ranks, size_bytes}
+/// - meshperf_collective_check_busbw_bits_per_second{op, algo, transport, memory, ranks, size_bytes}
+///   (bits, as meshperfd's meshperf_collective_busbw_bits_per_second)
 /// - meshperf_collective_check_time_seconds{same}: the collective's time
 /// - meshperf_collective_check_wrong_elements{same}: #wrong (the check always verifies)
 /// - meshperf_collective_check_last_run_timestamp_seconds{op, algo, transport, memory}

@@ -246,10 +246,10 @@ class CollectiveCliTests(unittest.TestCase):
             text = open(prom).read()
             labels = 'op="allreduce",algo="ring",transport="tcp",memory="host"'
             self.assertIn(f"meshperf_collective_check_status{{{labels}}} 0\n", text)
-            line = [l for l in text.splitlines() if l.startswith("meshperf_collective_check_busbw_bytes_per_second{")]
+            line = [l for l in text.splitlines() if l.startswith("meshperf_collective_check_busbw_bits_per_second{")]
             self.assertEqual(len(line), 1, text)
             self.assertIn(',ranks="2",size_bytes="8192"}', line[0])
-            self.assertAlmostEqual(float(line[0].split()[-1]), busbw * 1e9, delta=busbw * 1e9 * 1e-9)
+            self.assertAlmostEqual(float(line[0].split()[-1]), busbw * 8e9, delta=busbw * 8e9 * 1e-9)
             # A baseline twice as fast: now at 50%, below --crit 0.75: CRITICAL, and so in the file.
             doc = json.load(open(base))
             pt = doc["points"][0]

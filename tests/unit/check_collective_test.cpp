@@ -134,7 +134,7 @@ TEST_CASE("check --collective --prom-file: status, busbw, time and wrong element
     const auto text = client::collective_check_textfile(v, 1700000000);
     const std::string labels = R"(op="allreduce",algo="ring",transport="tcp",memory="host")";
     CHECK(text.find("meshperf_collective_check_status{" + labels + "} 2\n") != std::string::npos);
-    CHECK(text.find("meshperf_collective_check_busbw_bytes_per_second{" + labels + R"(,ranks="4",size_bytes="4000000"} 60000000000)") !=
+    CHECK(text.find("meshperf_collective_check_busbw_bits_per_second{" + labels + R"(,ranks="4",size_bytes="4000000"} 480000000000)") !=
           std::string::npos);
     CHECK(text.find("meshperf_collective_check_time_seconds{" + labels + R"(,ranks="4",size_bytes="4000000"} 0.0001)") !=
           std::string::npos);
@@ -146,7 +146,7 @@ TEST_CASE("check --collective --prom-file: status, busbw, time and wrong element
         client::unknown_collective({"allreduce", "", "tcp", "host"}, "host down"), 1700000000);
     CHECK(unknown.find(R"(meshperf_collective_check_status{op="allreduce",algo="",transport="tcp",memory="host"} 3)") !=
           std::string::npos);
-    CHECK(unknown.find("meshperf_collective_check_busbw_bytes_per_second{") == std::string::npos);
+    CHECK(unknown.find("meshperf_collective_check_busbw_bits_per_second{") == std::string::npos);
 }
 
 TEST_CASE("check --collective: one op at one size, verified; more is a usage error") {
