@@ -1,6 +1,7 @@
 #include "daemon/session/collective_participant.hpp"
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "daemon/service/gpu_support.hpp"
 #include "daemon/service/log.hpp"
 #include "daemon/session/collective_mesh.hpp"
@@ -28,7 +29,7 @@ collective_hello read_hello(const daemon_context& ctx, const json& body) {
     collective_hello h;
     try {
         h.spec = core::collective_spec_from_json(body.at("collective"), normalize_host, collective_limits_of(ctx.limits));
-        h.rank = body.at("rank").get<unsigned>();
+        h.rank = static_cast<unsigned>(core::json_unsigned(body.at("rank"), "rank", UINT32_MAX));
         h.token = body.at("token").get<std::string>();
     } catch (const std::exception& e) {
         throw session_error(fmt::format("this daemon refuses the collective plan: {}", e.what()));

@@ -1,6 +1,7 @@
 #include "daemon/session/collective_wire.hpp"
 
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 #include "core/sizes.hpp"
 #include "daemon/service/emulated_gpu.hpp"
 #include "daemon/service/gpu_support.hpp"
@@ -24,8 +25,8 @@ collective_size_key collective_size_key_from_json(const json& j, const core::col
     collective_size_key k;
     try {
         k.op = core::parse_collective_op(j.at("op").get<std::string>());
-        k.size = j.at("size").get<std::uint64_t>();
-        k.index = j.at("index").get<std::size_t>();
+        k.size = core::json_unsigned(j.at("size"), "size");
+        k.index = core::json_unsigned(j.at("index"), "index");
     } catch (const std::exception& e) {
         throw session_error(fmt::format("the coordinator's point_begin is malformed: {}", e.what()));
     }
