@@ -72,6 +72,36 @@ TEST_CASE("collective device: the sum kernel matches core::reduce_sum bit for bi
     }
 }
 
+TEST_CASE("collective device: the ops at device addresses (GPUDirect RDMA's) move and sum as the region ops do") {
+    // What the RDMA runner does with a piece the NIC wrote into a device slot: flush, then copy
+    // or sum it into the buffer at a device address; the barrier's flag is read back to host.
+    using region = collective_device::region;
+    const auto type = meshperf::core::dtype::bf16;
+    const std::size_t n = 4096 * 2 + 6, off = 10;
+    std::vector<std::byte> acc(n + off), piece(n), expect;
+    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = static_cast<std::byte>((i * 37 + 1) & 0x3f);
+    for (std::size_t i = 0; i < piece.size(); ++i) piece[i] = static_cast<std::byte>((i * 13 + 5) & 0x3f);
+    expect = acc;
+    meshperf::core::reduce_sum(type, {expect.data() + off, n}, piece);
+    collective_device dev(0, acc.size(), acc.size(), piece.size());
+    auto* send = static_cast<std::byte*>(dev.buffer(region::send).data());
+    auto* recv = static_cast<std::byte*>(dev.buffer(region::recv).data());
+    auto* slot = static_cast<std::byte*>(dev.buffer(region::scratch).data());  // stands for a receive slot
+    dev.upload_at(send, acc.data(), acc.size());
+    dev.upload_at(slot, piece.data(), piece.size());
+    CHECK_NOTHROW(dev.flush_rdma_writes());  // a no-op where the GPU orders the NIC's writes itself
+    dev.add_at(type, send + off, slot, n);
+    dev.copy_at(recv + off, slot, n);
+    std::vector<std::byte> summed(acc.size()), copied(n);
+    dev.download_at(summed.data(), send, summed.size());
+    dev.download_at(copied.data(), recv + off, n);
+    CHECK(std::memcmp(summed.data(), expect.data(), summed.size()) == 0);
+    CHECK(std::memcmp(copied.data(), piece.data(), n) == 0);
+    std::byte flag{0};
+    dev.download_at(&flag, slot + 3, 1);  // one byte back to host, as the barrier's flag
+    CHECK(flag == piece[3]);
+}
+
 TEST_CASE("buffers: allocation, page rounding, move-only ownership") {
     device_buffer a(0, 12345);
     CHECK(a);
