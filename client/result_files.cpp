@@ -3,6 +3,7 @@
 #include "client/daemon_client.hpp"
 #include "core/collective_result.hpp"
 #include "core/error.hpp"
+#include "core/json_fields.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -51,7 +52,7 @@ report_matrix matrix_from_json(const json& doc) {
         t.unreachable_host = h.value("unreachable", false);
         a.hosts.push_back(t);
     }
-    if (doc.contains("host_count") && doc["host_count"].get<std::size_t>() != a.host_count)
+    if (doc.contains("host_count") && core::json_unsigned(doc["host_count"], "host_count") != a.host_count)
         throw core::spec_error("matrix JSON: \"host_count\" does not match the hosts listed");
     auto host = [&](const json& name) {
         const auto it = index.find(name.get<std::string>());

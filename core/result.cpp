@@ -175,7 +175,7 @@ json to_json(const point_result& p) {
 point_result point_result_from_json(const json& j) {
     point_result p;
     p.test = parse_test_kind(j.at("test").get<std::string>());
-    p.size_bytes = j.at("size_bytes").get<std::uint64_t>();
+    p.size_bytes = json_unsigned(j.at("size_bytes"), "size_bytes");
     if (j.contains("lat_ns")) p.lat_ns = summary_from_json(j.at("lat_ns"));
     if (j.contains("rtt_ns")) p.rtt_ns = summary_from_json(j.at("rtt_ns"));
     p.gbit_per_s = num_from(j, "gbit_per_s");

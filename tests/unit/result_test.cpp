@@ -219,6 +219,16 @@ TEST_CASE("point_result JSON round trip: latency") {
     CHECK_FALSE(j.contains("flows"));
 }
 
+TEST_CASE("point_result JSON: a size that is not an integer in range is refused, not cast") {
+    // nlohmann's get<std::uint64_t>() of 1e31 is undefined behaviour; the reader must refuse it.
+    for (const json size : {json(1e31), json(-4), json(64.5), json("64")}) {
+        auto j = to_json(latency_point());
+        j["size_bytes"] = size;
+        CAPTURE(size.dump());
+        CHECK_THROWS_AS(point_result_from_json(j), spec_error);
+    }
+}
+
 TEST_CASE("point_result JSON round trip: bandwidth, one flow with two streams") {
     const auto p = bandwidth_point();
     CHECK(insanity(p).empty());
