@@ -51,9 +51,11 @@ std::string link_name(const ring_link_fit& l) { return fmt::format("{} -> {}", l
 std::string schedule_caveat(core::collective_op op) {
     return op == core::collective_op::incast
                ? "modelled by walking the measured schedule (analysis/schedule_costs): p-1 senders share the receiver's "
-                 "link, alpha + (p-1)S/beta; meshperf plan has no incast"
+                 "link, alpha + (p-1)S/beta, every link taken as the ring's worst (pessimistic when the slow link is a "
+                 "sender's); meshperf plan has no incast"
                : "modelled by walking the measured schedule (analysis/schedule_costs): a binary tree from rank 0, pieces of "
-                 "512 KiB pipelined, an inner rank sending each piece to two children in turn; meshperf plan has no tree broadcast";
+                 "512 KiB pipelined, an inner rank sending each piece to two children in turn, every link taken as the "
+                 "ring's worst; meshperf plan has no tree broadcast";
 }
 
 /// What the predictions ask of the fitted models (analysis::model_use_warnings: used far
