@@ -185,8 +185,9 @@ std::optional<point_prediction> predict_point(const core::collective_point& poin
 
 run_predictions predict_run(const core::collective_result& run, const prediction_links& links) {
     run_predictions out;
-    out.lines.push_back(fmt::format("predicted: α–β model (analysis/collectives) from {}, {} link{}; each size uses the worst α "
-                                    "and the worst β over them (the slowest link bounds a ring)",
+    out.lines.push_back(fmt::format("predicted: α–β model (analysis/collectives; incast and tree broadcast: "
+                                    "analysis/schedule_costs) from {}, {} link{}; each size uses the worst α and the worst β "
+                                    "over them (the slowest link bounds a ring)",
                                     links.source, links.links.size(), links.links.size() == 1 ? "" : "s"));
     std::set<std::string> said;
     for (const auto& p : run.points) {
