@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct in_flight {
     double first_byte_s = 0;  ///< when its first byte left the sender
     double last_byte_s = 0;   ///< when its last byte left the sender
     double bytes = 0;
+    double beta_bytes_per_s = 0;  ///< its link's
+    double alpha_s = 0;           ///< its link's
 };
 
 }  // namespace
@@ -34,20 +37,30 @@ double schedule_message_bytes(core::collective_op op, core::collective_algo, uns
 }
 
 schedule_cost schedule_time(core::collective_op op, core::collective_algo algo, unsigned ranks, core::dtype element,
-                            std::uint64_t size_bytes, const link_model& link) {
-    if (!std::isfinite(link.alpha_s) || link.alpha_s < 0)
-        throw core::spec_error(fmt::format("link: latency alpha must be >= 0 and finite, got {} s", link.alpha_s));
-    if (std::isnan(link.beta_bytes_per_s) || link.beta_bytes_per_s <= 0)
-        throw core::spec_error(fmt::format("link: bandwidth beta must be > 0, got {} B/s", link.beta_bytes_per_s));
+                            std::uint64_t size_bytes, const link_between& links) {
     std::vector<core::collective_plan> plans;
     plans.reserve(ranks);
     for (unsigned r = 0; r < ranks; ++r) plans.push_back(core::plan_collective(op, algo, ranks, r, element, size_bytes));
-    const double seconds_per_byte = 1.0 / link.beta_bytes_per_s;  // 0 for a latency-only link
+    // Each pair's link, asked for and checked once.
+    std::vector<std::optional<link_model>> pair(static_cast<std::size_t>(ranks) * ranks);
+    const auto link_of = [&](unsigned from, unsigned to) -> const link_model& {
+        auto& l = pair[static_cast<std::size_t>(from) * ranks + to];
+        if (!l) {
+            l = links(from, to);
+            if (!std::isfinite(l->alpha_s) || l->alpha_s < 0)
+                throw core::spec_error(fmt::format("link {} -> {}: latency alpha must be >= 0 and finite, got {} s", from, to,
+                                                   l->alpha_s));
+            if (std::isnan(l->beta_bytes_per_s) || l->beta_bytes_per_s <= 0)
+                throw core::spec_error(fmt::format("link {} -> {}: bandwidth beta must be > 0, got {} B/s", from, to,
+                                                   l->beta_bytes_per_s));
+        }
+        return *l;
+    };
     const std::size_t steps = plans.front().steps.size();
 
     schedule_cost out;
     out.steps = steps;
-    std::vector<double> done(ranks, 0.0);       // when each rank finished its last step
+    std::vector<double> done(ranks, 0.0);          // when each rank finished its last step
     std::vector<double> inbound_free(ranks, 0.0);  // when each rank's inbound link is idle
     std::vector<std::vector<in_flight>> arriving(ranks);
     for (std::size_t s = 0; s < steps; ++s) {
@@ -55,19 +68,24 @@ schedule_cost schedule_time(core::collective_op op, core::collective_algo algo, 
         std::vector<double> sent(done);
         for (unsigned r = 0; r < ranks; ++r)
             for (const auto& send : plans[r].steps[s].sends) {
+                const auto& l = link_of(r, send.peer);
                 const double bytes = static_cast<double>(send.range.count * plans[r].element_bytes);
                 out.message_bytes = std::max(out.message_bytes, bytes);
                 const double first = sent[r];
-                sent[r] += bytes * seconds_per_byte;
-                arriving[send.peer].push_back({first, sent[r], bytes});
+                sent[r] += bytes / l.beta_bytes_per_s;  // nothing for a latency-only link
+                arriving[send.peer].push_back({first, sent[r], bytes, l.beta_bytes_per_s, l.alpha_s});
             }
         for (unsigned q = 0; q < ranks; ++q) {
             auto& in = arriving[q];
             std::sort(in.begin(), in.end(), [](const auto& a, const auto& b) { return a.first_byte_s < b.first_byte_s; });
+            // The rank's own link takes them one after another, no faster than the fastest
+            // link into it (a slow sender's bytes trickle in beside the others').
+            double inbound_beta = 0;
+            for (const auto& m : in) inbound_beta = std::max(inbound_beta, m.beta_bytes_per_s);
             double landed = sent[q];
             for (const auto& m : in) {
-                inbound_free[q] = std::max(inbound_free[q], m.first_byte_s) + m.bytes * seconds_per_byte;
-                landed = std::max(landed, std::max(m.last_byte_s, inbound_free[q]) + link.alpha_s);
+                inbound_free[q] = std::max(inbound_free[q], m.first_byte_s) + m.bytes / inbound_beta;
+                landed = std::max(landed, std::max(m.last_byte_s, inbound_free[q]) + m.alpha_s);
             }
             done[q] = landed;
         }
@@ -76,6 +94,11 @@ schedule_cost schedule_time(core::collective_op op, core::collective_algo algo, 
     out.time_s = *last;
     out.critical_rank = static_cast<unsigned>(last - done.begin());
     return out;
+}
+
+schedule_cost schedule_time(core::collective_op op, core::collective_algo algo, unsigned ranks, core::dtype element,
+                            std::uint64_t size_bytes, const link_model& link) {
+    return schedule_time(op, algo, ranks, element, size_bytes, [&](unsigned, unsigned) { return link; });
 }
 
 nlohmann::json to_json(const schedule_cost& c) {

@@ -7,7 +7,8 @@
 ///    have landed;
 ///  - a rank's sends of one step leave one after the other over its link (m/β each);
 ///  - a message lands α after its last byte left, and a rank's receives of one step share
-///    its inbound link: they land no faster than their bytes fit through it (m/β each);
+///    its inbound link: they land no faster than their bytes fit through it, at the β of the
+///    fastest link into it (so a slow sender trickles in beside the others);
 ///  - links are full duplex; no other contention (a non-blocking fabric).
 /// So incast costs α + (p−1)S/β (the receiver's link), and a tree broadcast of P pieces
 /// over a tree of height H about (P + H − 1) steps, each an inner rank's two sends of a piece.
@@ -17,6 +18,7 @@
 #include "core/dtype.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 
 namespace meshperf::analysis {
@@ -36,9 +38,16 @@ bool schedule_modelled(core::collective_op, core::collective_algo);
 /// S for incast, min(S, core::pipeline_piece_bytes) for a pipelined tree or chain.
 double schedule_message_bytes(core::collective_op, core::collective_algo, unsigned ranks, std::uint64_t size_bytes);
 
-/// Walks the schedule of every rank (core::plan_collective with `element`) over links that
-/// all follow `link`. Throws core::spec_error as plan_collective does (fewer than 2 ranks, a
-/// size not a multiple of the step) and for a link with α < 0 or β <= 0.
+/// The link a message from rank `from` to rank `to` crosses.
+using link_between = std::function<link_model(unsigned from, unsigned to)>;
+
+/// Walks the schedule of every rank (core::plan_collective with `element`), each message over
+/// its own link, `links(from, to)` (asked once per pair the schedule uses). Throws
+/// core::spec_error as plan_collective does (fewer than 2 ranks, a size not a multiple of the
+/// step) and for a link with α < 0 or β <= 0; what `links` throws passes through.
+schedule_cost schedule_time(core::collective_op, core::collective_algo, unsigned ranks, core::dtype element,
+                            std::uint64_t size_bytes, const link_between& links);
+/// The same over links that all follow `link`.
 schedule_cost schedule_time(core::collective_op, core::collective_algo, unsigned ranks, core::dtype element,
                             std::uint64_t size_bytes, const link_model& link);
 

@@ -42,6 +42,13 @@ prediction_links from_matrix(const report_matrix& m, const std::string& path, co
                                            path, from, to));
         out.links.push_back({from, to, analysis::link_model::from_us_gbit(*found->link.lat_us, *found->link.gbit_per_s)});
     }
+    std::vector<std::string> name(m.hosts.size());
+    for (const auto& [host, i] : index) name[i] = host;
+    for (const auto& v : m.analysis.links)
+        if (v.link.reachable && v.link.lat_us && v.link.gbit_per_s && *v.link.gbit_per_s > 0 && v.link.from < name.size() &&
+            v.link.to < name.size())
+            out.pairs.push_back({name[v.link.from], name[v.link.to],
+                                 analysis::link_model::from_us_gbit(*v.link.lat_us, *v.link.gbit_per_s)});
     return out;
 }
 

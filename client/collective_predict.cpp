@@ -17,10 +17,10 @@ using nlohmann::json;
 
 namespace {
 
-/// The worst α and the worst β over the links for one message size, and which links.
+/// The worst α and the worst β over some links for one message size, and which links.
 struct bounding_link {
     analysis::link_model link;
-    std::size_t alpha_link = 0, beta_link = 0;  ///< index into prediction_links::links
+    std::size_t alpha_link = 0, beta_link = 0;  ///< index into the links bounded
 };
 
 analysis::link_model at_size(const ring_link_fit& l, double message_bytes) {
@@ -28,11 +28,11 @@ analysis::link_model at_size(const ring_link_fit& l, double message_bytes) {
     return analysis::link_model::from_fit(std::get<analysis::model_fit>(l.fit), message_bytes);
 }
 
-bounding_link bound(const prediction_links& links, double message_bytes) {
-    if (links.links.empty()) throw core::spec_error("no link fits to predict from");
-    bounding_link b{at_size(links.links[0], message_bytes), 0, 0};
-    for (std::size_t i = 1; i < links.links.size(); ++i) {
-        const auto l = at_size(links.links[i], message_bytes);
+bounding_link bound(const std::vector<ring_link_fit>& links, double message_bytes) {
+    if (links.empty()) throw core::spec_error("no link fits to predict from");
+    bounding_link b{at_size(links[0], message_bytes), 0, 0};
+    for (std::size_t i = 1; i < links.size(); ++i) {
+        const auto l = at_size(links[i], message_bytes);
         if (l.alpha_s > b.link.alpha_s) {
             b.link.alpha_s = l.alpha_s;
             b.alpha_link = i;
@@ -47,15 +47,17 @@ bounding_link bound(const prediction_links& links, double message_bytes) {
 
 std::string link_name(const ring_link_fit& l) { return fmt::format("{} -> {}", l.from, l.to); }
 
-/// How a schedule-walk prediction differs from `meshperf plan`'s formulas.
-std::string schedule_caveat(core::collective_op op) {
+/// How a schedule-walk prediction differs from `meshperf plan`'s formulas; `own_links`: each
+/// message over its own link (a matrix), else every link taken as the ring's worst.
+std::string schedule_caveat(core::collective_op op, bool own_links) {
+    const std::string links = own_links ? "each message over its own link, from the matrix"
+                                        : "every link taken as the ring's worst (a matrix as --model gives each its own)";
     return op == core::collective_op::incast
                ? "modelled by walking the measured schedule (analysis/schedule_costs): p-1 senders share the receiver's "
-                 "link, alpha + (p-1)S/beta, every link taken as the ring's worst (pessimistic when the slow link is a "
-                 "sender's); meshperf plan has no incast"
+                 "link, alpha + (p-1)S/beta; " + links + "; meshperf plan has no incast"
                : "modelled by walking the measured schedule (analysis/schedule_costs): a binary tree from rank 0, pieces of "
-                 "512 KiB pipelined, an inner rank sending each piece to two children in turn, every link taken as the "
-                 "ring's worst; meshperf plan has no tree broadcast";
+                 "512 KiB pipelined, an inner rank sending each piece to two children in turn; " + links +
+                 "; meshperf plan has no tree broadcast";
 }
 
 /// What the predictions ask of the fitted models (analysis::model_use_warnings: used far
@@ -132,22 +134,56 @@ double relative_error(double measured_s, double predicted_s) {
 
 namespace {
 
-/// A point's prediction of `time_s` over the bounding link `b`; `model` gains the link's
-/// figures and names.
-point_prediction prediction_of(const core::collective_point& point, double time_s, const prediction_links& links,
-                               const bounding_link& b, json model) {
+/// A point's prediction of `time_s` from `source`, whose worst α and β, `b`, are over `links`;
+/// `model` gains their figures and names.
+point_prediction prediction_of(const core::collective_point& point, double time_s, const std::string& source,
+                               const std::vector<ring_link_fit>& links, const bounding_link& b, json model) {
     point_prediction out;
     out.time_s = time_s;
     out.algbw_gbyte_per_s = static_cast<double>(point.size_bytes) / time_s / 1e9;
     out.busbw_gbyte_per_s = out.algbw_gbyte_per_s * core::busbw_factor(point.op, point.ranks);
     out.error = relative_error(point.time_s, time_s);
-    model["source"] = links.source;
+    model["source"] = source;
     model["alpha_us"] = b.link.alpha_s * 1e6;
-    model["alpha_link"] = link_name(links.links[b.alpha_link]);
+    model["alpha_link"] = link_name(links[b.alpha_link]);
     model["beta_gbit_per_s"] = b.link.beta_bytes_per_s * 8e-9;
-    model["beta_link"] = link_name(links.links[b.beta_link]);
+    model["beta_link"] = link_name(links[b.beta_link]);
     out.model = std::move(model);
     return out;
+}
+
+/// A prediction from the walk of the measured schedule itself (analysis/schedule_costs):
+/// incast and tree broadcast, which `meshperf plan` has no formula for.
+/// Each message over its own link, from links.pairs (a matrix): rank r is the host of ring
+/// link r. Empty when there are no pairs or one the schedule uses is not among them.
+std::optional<point_prediction> walk_own_links(const core::collective_point& point, const prediction_links& links,
+                                               double message) {
+    if (links.pairs.empty() || links.links.size() != point.ranks) return std::nullopt;
+    struct missing_pair {};
+    std::vector<ring_link_fit> used;  // each pair once, in the order first used
+    const auto link_between = [&](unsigned from, unsigned to) {
+        const auto& a = links.links[from].from;
+        const auto& b = links.links[to].from;
+        for (const auto& p : links.pairs)
+            if (p.from == a && p.to == b) {
+                used.push_back(p);
+                return at_size(p, message);
+            }
+        throw missing_pair{};
+    };
+    analysis::schedule_cost cost;
+    try {
+        cost = analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, link_between);
+    } catch (const missing_pair&) {
+        return std::nullopt;
+    }
+    return prediction_of(point, cost.time_s, links.source, used, bound(used, message),
+                         {{"collective", core::to_string(point.op)},
+                          {"algorithm", core::to_string(point.algo)},
+                          {"caveat", schedule_caveat(point.op, true)},
+                          {"links", "own"},
+                          {"step_message_bytes", message},
+                          {"schedule", analysis::to_json(cost)}});
 }
 
 /// A prediction from the walk of the measured schedule itself (analysis/schedule_costs):
@@ -155,12 +191,14 @@ point_prediction prediction_of(const core::collective_point& point, double time_
 std::optional<point_prediction> predict_schedule(const core::collective_point& point, const prediction_links& links) {
     if (!analysis::schedule_modelled(point.op, point.algo)) return std::nullopt;
     const double message = analysis::schedule_message_bytes(point.op, point.algo, point.ranks, point.size_bytes);
-    const auto b = bound(links, message);
+    if (auto own = walk_own_links(point, links, message)) return own;
+    const auto b = bound(links.links, message);
     const auto cost = analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, b.link);
-    return prediction_of(point, cost.time_s, links, b,
+    return prediction_of(point, cost.time_s, links.source, links.links, b,
                          {{"collective", core::to_string(point.op)},
                           {"algorithm", core::to_string(point.algo)},
-                          {"caveat", schedule_caveat(point.op)},
+                          {"caveat", schedule_caveat(point.op, false)},
+                          {"links", "ring's worst"},
                           {"step_message_bytes", message},
                           {"schedule", analysis::to_json(cost)}});
 }
@@ -173,9 +211,9 @@ std::optional<point_prediction> predict_point(const core::collective_point& poin
     analysis::topology topo;
     topo.nodes = point.ranks;
     const double message = analysis::step_message_bytes(m->coll, m->algo, point.size_bytes, topo);
-    const auto b = bound(links, message);
+    const auto b = bound(links.links, message);
     const auto pred = analysis::predict(m->coll, m->algo, point.size_bytes, topo, b.link);
-    return prediction_of(point, pred.time_s, links, b,
+    return prediction_of(point, pred.time_s, links.source, links.links, b,
                          {{"collective", analysis::to_string(m->coll)},
                           {"algorithm", analysis::to_string(m->algo)},
                           {"caveat", m->caveat.empty() ? json(nullptr) : json(m->caveat)},
@@ -196,7 +234,8 @@ run_predictions predict_run(const core::collective_result& run, const prediction
         if (!said.insert(name).second) continue;
         const auto m = modelled_as(p.op, p.algo);
         if (m && !m->caveat.empty()) out.lines.push_back(fmt::format("{}: {}", name, m->caveat));
-        else if (!m && analysis::schedule_modelled(p.op, p.algo)) out.lines.push_back(fmt::format("{}: {}", name, schedule_caveat(p.op)));
+        else if (!m && out.points.back())
+            out.lines.push_back(fmt::format("{}: {}", name, out.points.back()->model["caveat"].get<std::string>()));
         else if (!m) out.lines.push_back(fmt::format("{}: not modelled: no prediction", name));
     }
     // Which links bound the largest size of each op: the figure to look at first.

@@ -30,6 +30,9 @@ struct ring_link_fit {
 struct prediction_links {
     std::string source;                ///< "probes", "matrix FILE", "model FILE", ...
     std::vector<ring_link_fit> links;  ///< at least one; every link of the ring when measured
+    /// From a matrix: every pair it measured with both figures (any two hosts, either way),
+    /// so that incast and tree broadcast are walked over their own links. Empty otherwise.
+    std::vector<ring_link_fit> pairs;
 };
 
 /// The `meshperf plan` formula (analysis/collectives) of a measured (op, algorithm), and what
@@ -57,7 +60,9 @@ struct point_prediction {
 
 /// The prediction of `point` from `links`, or nullopt when the op and algorithm are not
 /// modelled. The link is α = the largest α and β = the smallest β over the links, each at
-/// the message size of one step of the algorithm (analysis::step_message_bytes).
+/// the message size of one step of the algorithm (analysis::step_message_bytes). Incast and
+/// tree broadcast are walked over each message's own link instead where links.pairs holds
+/// every pair they use (rank r is links.links[r].from).
 std::optional<point_prediction> predict_point(const core::collective_point& point, const prediction_links& links);
 
 /// The predictions of a run, index = point (nullopt where not modelled), and the lines that

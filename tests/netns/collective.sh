@@ -144,7 +144,8 @@ elif check == "predict":        # MIN_BYTES MAX_ERROR
         err = pred["error"]
         pt = pred.get("time_s")
         ptxt = f", predicted {pt * 1e3:.2f} ms" if isinstance(pt, (int, float)) else ""
-        show(p, f"{ptxt}, error {err:+.1%}")
+        links = (pred.get("model") or {}).get("links")
+        show(p, f"{ptxt}, error {err:+.1%}" + (f", links: {links}" if links else ""))
         if not math.isfinite(err) or abs(err) > max_error:
             problems.append(f"{p['size_bytes']} B: prediction error {err:+.1%} beyond {max_error:.0%}")
 elif check == "wrong":          # zero|positive

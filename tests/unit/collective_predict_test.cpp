@@ -6,6 +6,7 @@
 #include "client/collective_predict.hpp"
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -84,6 +85,32 @@ TEST_CASE("prediction: incast and tree broadcast, which plan has no formula for,
     CHECK(pred->model["caveat"].get<std::string>().find("schedule") != std::string::npos);
 }
 
+TEST_CASE("prediction: from a matrix, incast walks each sender's own link") {
+    using analysis::link_model;
+    auto links = four_links();
+    // Every pair at 1 µs and 800 Gbit/s (100 GB/s), but n3 -> n0 at 80 Gbit/s (10 GB/s).
+    for (const char* from : {"n0", "n1", "n2", "n3"})
+        for (const char* to : {"n0", "n1", "n2", "n3"})
+            if (std::string(from) != to)
+                links.pairs.push_back({from, to, link_model::from_us_gbit(1, std::string(from) == "n3" && std::string(to) == "n0" ? 80 : 800)});
+    const auto pred = client::predict_point(incast_4(), links);
+    REQUIRE(pred);
+    // n3's 1 MB at 10 GB/s = 100 µs decides (the others' 2 MB come in beside it), plus α = 1 µs.
+    CHECK(pred->time_s == Approx(101e-6));
+    CHECK(pred->model["links"] == "own");
+    CHECK(pred->model["beta_link"] == "n3 -> n0");
+    CHECK(pred->model["beta_gbit_per_s"].get<double>() == Approx(80));
+    CHECK(pred->model["caveat"].get<std::string>().find("each message over its own link") != std::string::npos);
+    // A pair the schedule needs is missing: the ring's worst link instead, as without pairs.
+    links.pairs.erase(std::remove_if(links.pairs.begin(), links.pairs.end(),
+                                     [](const auto& p) { return p.from == "n2" && p.to == "n0"; }),
+                      links.pairs.end());
+    const auto fallback = client::predict_point(incast_4(), links);
+    REQUIRE(fallback);
+    CHECK(fallback->time_s == Approx(43e-6));
+    CHECK(fallback->model["links"] == "ring's worst");
+}
+
 TEST_CASE("prediction: the all-to-all model and its caveat") {
     const auto alltoall = client::modelled_as(core::collective_op::alltoall, core::collective_algo::direct);
     REQUIRE(alltoall);
@@ -157,6 +184,11 @@ TEST_CASE("prediction links: a matrix gives each ring link its latency and bandw
     CHECK(bc.alpha_s == Approx(30e-6));
     CHECK(bc.beta_bytes_per_s * 8e-9 == Approx(5));
     CHECK(links.source.find("matrix m.json") == 0);
+    // Every measured pair too, a -> c among them, for schedules that use other links.
+    REQUIRE(links.pairs.size() == 4);
+    CHECK(links.pairs[3].from == "a:7470");
+    CHECK(links.pairs[3].to == "c:7470");
+    CHECK(std::get<analysis::link_model>(links.pairs[3].fit).alpha_s == Approx(900e-6));
 
     matrix["links"].erase(2);  // c -> a
     try {

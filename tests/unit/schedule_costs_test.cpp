@@ -15,14 +15,14 @@ using doctest::Approx;
 
 namespace {
 
-const auto link = analysis::link_model::from_us_gbit(10, 8);  // α 10 µs, β 1 GB/s
+const auto uniform = analysis::link_model::from_us_gbit(10, 8);  // α 10 µs, β 1 GB/s
 constexpr double alpha = 10e-6, seconds_per_byte = 1e-9;
 constexpr std::uint64_t piece = core::pipeline_piece_bytes;
 
-analysis::schedule_cost incast(unsigned p, std::uint64_t s, const analysis::link_model& l = link) {
+analysis::schedule_cost incast(unsigned p, std::uint64_t s, const analysis::link_model& l = uniform) {
     return analysis::schedule_time(core::collective_op::incast, core::collective_algo::direct, p, core::dtype::fp32, s, l);
 }
-analysis::schedule_cost tree_broadcast(unsigned p, std::uint64_t s, const analysis::link_model& l = link) {
+analysis::schedule_cost tree_broadcast(unsigned p, std::uint64_t s, const analysis::link_model& l = uniform) {
     return analysis::schedule_time(core::collective_op::broadcast, core::collective_algo::tree, p, core::dtype::fp32, s, l);
 }
 
@@ -98,6 +98,38 @@ TEST_CASE("schedule cost: grows with the size and with a slower link") {
     CHECK(tree_broadcast(6, 8 * piece).time_s > tree_broadcast(6, 4 * piece).time_s);
     CHECK(tree_broadcast(6, 8 * piece, slow).time_s > tree_broadcast(6, 8 * piece).time_s);
     CHECK(incast(6, 1 << 20, slow).time_s == Approx(2 * incast(6, 1 << 20).time_s - alpha));
+}
+
+TEST_CASE("schedule cost: each message over its own link") {
+    const auto slow = [](double factor) { return analysis::link_model{alpha, 1e9 / factor}; };
+    const std::uint64_t s = 1 << 20;
+    const double wire = double(s) * seconds_per_byte;
+    // Incast into rank 0 with sender 3's link ten times slower: its own S decides, not the
+    // receiver's 3S (the others' bytes come in beside it).
+    const auto slow_sender = [&](unsigned from, unsigned to) {
+        CHECK(to == 0);  // only the pairs the schedule uses are asked for
+        return from == 3 ? slow(10) : uniform;
+    };
+    CHECK(analysis::schedule_time(core::collective_op::incast, core::collective_algo::direct, 4, core::dtype::fp32, s,
+                                  analysis::link_between(slow_sender))
+              .time_s == Approx(alpha + 10 * wire));
+    // Every link into the receiver at half the rate: its link takes 3S at β/2.
+    const auto slow_receiver = [&](unsigned, unsigned) { return slow(2); };
+    CHECK(analysis::schedule_time(core::collective_op::incast, core::collective_algo::direct, 4, core::dtype::fp32, s,
+                                  analysis::link_between(slow_receiver))
+              .time_s == Approx(alpha + 6 * wire));
+    // A tree over three ranks whose root -> rank 2 link is four times slower: the root sends
+    // each piece to rank 1 (m/β) then to rank 2 (4m/β).
+    const auto slow_edge = [&](unsigned from, unsigned to) { return from == 0 && to == 2 ? slow(4) : uniform; };
+    const auto c = analysis::schedule_time(core::collective_op::broadcast, core::collective_algo::tree, 3, core::dtype::fp32,
+                                           8 * piece, analysis::link_between(slow_edge));
+    CHECK(c.time_s == Approx(alpha + 5 * 8.0 * piece * seconds_per_byte));
+    CHECK(c.critical_rank == 2);
+    // A bad link is refused when the schedule uses it.
+    const auto bad = [&](unsigned from, unsigned) { return from == 2 ? analysis::link_model{alpha, 0} : uniform; };
+    CHECK_THROWS_AS(analysis::schedule_time(core::collective_op::incast, core::collective_algo::direct, 4, core::dtype::fp32,
+                                            s, analysis::link_between(bad)),
+                    core::spec_error);
 }
 
 TEST_CASE("schedule cost: which collectives it models, and bad input") {
