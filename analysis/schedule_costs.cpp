@@ -66,15 +66,26 @@ schedule_cost schedule_time(core::collective_op op, core::collective_algo algo, 
     for (std::size_t s = 0; s < steps; ++s) {
         for (auto& a : arriving) a.clear();
         std::vector<double> sent(done);
-        for (unsigned r = 0; r < ranks; ++r)
-            for (const auto& send : plans[r].steps[s].sends) {
+        for (unsigned r = 0; r < ranks; ++r) {
+            // The step's sends leave together and share the rank's link, which carries their
+            // sum no faster than the fastest link out of it; each is no faster than its own.
+            const auto& sends = plans[r].steps[s].sends;
+            double total = 0, outbound_beta = 0;
+            for (const auto& send : sends) {
+                total += static_cast<double>(send.range.count * plans[r].element_bytes);
+                outbound_beta = std::max(outbound_beta, link_of(r, send.peer).beta_bytes_per_s);
+            }
+            const double start = done[r];
+            for (const auto& send : sends) {
                 const auto& l = link_of(r, send.peer);
                 const double bytes = static_cast<double>(send.range.count * plans[r].element_bytes);
                 out.message_bytes = std::max(out.message_bytes, bytes);
-                const double first = sent[r];
-                sent[r] += bytes / l.beta_bytes_per_s;  // nothing for a latency-only link
-                arriving[send.peer].push_back({first, sent[r], bytes, l.beta_bytes_per_s, l.alpha_s});
+                // Nothing on the wire for a latency-only link (β = ∞).
+                const double last = start + std::max(total / outbound_beta, bytes / l.beta_bytes_per_s);
+                sent[r] = std::max(sent[r], last);
+                arriving[send.peer].push_back({start, last, bytes, l.beta_bytes_per_s, l.alpha_s});
             }
+        }
         for (unsigned q = 0; q < ranks; ++q) {
             auto& in = arriving[q];
             std::sort(in.begin(), in.end(), [](const auto& a, const auto& b) { return a.first_byte_s < b.first_byte_s; });

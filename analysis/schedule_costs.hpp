@@ -5,13 +5,16 @@
 /// walked step by step on every rank, as the data path runs it:
 ///  - a rank starts step s when its step s−1 is done: its sends have left and its receives
 ///    have landed;
-///  - a rank's sends of one step leave one after the other over its link (m/β each);
+///  - a rank's sends of one step leave together and share its link: done when it has
+///    carried their sum at the β of the fastest link out of it, each no sooner than its own
+///    link carries it (as TCP flows, or queue pairs, share a NIC);
 ///  - a message lands α after its last byte left, and a rank's receives of one step share
 ///    its inbound link: they land no faster than their bytes fit through it, at the β of the
 ///    fastest link into it (so a slow sender trickles in beside the others);
 ///  - links are full duplex; no other contention (a non-blocking fabric).
 /// So incast costs α + (p−1)S/β (the receiver's link), and a tree broadcast of P pieces
-/// over a tree of height H about (P + H − 1) steps, each an inner rank's two sends of a piece.
+/// over a tree of height H about (P + H − 1) steps, each an inner rank's two sends of a piece
+/// (2m/β).
 /// Reduction arithmetic and per-message software costs beyond α are not modelled.
 #include "analysis/collectives.hpp"
 #include "core/collective_figures.hpp"

@@ -57,13 +57,13 @@ TEST_CASE("schedule cost: the root of a tree over three ranks sends every piece 
     CHECK(c.steps == 8);
 }
 
-TEST_CASE("schedule cost: over four ranks the deep branch is served first, so its fill hides: 2S/β + 2α") {
-    // Rank 1 (the root's first child) has rank 3 below it: it gets piece c at (2c + 1)m/β + α and
-    // passes it on at once, so its last piece lands at 2S/β + 2α, when rank 2's has landed.
+TEST_CASE("schedule cost: over four ranks the deeper branch adds one piece of fill: 2S/β + m/β + 2α") {
+    // The root sends each piece to ranks 1 and 2 together (2m/β for both); rank 1 passes it to
+    // rank 3 a step later (m/β), so rank 3's last piece lands m/β + α after the others'.
     for (std::uint64_t pieces : {1u, 2u, 16u}) {
         CAPTURE(pieces);
         const auto c = tree_broadcast(4, pieces * piece);
-        CHECK(c.time_s == Approx(2 * double(pieces * piece) * seconds_per_byte + 2 * alpha));
+        CHECK(c.time_s == Approx(2 * double(pieces * piece) * seconds_per_byte + double(piece) * seconds_per_byte + 2 * alpha));
         CHECK(c.critical_rank == 3);
     }
 }
@@ -118,12 +118,12 @@ TEST_CASE("schedule cost: each message over its own link") {
     CHECK(analysis::schedule_time(core::collective_op::incast, core::collective_algo::direct, 4, core::dtype::fp32, s,
                                   analysis::link_between(slow_receiver))
               .time_s == Approx(alpha + 6 * wire));
-    // A tree over three ranks whose root -> rank 2 link is four times slower: the root sends
-    // each piece to rank 1 (m/β) then to rank 2 (4m/β).
+    // A tree over three ranks whose root -> rank 2 link is four times slower: the root's link
+    // carries both copies of a piece in 2m/β, but rank 2's takes 4m/β.
     const auto slow_edge = [&](unsigned from, unsigned to) { return from == 0 && to == 2 ? slow(4) : uniform; };
     const auto c = analysis::schedule_time(core::collective_op::broadcast, core::collective_algo::tree, 3, core::dtype::fp32,
                                            8 * piece, analysis::link_between(slow_edge));
-    CHECK(c.time_s == Approx(alpha + 5 * 8.0 * piece * seconds_per_byte));
+    CHECK(c.time_s == Approx(alpha + 4 * 8.0 * piece * seconds_per_byte));
     CHECK(c.critical_rank == 2);
     // A bad link is refused when the schedule uses it.
     const auto bad = [&](unsigned from, unsigned) { return from == 2 ? analysis::link_model{alpha, 0} : uniform; };
