@@ -25,7 +25,9 @@
 #  4. host SLOW's link at half the rate (both directions), so the ring links into and out of
 #     its rank s are slow: slowest_link has s at one end, and slowest_rank is s or s + 1
 #     (each receives over a slow link; here it has been s + 1, 1-2% slower than s: rank time
-#     cannot tell the two ends apart); the rate is restored;
+#     cannot tell the two ends apart); then, from a matrix measured with the slow host, a
+#     tree broadcast predicted over each edge's own link within 20% at >= 4 MiB (4b); the
+#     rate is restored;
 #  5. host CORRUPT's daemon restarted with MESHPERF_TEST_CORRUPT_COLLECTIVE=1 (a test hook:
 #     it adds an error to what it sends): --verify reports wrong > 0; restarted normally;
 #  6. host VICTIM's daemon SIGKILLed mid-run: the CLI exits non-zero within KILL_BOUND_S
