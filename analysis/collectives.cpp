@@ -72,13 +72,6 @@ double ring_volume(collective c, double s, unsigned n) {
     }
 }
 
-void check_link(const link_model& l, const char* which) {
-    if (!std::isfinite(l.alpha_s) || l.alpha_s < 0)
-        throw core::spec_error(fmt::format("{} link: latency alpha must be >= 0 and finite, got {} s", which, l.alpha_s));
-    if (std::isnan(l.beta_bytes_per_s) || l.beta_bytes_per_s <= 0)
-        throw core::spec_error(fmt::format("{} link: bandwidth beta must be > 0, got {} B/s", which, l.beta_bytes_per_s));
-}
-
 void check_algorithm(collective c, algorithm a) {
     const auto ok = algorithms_for(c);
     if (std::find(ok.begin(), ok.end(), a) != ok.end()) return;
@@ -152,6 +145,13 @@ core::collective_op measured_op(collective c) {
 }
 
 double bus_factor(collective c, unsigned n) { return n == 0 ? 0 : core::busbw_factor(measured_op(c), n); }
+
+void check_link(const link_model& l, std::string_view which) {
+    if (!std::isfinite(l.alpha_s) || l.alpha_s < 0)
+        throw core::spec_error(fmt::format("{} link: latency alpha must be >= 0 and finite, got {} s", which, l.alpha_s));
+    if (std::isnan(l.beta_bytes_per_s) || l.beta_bytes_per_s <= 0)
+        throw core::spec_error(fmt::format("{} link: bandwidth beta must be > 0, got {} B/s", which, l.beta_bytes_per_s));
+}
 
 link_model link_model::from_fit(const model_fit& m, double message_bytes) {
     const auto& l = m.line_for(message_bytes);

@@ -70,6 +70,9 @@ struct link_model {
     static link_model from_fit(const model_fit&, double message_bytes);
 };
 
+/// Throws core::spec_error, naming the link `which`, unless α >= 0 is finite and β > 0 (+inf allowed).
+void check_link(const link_model&, std::string_view which);
+
 /// The machines a collective runs on.
 struct topology {
     unsigned nodes = 2;                  ///< p, nodes linked by the measured (inter-node) path

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <optional>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -30,7 +30,7 @@ bool schedule_modelled(core::collective_op op, core::collective_algo algo) {
            (op == core::collective_op::broadcast && algo == core::collective_algo::tree);
 }
 
-double schedule_message_bytes(core::collective_op op, core::collective_algo, unsigned, std::uint64_t size_bytes) {
+double schedule_message_bytes(core::collective_op op, std::uint64_t size_bytes) {
     const double s = static_cast<double>(size_bytes);
     if (op == core::collective_op::incast) return s;
     return std::min(s, static_cast<double>(core::pipeline_piece_bytes));
@@ -41,20 +41,14 @@ schedule_cost schedule_time(core::collective_op op, core::collective_algo algo, 
     std::vector<core::collective_plan> plans;
     plans.reserve(ranks);
     for (unsigned r = 0; r < ranks; ++r) plans.push_back(core::plan_collective(op, algo, ranks, r, element, size_bytes));
-    // Each pair's link, asked for and checked once.
-    std::vector<std::optional<link_model>> pair(static_cast<std::size_t>(ranks) * ranks);
+    // Each pair's link, asked for and checked once (a schedule uses a few pairs of the p²).
+    std::unordered_map<std::uint64_t, link_model> pair;
     const auto link_of = [&](unsigned from, unsigned to) -> const link_model& {
-        auto& l = pair[static_cast<std::size_t>(from) * ranks + to];
-        if (!l) {
-            l = links(from, to);
-            if (!std::isfinite(l->alpha_s) || l->alpha_s < 0)
-                throw core::spec_error(fmt::format("link {} -> {}: latency alpha must be >= 0 and finite, got {} s", from, to,
-                                                   l->alpha_s));
-            if (std::isnan(l->beta_bytes_per_s) || l->beta_bytes_per_s <= 0)
-                throw core::spec_error(fmt::format("link {} -> {}: bandwidth beta must be > 0, got {} B/s", from, to,
-                                                   l->beta_bytes_per_s));
-        }
-        return *l;
+        const auto key = static_cast<std::uint64_t>(from) * ranks + to;
+        if (const auto it = pair.find(key); it != pair.end()) return it->second;
+        const auto l = links(from, to);
+        check_link(l, fmt::format("rank {} -> rank {}", from, to));
+        return pair.emplace(key, l).first->second;
     };
     const std::size_t steps = plans.front().steps.size();
 
@@ -62,10 +56,11 @@ schedule_cost schedule_time(core::collective_op op, core::collective_algo algo, 
     out.steps = steps;
     std::vector<double> done(ranks, 0.0);          // when each rank finished its last step
     std::vector<double> inbound_free(ranks, 0.0);  // when each rank's inbound link is idle
+    std::vector<double> sent(ranks);               // when each rank's sends of the step are done
     std::vector<std::vector<in_flight>> arriving(ranks);
     for (std::size_t s = 0; s < steps; ++s) {
         for (auto& a : arriving) a.clear();
-        std::vector<double> sent(done);
+        sent = done;
         for (unsigned r = 0; r < ranks; ++r) {
             // The step's sends leave together and share the rank's link, which carries their
             // sum no faster than the fastest link out of it; each is no faster than its own.

@@ -37,9 +37,9 @@ struct schedule_cost {
 /// Whether schedule_time models (op, algo): incast and tree broadcast.
 bool schedule_modelled(core::collective_op, core::collective_algo);
 
-/// The largest message of the schedule of (op, algo) over `ranks` ranks on S = size_bytes:
-/// S for incast, min(S, core::pipeline_piece_bytes) for a pipelined tree or chain.
-double schedule_message_bytes(core::collective_op, core::collective_algo, unsigned ranks, std::uint64_t size_bytes);
+/// The largest message of the schedule of `op` on S = size_bytes: S for incast,
+/// min(S, core::pipeline_piece_bytes) for a pipelined tree or chain.
+double schedule_message_bytes(core::collective_op, std::uint64_t size_bytes);
 
 /// The link a message from rank `from` to rank `to` crosses.
 using link_between = std::function<link_model(unsigned from, unsigned to)>;

@@ -38,10 +38,17 @@ collective_verdict unknown_collective(collective_check_labels labels, std::strin
     return v;
 }
 
+collective_check_labels collective_check_labels_of(const core::collective_spec& spec) {
+    collective_check_labels l{"", "", std::string(core::to_string(spec.transport)), spec.memory};
+    if (!spec.ops.empty()) {
+        l.op = core::to_string(spec.ops.front());
+        l.algo = core::to_string(core::algo_for(spec, spec.ops.front()));
+    }
+    return l;
+}
+
 collective_verdict judge_collective(const core::collective_result& run, const collective_limits& limits) {
-    collective_check_labels labels{run.spec.ops.empty() ? std::string() : std::string(core::to_string(run.spec.ops.front())),
-                                   "", std::string(core::to_string(run.spec.transport)), run.spec.memory};
-    if (!run.spec.ops.empty()) labels.algo = core::to_string(core::algo_for(run.spec, run.spec.ops.front()));
+    auto labels = collective_check_labels_of(run.spec);
     if (run.state != "completed")
         return unknown_collective(labels, fmt::format("the collective {} {}: {}", run.id, run.state,
                                                       run.error.empty() ? "(no error given)" : run.error));
@@ -50,7 +57,6 @@ collective_verdict judge_collective(const core::collective_result& run, const co
     const auto& p = run.points.front();
     collective_verdict v;
     v.labels = std::move(labels);
-    v.labels.algo = core::to_string(p.algo);
     v.point = p;
     v.what = what_of(run, p);
 

@@ -36,6 +36,9 @@ struct collective_check_labels {
     std::string op, algo, transport, memory;  ///< algo empty when the check failed before its spec was built
 };
 
+/// The labels of a check of `spec`'s first op.
+collective_check_labels collective_check_labels_of(const core::collective_spec& spec);
+
 /// The verdict of a collective check.
 struct collective_verdict {
     core::check_state state = core::check_state::unknown;

@@ -4,6 +4,7 @@
 #include "client/collective_run.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
+#include "client/result_files.hpp"
 #include "client/short_runs.hpp"
 #include "core/check_figures.hpp"
 #include "core/error.hpp"
@@ -186,13 +187,8 @@ collective_limits collective_check_limits(const check_options& o, const CLI::App
         if (o.baseline == "stored")
             throw client_error(exit_usage, "--collective: --baseline stored is for a path; give a collective result file "
                                            "(meshperf collective --format json -o FILE)");
-        if (!(o.crit > 0 && o.crit <= o.warn && o.warn <= 1))
-            throw client_error(exit_usage, fmt::format("--warn {} and --crit {}: need 0 < crit <= warn <= 1", o.warn, o.crit));
-        std::ifstream in(o.baseline);
-        if (!in) throw core::spec_error(fmt::format("--baseline {}: cannot read the file", o.baseline));
-        const auto doc = json::parse(in, nullptr, false);
-        if (doc.is_discarded()) throw core::spec_error(fmt::format("--baseline {}: not valid JSON", o.baseline));
-        std::tie(limits.baseline_busbw, limits.baseline_source) = collective_baseline(doc, o.baseline, spec);
+        core::validate_fractions(o.warn, o.crit);
+        std::tie(limits.baseline_busbw, limits.baseline_source) = collective_baseline(read_json_file(o.baseline), o.baseline, spec);
         limits.warn = o.warn;
         limits.crit = o.crit;
     }
@@ -219,7 +215,7 @@ int run_collective_check(const check_options& o, const CLI::App& cmd, const comm
     };
     // Of the options build_collective_spec asks about, check has --algo only.
     const auto given = [&](std::string_view name) { return name == "--algo" && cmd.count("--algo") > 0; };
-    collective_check_labels labels{o.collective.ops, "", o.collective.transport, o.collective.memory};
+    collective_check_labels labels{o.collective.ops, "", o.collective.transport, o.collective.memory};  // until the spec is built
     core::collective_spec spec;
     collective_limits limits;
     credentials creds;
@@ -228,7 +224,7 @@ int run_collective_check(const check_options& o, const CLI::App& cmd, const comm
         if (!cmd.count("--hosts")) throw client_error(exit_usage, "--collective needs --hosts FILE or a comma list of the daemons");
         check_timeout(o.timeout_s);
         spec = collective_check_spec(o.collective, given);
-        labels.algo = core::to_string(core::algo_for(spec, spec.ops.front()));
+        labels = collective_check_labels_of(spec);
         limits = collective_check_limits(o, cmd, spec);
         creds = client_credentials(common.token_file, common.tls);
     } catch (const std::exception& e) {  // client_error, and core::spec_error of check_timeout and the baseline

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <map>
 #include <set>
 
 namespace meshperf::client {
@@ -56,7 +57,7 @@ std::string schedule_caveat(core::collective_op op, bool own_links) {
                ? "modelled by walking the measured schedule (analysis/schedule_costs): p-1 senders share the receiver's "
                  "link, alpha + (p-1)S/beta; " + links + "; meshperf plan has no incast"
                : "modelled by walking the measured schedule (analysis/schedule_costs): a binary tree from rank 0, pieces of "
-                 "512 KiB pipelined, an inner rank sending each piece to two children in turn; " + links +
+                 "512 KiB pipelined, an inner rank's link carrying each piece to both children; " + links +
                  "; meshperf plan has no tree broadcast";
 }
 
@@ -152,53 +153,51 @@ point_prediction prediction_of(const core::collective_point& point, double time_
     return out;
 }
 
-/// A prediction from the walk of the measured schedule itself (analysis/schedule_costs):
-/// incast and tree broadcast, which `meshperf plan` has no formula for.
-/// Each message over its own link, from links.pairs (a matrix): rank r is the host of ring
-/// link r. Empty when there are no pairs or one the schedule uses is not among them.
-std::optional<point_prediction> walk_own_links(const core::collective_point& point, const prediction_links& links,
-                                               double message) {
+/// The walk of `point`'s schedule with each message over its own link, from links.pairs (a
+/// matrix; rank r is the host of ring link r): the cost and the links used, each once. Empty
+/// when there are no pairs or one the schedule uses is not among them.
+std::optional<std::pair<analysis::schedule_cost, std::vector<ring_link_fit>>> walk_own_links(
+    const core::collective_point& point, const prediction_links& links, double message) {
     if (links.pairs.empty() || links.links.size() != point.ranks) return std::nullopt;
+    std::map<std::string, unsigned> rank_of;
+    for (unsigned r = 0; r < point.ranks; ++r) rank_of.emplace(links.links[r].from, r);
+    std::map<std::pair<unsigned, unsigned>, const ring_link_fit*> pair;  // the matrix's pairs between the ranks
+    for (const auto& p : links.pairs) {
+        const auto from = rank_of.find(p.from), to = rank_of.find(p.to);
+        if (from != rank_of.end() && to != rank_of.end()) pair.emplace(std::pair{from->second, to->second}, &p);
+    }
     struct missing_pair {};
-    std::vector<ring_link_fit> used;  // each pair once, in the order first used
+    std::vector<ring_link_fit> used;
     const auto link_between = [&](unsigned from, unsigned to) {
-        const auto& a = links.links[from].from;
-        const auto& b = links.links[to].from;
-        for (const auto& p : links.pairs)
-            if (p.from == a && p.to == b) {
-                used.push_back(p);
-                return at_size(p, message);
-            }
-        throw missing_pair{};
+        const auto it = pair.find({from, to});
+        if (it == pair.end()) throw missing_pair{};
+        used.push_back(*it->second);  // schedule_time asks once per pair
+        return at_size(*it->second, message);
     };
-    analysis::schedule_cost cost;
     try {
-        cost = analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, link_between);
+        auto cost = analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, link_between);
+        return std::pair{cost, std::move(used)};
     } catch (const missing_pair&) {
         return std::nullopt;
     }
-    return prediction_of(point, cost.time_s, links.source, used, bound(used, message),
-                         {{"collective", core::to_string(point.op)},
-                          {"algorithm", core::to_string(point.algo)},
-                          {"caveat", schedule_caveat(point.op, true)},
-                          {"links", "own"},
-                          {"step_message_bytes", message},
-                          {"schedule", analysis::to_json(cost)}});
 }
 
 /// A prediction from the walk of the measured schedule itself (analysis/schedule_costs):
-/// incast and tree broadcast, which `meshperf plan` has no formula for.
+/// incast and tree broadcast, which `meshperf plan` has no formula for. Each message crosses
+/// its own link where a matrix gives every pair the schedule uses, else the ring's worst.
 std::optional<point_prediction> predict_schedule(const core::collective_point& point, const prediction_links& links) {
     if (!analysis::schedule_modelled(point.op, point.algo)) return std::nullopt;
-    const double message = analysis::schedule_message_bytes(point.op, point.algo, point.ranks, point.size_bytes);
-    if (auto own = walk_own_links(point, links, message)) return own;
-    const auto b = bound(links.links, message);
-    const auto cost = analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, b.link);
-    return prediction_of(point, cost.time_s, links.source, links.links, b,
+    const double message = analysis::schedule_message_bytes(point.op, point.size_bytes);
+    auto own = walk_own_links(point, links, message);
+    const auto& bounded = own ? own->second : links.links;
+    const auto b = bound(bounded, message);
+    const auto cost = own ? own->first
+                          : analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, b.link);
+    return prediction_of(point, cost.time_s, links.source, bounded, b,
                          {{"collective", core::to_string(point.op)},
                           {"algorithm", core::to_string(point.algo)},
-                          {"caveat", schedule_caveat(point.op, false)},
-                          {"links", "ring's worst"},
+                          {"caveat", schedule_caveat(point.op, own.has_value())},
+                          {"links", own ? "own" : "ring's worst"},
                           {"step_message_bytes", message},
                           {"schedule", analysis::to_json(cost)}});
 }

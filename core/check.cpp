@@ -157,6 +157,13 @@ check_state worst(check_state a, check_state b) { return severity(a) >= severity
 
 std::string_view to_string(figure_kind k) { return k == figure_kind::bandwidth ? "bandwidth" : "latency"; }
 
+void validate_fractions(double warn, double crit) {
+    if (!(std::isfinite(warn) && std::isfinite(crit) && crit > 0 && crit <= warn && warn <= 1))
+        throw spec_error(fmt::format("--warn {} and --crit {} must satisfy 0 < crit <= warn <= 1: they are "
+                                     "fractions of baseline performance (e.g. --warn 0.9 --crit 0.75)",
+                                     warn, crit));
+}
+
 void validate(const check_limits& l) {
     if (!l.min_gbit && !l.max_lat_us && l.baseline.empty())
         throw spec_error("no limits to check against: give --min-gbit and/or --max-lat-us, or --baseline");
@@ -164,10 +171,7 @@ void validate(const check_limits& l) {
         throw spec_error(fmt::format("--min-gbit {} must be a positive number of Gbit/s", *l.min_gbit));
     if (l.max_lat_us && !positive_finite(*l.max_lat_us))
         throw spec_error(fmt::format("--max-lat-us {} must be a positive number of microseconds", *l.max_lat_us));
-    if (!(std::isfinite(l.warn) && std::isfinite(l.crit) && l.crit > 0 && l.crit <= l.warn && l.warn <= 1))
-        throw spec_error(fmt::format("--warn {} and --crit {} must satisfy 0 < crit <= warn <= 1: they are "
-                                     "fractions of baseline performance (e.g. --warn 0.9 --crit 0.75)",
-                                     l.warn, l.crit));
+    validate_fractions(l.warn, l.crit);
     for (std::size_t i = 0; i < l.baseline.size(); ++i) {
         const check_figure& b = l.baseline[i];
         if (!positive_finite(b.value) || b.size_bytes == 0)

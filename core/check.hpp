@@ -67,6 +67,10 @@ struct check_limits {
 /// a baseline figure that is not positive, or two baseline figures for the same test and size.
 void validate(const check_limits&);
 
+/// Throws spec_error unless 0 < crit <= warn <= 1 (--warn and --crit, fractions of baseline
+/// performance), saying so with an example. Part of validate; also the collective check's.
+void validate_fractions(double warn, double crit);
+
 /// What was checked: the peer as given, the transport, and the initiating daemon when it
 /// is not the local one.
 struct check_target {

@@ -66,7 +66,7 @@ void collective_device::upload_at(void* dst, const void* host, std::size_t n) {
     if (!n) return;
     detail::set_device(device_);
     detail::check(cudaMemcpyAsync(dst, host, n, cudaMemcpyHostToDevice, impl_->stream.get()),
-                  fmt::format("cudaMemcpyAsync({} host -> cuda:{})", core::format_size(n), device_));
+                  [&] { return fmt::format("cudaMemcpyAsync({} host -> cuda:{})", core::format_size(n), device_); });
     impl_->stream.synchronize();
 }
 
@@ -74,7 +74,7 @@ void collective_device::download_at(void* host, const void* src, std::size_t n) 
     if (!n) return;
     detail::set_device(device_);
     detail::check(cudaMemcpyAsync(host, src, n, cudaMemcpyDeviceToHost, impl_->stream.get()),
-                  fmt::format("cudaMemcpyAsync({} cuda:{} -> host)", core::format_size(n), device_));
+                  [&] { return fmt::format("cudaMemcpyAsync({} cuda:{} -> host)", core::format_size(n), device_); });
     impl_->stream.synchronize();
 }
 
@@ -82,7 +82,7 @@ void collective_device::copy_at(void* dst, const void* src, std::size_t n) {
     if (!n) return;
     detail::set_device(device_);
     detail::check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, impl_->stream.get()),
-                  fmt::format("cudaMemcpyAsync({} within cuda:{})", core::format_size(n), device_));
+                  [&] { return fmt::format("cudaMemcpyAsync({} within cuda:{})", core::format_size(n), device_); });
     impl_->stream.synchronize();
 }
 
@@ -92,12 +92,11 @@ void collective_device::add_at(core::dtype type, void* acc, const void* in, std:
     if (n % w) throw std::invalid_argument(fmt::format("collective sum over {} bytes: not whole {} elements", n, core::to_string(type)));
     detail::set_device(device_);
     detail::check(static_cast<cudaError_t>(detail::launch_sum(kernel_type(type), acc, in, n / w, impl_->stream.get())),
-                  fmt::format("the {} sum kernel over {} on cuda:{}", core::to_string(type), core::format_size(n), device_));
+                  [&] { return fmt::format("the {} sum kernel over {} on cuda:{}", core::to_string(type), core::format_size(n), device_); });
     impl_->stream.synchronize();
 }
 
 void collective_device::flush_rdma_writes() {
-    detail::set_device(device_);
     if (flush_needed_ < 0) {
         int ordering = 0, options = 0;
         detail::check(cudaDeviceGetAttribute(&ordering, cudaDevAttrGPUDirectRDMAWritesOrdering, device_),
@@ -108,14 +107,16 @@ void collective_device::flush_rdma_writes() {
         if (needed && !(options & cudaFlushGPUDirectRDMAWritesOptionHost))
             throw std::system_error(ENOTSUP, std::generic_category(),
                                     fmt::format("cuda:{} does not order GPUDirect RDMA writes (ordering {}) and cannot flush them "
-                                                "(flush options {:#x}): its received data cannot be trusted",
+                                                "(flush options {:#x}): its received data cannot be trusted; run the "
+                                                "collective with --transport tcp (staged through host memory) or --memory host",
                                                 device_, ordering, options));
         flush_needed_ = needed;
     }
-    if (flush_needed_)
-        detail::check(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
-                                                         cudaFlushGPUDirectRDMAWritesToOwner),
-                      fmt::format("cudaDeviceFlushGPUDirectRDMAWrites(cuda:{})", device_));
+    if (!flush_needed_) return;  // per piece: nothing more where the GPU orders the NIC's writes
+    detail::set_device(device_);
+    detail::check(cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                                     cudaFlushGPUDirectRDMAWritesToOwner),
+                  [&] { return fmt::format("cudaDeviceFlushGPUDirectRDMAWrites(cuda:{})", device_); });
 }
 
 }  // namespace meshperf::gpu

@@ -289,7 +289,8 @@ private:
                 if (links_untimed_said_.insert(key.op).second)
                     r_.warnings.push_back(fmt::format("{}: the ring links were not timed: every message came in one piece, too "
                                                       "fast for the receiver to time, so there is no slowest link here (nor at "
-                                                      "any other size with '-' in its place)",
+                                                      "any other size with '-' in its place); larger sizes, over a real "
+                                                      "link rather than loopback, time them",
                                                       describe(key)));
                 break;
             }

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 #include <string>
+#include <type_traits>
 
 namespace meshperf::gpu::detail {
 
@@ -17,6 +18,15 @@ inline void check(cudaError_t e, const char* what) {
 }
 
 inline void check(cudaError_t e, const std::string& what) { check(e, what.c_str()); }
+
+/// The same, naming the operation by `describe()` only when it failed: for calls made per
+/// message, where formatting the name every time would allocate on the data path.
+template <class Describe>
+    requires std::is_invocable_r_v<std::string, Describe>
+inline void check(cudaError_t e, Describe describe) {
+    if (e == cudaSuccess) return;
+    check(e, describe());
+}
 
 /// Makes device current for the calling thread; throws naming the device.
 void set_device(int device);
