@@ -11,9 +11,11 @@ if(MESHPERF_SANITIZE)
   target_compile_options(meshperf_sanitize INTERFACE -fsanitize=${_san} -fno-omit-frame-pointer)
   target_link_options(meshperf_sanitize INTERFACE -fsanitize=${_san})
   # Boost assertions stay on (no NDEBUG) through a handler that tolerates the one assertion
-  # known to be wrong in Boost 1.81 (see the file); every target compiles it in.
+  # known to be wrong in Boost 1.81 (see the file); every program compiles it in, once (in a
+  # library's unity batch it would clash with the program's own copy).
   target_compile_definitions(meshperf_sanitize INTERFACE BOOST_ENABLE_ASSERT_HANDLER)
-  target_sources(meshperf_sanitize INTERFACE ${PROJECT_SOURCE_DIR}/tests/sanitizers/boost_assert_handler.cpp)
+  target_sources(meshperf_sanitize INTERFACE
+    $<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:${PROJECT_SOURCE_DIR}/tests/sanitizers/boost_assert_handler.cpp>)
   # clang < 17: UBSan's "function" check (in "undefined") breaks the build of coroutines,
   # e.g. daemon/api/http_server.cpp: "Cannot represent a difference across sections"
   # (llvm/llvm-project#49689). Every other UBSan check stays on.

@@ -26,7 +26,7 @@ constexpr collective_op all_ops[] = {collective_op::allreduce, collective_op::al
                                      collective_op::alltoall,  collective_op::broadcast, collective_op::incast};
 
 /// "allreduce, allgather, ...": every op name, for messages that list them.
-std::string op_names() {
+std::string every_op_name() {
     std::vector<std::string_view> names;
     for (auto op : all_ops) names.push_back(to_string(op));
     return fmt::format("{}", fmt::join(names, ", "));
@@ -184,7 +184,7 @@ void check_hosts(const collective_spec& written, const endpoint_normalizer& norm
 }
 
 void check_ops(const collective_spec& s) {
-    if (s.ops.empty()) throw spec_error(fmt::format("no ops: give at least one of {}", op_names()));
+    if (s.ops.empty()) throw spec_error(fmt::format("no ops: give at least one of {}", every_op_name()));
     for (auto it = s.ops.begin(); it != s.ops.end(); ++it)
         if (std::find(s.ops.begin(), it, *it) != it)
             throw spec_error(fmt::format("ops: {} is given twice: give each op once", to_string(*it)));

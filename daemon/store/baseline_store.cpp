@@ -1,5 +1,7 @@
 #include "daemon/store/baseline_store.hpp"
 
+#include "daemon/store/sqlite_statement.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
@@ -7,16 +9,6 @@
 
 namespace meshperf::daemon {
 namespace {
-
-struct statement {
-    sqlite3_stmt* s = nullptr;
-    ~statement() { sqlite3_finalize(s); }
-};
-
-std::string column_text(sqlite3_stmt* s, int i) {
-    const auto* t = sqlite3_column_text(s, i);
-    return t ? reinterpret_cast<const char*>(t) : "";
-}
 
 const char* test_name(core::figure_kind k) { return k == core::figure_kind::bandwidth ? "bandwidth" : "latency"; }
 
@@ -70,7 +62,7 @@ void baseline_store::save(const std::string& peer, const std::string& transport,
     exec("BEGIN IMMEDIATE");
     try {
         for (const auto& f : figures) {
-            statement st;
+            sqlite_statement st;
             const char* sql = "INSERT OR REPLACE INTO baselines (peer, transport, test, size_bytes, value, run_id, saved_at)"
                               " VALUES (?,?,?,?,?,?,?)";
             if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK)
@@ -95,7 +87,7 @@ void baseline_store::save(const std::string& peer, const std::string& transport,
 
 std::vector<baseline_entry> baseline_store::load(const std::string& peer, const std::string& transport) const {
     std::lock_guard lock(m_);
-    statement st;
+    sqlite_statement st;
     const char* sql = "SELECT peer, transport, test, size_bytes, value, run_id, saved_at FROM baselines"
                       " WHERE (?1 = '' OR peer = ?1) AND (?2 = '' OR transport = ?2)"
                       " ORDER BY peer, transport, test, size_bytes";
@@ -107,13 +99,13 @@ std::vector<baseline_entry> baseline_store::load(const std::string& peer, const 
     int rc;
     while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
         baseline_entry e;
-        e.peer = column_text(st.s, 0);
-        e.transport = column_text(st.s, 1);
-        e.figure.kind = column_text(st.s, 2) == "bandwidth" ? core::figure_kind::bandwidth : core::figure_kind::latency;
+        e.peer = sqlite_column_text(st.s, 0);
+        e.transport = sqlite_column_text(st.s, 1);
+        e.figure.kind = sqlite_column_text(st.s, 2) == "bandwidth" ? core::figure_kind::bandwidth : core::figure_kind::latency;
         e.figure.size_bytes = static_cast<std::uint64_t>(sqlite3_column_int64(st.s, 3));
         e.figure.value = sqlite3_column_double(st.s, 4);
-        e.run_id = column_text(st.s, 5);
-        e.saved_at = column_text(st.s, 6);
+        e.run_id = sqlite_column_text(st.s, 5);
+        e.saved_at = sqlite_column_text(st.s, 6);
         out.push_back(std::move(e));
     }
     if (rc != SQLITE_DONE) throw std::runtime_error(fmt::format("baseline store {}: {}", path_, sqlite3_errmsg(db_)));
@@ -122,7 +114,7 @@ std::vector<baseline_entry> baseline_store::load(const std::string& peer, const 
 
 std::size_t baseline_store::remove(const std::string& peer, const std::string& transport) {
     std::lock_guard lock(m_);
-    statement st;
+    sqlite_statement st;
     const char* sql = "DELETE FROM baselines WHERE peer = ?1 AND (?2 = '' OR transport = ?2)";
     if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK)
         throw std::runtime_error(fmt::format("baseline store {}: {}", path_, sqlite3_errmsg(db_)));

@@ -1,24 +1,12 @@
 #include "daemon/store/result_store.hpp"
 
+#include "daemon/store/sqlite_statement.hpp"
+
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <stdexcept>
 
 namespace meshperf::daemon {
-namespace {
-
-/// Finalizes a statement on scope exit.
-struct statement {
-    sqlite3_stmt* s = nullptr;
-    ~statement() { sqlite3_finalize(s); }
-};
-
-std::string column_text(sqlite3_stmt* s, int i) {
-    const auto* t = sqlite3_column_text(s, i);
-    return t ? reinterpret_cast<const char*>(t) : "";
-}
-
-}  // namespace
 
 result_store::result_store(const std::string& state_dir) : path_(state_dir + "/meshperf.db") {
     if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
@@ -65,7 +53,7 @@ void result_store::exec(const char* sql) {
 
 void result_store::save(const nlohmann::json& run) {
     std::lock_guard lock(m_);
-    statement st;
+    sqlite_statement st;
     const char* sql = "INSERT OR REPLACE INTO runs (id, created_at, finished_at, state, peer, document) VALUES (?,?,?,?,?,?)";
     if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK)
         throw std::runtime_error(fmt::format("result store {}: {}", path_, sqlite3_errmsg(db_)));
@@ -88,16 +76,16 @@ void result_store::save(const nlohmann::json& run) {
 
 std::optional<nlohmann::json> result_store::load(const std::string& id) const {
     std::lock_guard lock(m_);
-    statement st;
+    sqlite_statement st;
     if (sqlite3_prepare_v2(db_, "SELECT document FROM runs WHERE id = ?", -1, &st.s, nullptr) != SQLITE_OK) return std::nullopt;
     sqlite3_bind_text(st.s, 1, id.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st.s) != SQLITE_ROW) return std::nullopt;
-    return nlohmann::json::parse(column_text(st.s, 0), nullptr, false);
+    return nlohmann::json::parse(sqlite_column_text(st.s, 0), nullptr, false);
 }
 
 std::vector<nlohmann::json> result_store::list(std::size_t limit, const std::string& peer_filter) const {
     std::lock_guard lock(m_);
-    statement st;
+    sqlite_statement st;
     const char* sql = peer_filter.empty()
                           ? "SELECT id, state, peer, created_at, finished_at, document FROM runs ORDER BY created_at DESC, id DESC LIMIT ?"
                           : "SELECT id, state, peer, created_at, finished_at, document FROM runs WHERE peer = ? ORDER BY created_at DESC, id DESC LIMIT ?";
@@ -108,13 +96,13 @@ std::vector<nlohmann::json> result_store::list(std::size_t limit, const std::str
     sqlite3_bind_int64(st.s, i, static_cast<sqlite3_int64>(limit));
     while (sqlite3_step(st.s) == SQLITE_ROW) {
         nlohmann::json row;
-        row["id"] = column_text(st.s, 0);
-        row["state"] = column_text(st.s, 1);
-        row["peer"] = column_text(st.s, 2);
-        row["created_at"] = column_text(st.s, 3);
-        const auto fin = column_text(st.s, 4);
+        row["id"] = sqlite_column_text(st.s, 0);
+        row["state"] = sqlite_column_text(st.s, 1);
+        row["peer"] = sqlite_column_text(st.s, 2);
+        row["created_at"] = sqlite_column_text(st.s, 3);
+        const auto fin = sqlite_column_text(st.s, 4);
         row["finished_at"] = fin.empty() ? nlohmann::json(nullptr) : nlohmann::json(fin);
-        const auto doc = nlohmann::json::parse(column_text(st.s, 5), nullptr, false);
+        const auto doc = nlohmann::json::parse(sqlite_column_text(st.s, 5), nullptr, false);
         row["points"] = doc.is_object() && doc.contains("points") ? doc["points"].size() : 0;
         row["error"] = doc.is_object() && doc.contains("error") ? doc["error"] : nlohmann::json(nullptr);
         row["tests"] = doc.is_object() && doc.contains("spec") ? doc["spec"].value("tests", nlohmann::json::array()) : nlohmann::json::array();

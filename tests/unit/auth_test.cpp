@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <vector>
 
+namespace auth_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::daemon;
 using meshperf::core::spec_error;
 using namespace std::chrono_literals;
@@ -448,3 +450,5 @@ TEST_CASE("auth_throttle: concurrent use from several threads stays consistent")
     for (auto& th : threads) th.join();
     CHECK(t.size() <= 64);
 }
+
+}  // namespace auth_test

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+namespace bounded_parallel_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using meshperf::client::for_each_bounded;
 
 TEST_CASE("for_each_bounded: each index once, at most the bound at a time") {
@@ -40,3 +42,5 @@ TEST_CASE("for_each_bounded: no jobs, and a zero bound is refused") {
     CHECK_THROWS_AS(for_each_bounded(3, 0, [&](std::size_t) { ++calls; }), std::invalid_argument);
     CHECK(calls == 0);
 }
+
+}  // namespace bounded_parallel_test

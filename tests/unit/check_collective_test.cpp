@@ -11,6 +11,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+namespace check_collective_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 
 namespace {
@@ -189,3 +191,5 @@ TEST_CASE("runs: collective rows show their kind and their number of hosts") {
     CHECK(row.substr(0, row.find('\n')).find("3 hosts  t") != std::string::npos);
     CHECK(text.find("r-1  sweep       failed     n2:7470") != std::string::npos);
 }
+
+}  // namespace check_collective_test

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+namespace check_command_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 namespace fs = std::filesystem;
 
@@ -202,3 +204,5 @@ TEST_CASE("short runs: host lists from a file or a comma list") {
     CHECK_THROWS_AS(client::read_host_list((dir / "nope.txt").string()), client::client_error);
     fs::remove_all(dir);
 }
+
+}  // namespace check_command_test

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+namespace check_figures_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using nlohmann::json;
 
@@ -50,3 +52,5 @@ TEST_CASE("check_figures: baseline documents filter by peer and transport") {
     CHECK_THROWS_AS(check_figure_from_json(json{{"test", 1}}), spec_error);
     CHECK_THROWS_AS(check_figure_from_json(json{{"test", json::array()}, {"size_bytes", 8}, {"lat_us", 1}}), spec_error);
 }
+
+}  // namespace check_figures_test

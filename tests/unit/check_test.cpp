@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace check_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -54,7 +56,7 @@ TEST_CASE("states, exit codes, names and ranking") {
 TEST_CASE("describe the target") {
     CHECK(describe(node2) == "tcp to node2:7470");
     CHECK(describe({"node2:7470", "rdma", "node1:7470"}) == "rdma from node1:7470 to node2:7470");
-    CHECK(describe({}) == "");
+    CHECK(describe(check_target{}) == "");
 }
 
 TEST_CASE("absolute limits: OK line with perfdata") {
@@ -231,3 +233,5 @@ TEST_CASE("JSON of a result") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace check_test

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+namespace cli_suggest_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 
 TEST_SUITE("cli_suggest") {
@@ -63,3 +65,5 @@ TEST_CASE("explain_unknown_name on the real command set") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace cli_suggest_test

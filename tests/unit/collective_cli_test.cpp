@@ -13,6 +13,8 @@
 #include <string>
 #include <unistd.h>
 
+namespace collective_cli_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 namespace fs = std::filesystem;
 
@@ -162,3 +164,5 @@ TEST_CASE("collective sizes: a size below the step goes up to it; reordering is 
     REQUIRE(notes.size() == 1);
     CHECK(notes[0] == "note: --sizes 1000,24 measured in ascending order: 24,1000");
 }
+
+}  // namespace collective_cli_test

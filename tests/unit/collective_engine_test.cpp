@@ -18,6 +18,8 @@
 #include <sys/socket.h>
 #include <thread>
 
+namespace collective_engine_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using daemon::collective_device_memory;
 
@@ -117,3 +119,5 @@ TEST_CASE("a corrupting rank is counted wrong with staged device memory too") {
         CHECK(got.wrong > 0);
     }
 }
+
+}  // namespace collective_engine_test

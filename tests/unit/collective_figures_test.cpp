@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+namespace collective_figures_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -76,3 +78,5 @@ TEST_CASE("Jain's fairness index: 1 for equal rates, 1/n for one sender taking a
     CHECK_THROWS_AS(jain_fairness(std::vector<double>{1, std::numeric_limits<double>::quiet_NaN()}), insane_figure);
     CHECK_THROWS_AS(jain_fairness(std::vector<double>{1, std::numeric_limits<double>::infinity()}), insane_figure);
 }
+
+}  // namespace collective_figures_test

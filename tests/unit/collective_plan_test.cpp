@@ -10,6 +10,8 @@
 #include <cstring>
 #include <doctest/doctest.h>
 
+namespace collective_plan_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -149,3 +151,5 @@ TEST_CASE("plans: peers, ring links, buffers, refusals") {
     CHECK_THROWS_AS(plan_collective(collective_op::allreduce, collective_algo::ring, 1, 0, dtype::fp32, 64), spec_error);
     CHECK_THROWS_AS(plan_collective(collective_op::allreduce, collective_algo::ring, 4, 4, dtype::fp32, 64), spec_error);
 }
+
+}  // namespace collective_plan_test

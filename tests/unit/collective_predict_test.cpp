@@ -10,6 +10,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+namespace collective_predict_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using doctest::Approx;
 using nlohmann::json;
@@ -224,3 +226,5 @@ TEST_CASE("prediction: a fitted model used far beyond its sizes is warned about,
         if (l.rfind("warning: every link: ", 0) == 0) ++warnings;
     CHECK(warnings >= 1);
 }
+
+}  // namespace collective_predict_test

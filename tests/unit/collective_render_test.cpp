@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace collective_render_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 
 namespace {
@@ -181,3 +183,5 @@ TEST_CASE("collective CSV: core's header, then one row per point with core's col
 TEST_CASE("collective progress line: the point's op, size, time and busbw") {
     CHECK(client::collective_progress_line(allreduce_4(), 3, 12) == "[  3/12] allreduce ring  3.81 MiB  100.0 µs  busbw 60.0 GB/s");
 }
+
+}  // namespace collective_render_test

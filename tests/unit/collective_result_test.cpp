@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace collective_result_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using doctest::Approx;
 using nlohmann::json;
@@ -385,3 +387,5 @@ TEST_CASE("collective result: CSV has nccl-tests' columns first, and one row per
     for (const auto& p : r.points) CHECK(columns(to_csv_row(r, p)) == columns(header));
     CHECK(to_csv_row(r, r.points[0]).find(",\"odd, \"\"id\"\"\",") != std::string::npos);
 }
+
+}  // namespace collective_result_test

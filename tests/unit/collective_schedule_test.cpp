@@ -159,6 +159,8 @@ TEST_CASE("reduce ops: bfloat16 rounds to nearest even and sums as GPU kernels d
 #include "core/collective_figures.hpp"
 #include "schedule_simulator.hpp"
 
+namespace collective_schedule_test {  // one per test file: the unit tests are built in batches (unity build)
+
 namespace {
 
 // Each rank's sends within one ring pass are distinct chunks: no chunk goes twice.
@@ -311,3 +313,5 @@ TEST_CASE("all-to-all: a count that does not divide by p is refused, saying what
     CHECK(alltoall_block(48, 16, 15) == element_range{45, 3});
     CHECK(direct_alltoall_steps(1, 0, 5).empty());
 }
+
+}  // namespace collective_schedule_test

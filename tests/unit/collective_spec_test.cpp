@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace collective_spec_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using doctest::Contains;
 using nlohmann::json;
@@ -630,3 +632,5 @@ TEST_CASE("collective spec: unknown fields and wrong types are refused") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace collective_spec_test

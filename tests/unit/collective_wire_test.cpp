@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 #include <limits>
 
+namespace collective_wire_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using nlohmann::json;
 
@@ -57,3 +59,5 @@ TEST_CASE("point_begin names an op and a size of the agreed plan, or is refused"
     CHECK(daemon::new_mesh_token().size() == 32);
     CHECK(daemon::new_mesh_token() != daemon::new_mesh_token());
 }
+
+}  // namespace collective_wire_test

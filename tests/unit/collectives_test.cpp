@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+namespace collectives_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using namespace meshperf::analysis;
 
@@ -345,3 +347,5 @@ TEST_CASE("JSON fields") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace collectives_test

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+namespace config_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using daemon::parse_config;
 
@@ -229,3 +231,5 @@ TEST_CASE("config: the shipped example holds the new limits' defaults") {
     CHECK(example.limits.max_queued_runs == defaults.max_queued_runs);
     CHECK(example.limits.max_connections == defaults.max_connections);
 }
+
+}  // namespace config_test

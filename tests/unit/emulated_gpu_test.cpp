@@ -12,6 +12,8 @@
 #include <system_error>
 #include <vector>
 
+namespace emulated_gpu_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using region = daemon::collective_device_memory::region;
 
@@ -73,3 +75,5 @@ TEST_CASE("the emulated GPU's RDMA memory says what it is and is registered by t
     CHECK(a->size() == 2u << 20);
     a->zero(0, a->size());
 }
+
+}  // namespace emulated_gpu_test

@@ -6,6 +6,8 @@
 #include <string>
 #include <system_error>
 
+namespace endpoint_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using meshperf::core::spec_error;
 using meshperf::transport::default_port;
 using meshperf::transport::parse_endpoint;
@@ -124,3 +126,5 @@ TEST_CASE("a name that does not resolve is 'cannot resolve HOST', not 'No route 
 }
 
 }  // TEST_SUITE
+
+}  // namespace endpoint_test

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 #include <vector>
 
+namespace flow_tracker_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using doctest::Approx;
 
@@ -255,3 +257,5 @@ TEST_CASE("two intervals are too few blocks") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace flow_tracker_test

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace frame_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -265,3 +267,5 @@ TEST_CASE("fuzz: random and mutated input never reads out of bounds nor over-con
 }
 
 }  // TEST_SUITE
+
+}  // namespace frame_test

@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 #include <vector>
 
+namespace gpu_registration_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -181,3 +183,5 @@ TEST_CASE("gpu registration: attempts run in plan order and stop at the first su
     CHECK_FALSE(out.used.has_value());
     CHECK(out.failures.empty());
 }
+
+}  // namespace gpu_registration_test

@@ -4,6 +4,8 @@
 #include "client/svg_plot.hpp"
 
 #include <cmath>
+#include "xml_check.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -12,10 +14,9 @@
 #include <string>
 #include <vector>
 
-using namespace meshperf;
+namespace html_report_test {  // one per test file: the unit tests are built in batches (unity build)
 
-// Defined in svg_test.cpp: true when `s` is one well-formed XML element with finite geometry.
-bool xml_well_formed(std::string_view s, std::string* error);
+using namespace meshperf;
 
 namespace {
 
@@ -340,3 +341,5 @@ TEST_CASE("nothing to report is still a page") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace html_report_test

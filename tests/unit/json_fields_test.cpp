@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+namespace json_fields_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using nlohmann::json;
 
@@ -33,3 +35,5 @@ TEST_CASE("integer lists are read element by element") {
     CHECK_THROWS_AS(json_unsigned_list(json::parse("[1,2.5]"), "bytes"), spec_error);
     CHECK_THROWS_AS(json_signed_list(json::parse("{}"), "end_ns"), spec_error);
 }
+
+}  // namespace json_fields_test

@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+namespace latency_runner_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -152,3 +154,5 @@ TEST_CASE("adaptive: a path that keeps switching state runs to its cap and misse
 }
 
 }  // TEST_SUITE
+
+}  // namespace latency_runner_test

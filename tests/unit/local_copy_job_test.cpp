@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <thread>
 
+namespace local_copy_job_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using namespace std::chrono_literals;
 using nlohmann::json;
@@ -132,3 +134,5 @@ TEST_CASE("local copy route: the body must be JSON, and is read with the spec's 
     CHECK(s.sizes == std::vector<std::uint64_t>{64u << 20});
     CHECK(s.verify);
 }
+
+}  // namespace local_copy_job_test

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+namespace local_copy_spec_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using nlohmann::json;
 
@@ -113,3 +115,5 @@ TEST_CASE("local copy spec: validate checks what the CLI builds") {
     s.sizes.clear();
     CHECK_THROWS_WITH_AS(core::validate(s), doctest::Contains("field 'sizes' is empty"), core::spec_error);
 }
+
+}  // namespace local_copy_spec_test

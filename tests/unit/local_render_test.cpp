@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+namespace local_render_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using nlohmann::json;
 
@@ -94,3 +96,5 @@ TEST_CASE("local render: a document without the fields it needs throws instead o
     auto bad_point = doc_with(json::array({sweep("h2d", "host", "cuda:0", json::array({{{"size_bytes", "big"}}}))}));
     CHECK_THROWS_AS(client::render_local_table(bad_point), json::exception);
 }
+
+}  // namespace local_render_test

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace matrix_schedule_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using namespace meshperf::analysis;
 
@@ -212,3 +214,5 @@ TEST_CASE("docs/operations.md: the 2,048-host arithmetic") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace matrix_schedule_test

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <thread>
 
+namespace measurement_gate_test {  // one per test file: the unit tests are built in batches (unity build)
+
 namespace md = meshperf::daemon;
 
 TEST_CASE("measurement gate: a second taker is refused with the holder's name") {
@@ -62,3 +64,5 @@ TEST_CASE("measurement gate: a moved lease holds the gate in its new owner only"
     b = md::measurement_gate::lease{};
     CHECK(gate.holder().empty());
 }
+
+}  // namespace measurement_gate_test

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <string>
 
+namespace metrics_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 
 namespace {
@@ -84,3 +86,5 @@ TEST_CASE("metrics: label values are escaped") {
     m.record_run(run_with_points("we\"ird\\host:1", "completed"));
     CHECK(m.render(0).find("peer=\"we\\\"ird\\\\host:1\"") != std::string::npos);
 }
+
+}  // namespace metrics_test

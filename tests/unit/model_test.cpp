@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+namespace model_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using namespace meshperf::analysis;
 
@@ -500,3 +502,5 @@ TEST_CASE("model_samples carries each point's precision and blocks") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace model_test

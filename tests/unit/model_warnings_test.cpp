@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+namespace model_warnings_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using namespace meshperf::analysis;
 
@@ -105,3 +107,5 @@ TEST_CASE("an underdetermined model says so and gives no fit-quality verdict") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace model_warnings_test

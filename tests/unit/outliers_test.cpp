@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace outliers_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using namespace meshperf::analysis;
 
@@ -392,3 +394,5 @@ TEST_CASE("JSON: links with figures, bad and reason; suspects by address") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace outliers_test

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <stdexcept>
 
+namespace output_format_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::client;
 
 namespace {
@@ -52,3 +54,5 @@ TEST_CASE("output format: render calls the chosen renderer and refuses a missing
     CHECK(calls == 2);
     CHECK_THROWS_AS(render(output_format::csv, r), std::logic_error);
 }
+
+}  // namespace output_format_test

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <doctest/doctest.h>
 
+namespace pipelined_schedule_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -136,3 +138,5 @@ TEST_CASE("tree all-reduce: pieces + 2H - 1 steps, every rank ends with the exac
     CHECK_THROWS_AS(tree_allreduce_steps(4, 0, 10, 0), spec_error);
     CHECK_THROWS_AS(chain_broadcast_steps(4, 0, 4, 10, 1), spec_error);
 }
+
+}  // namespace pipelined_schedule_test

@@ -9,6 +9,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+namespace placement_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using nlohmann::json;
 
@@ -255,3 +257,5 @@ TEST_CASE("placement lines: one per test kind when the kinds ran on different CP
     CHECK(lines[1].rfind("placement (bandwidth): initiator CPUs 0-1", 0) == 0);
     CHECK(placement_warnings(run).empty());  // different kinds, each steady
 }
+
+}  // namespace placement_test

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+namespace point_figures_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 
 namespace {
@@ -68,3 +70,5 @@ TEST_CASE("assemble_point records the method, the blocks and says why the target
 }
 
 }  // TEST_SUITE
+
+}  // namespace point_figures_test

@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <thread>
 
+namespace point_harness_test {  // one per test file: the unit tests are built in batches (unity build)
+
 namespace md = meshperf::daemon;
 namespace core = meshperf::core;
 using nlohmann::json;
@@ -247,3 +249,5 @@ TEST_CASE("point harness: both sides through one point, every step in order") {
     CHECK_FALSE(ops.aborted);
     CHECK(peer_ops.calls == std::vector<std::string>{"arm", "connect", "start", "stop", "finish"});
 }
+
+}  // namespace point_harness_test

@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+namespace progress_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 
 namespace {
@@ -91,3 +93,5 @@ TEST_CASE("progress line: share done, the point, and the time left; the last at 
 }
 
 }  // TEST_SUITE
+
+}  // namespace progress_test

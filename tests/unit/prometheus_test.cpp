@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace prometheus_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 TEST_SUITE("prometheus") {
@@ -183,3 +185,5 @@ TEST_CASE("textfile of an UNKNOWN check and of odd peers") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace prometheus_test

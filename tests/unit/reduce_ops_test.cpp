@@ -14,6 +14,8 @@
 #include <random>
 #include <vector>
 
+namespace reduce_ops_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 
 namespace {
@@ -121,3 +123,5 @@ TEST_CASE("#wrong of simulated all-reduces of non-integer values: 0 within sum_t
                 CHECK(count_wrong(type, bufs[p - 1], want, sum_tolerance(type, p)) == 1);
             }
 }
+
+}  // namespace reduce_ops_test

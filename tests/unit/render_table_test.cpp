@@ -6,6 +6,8 @@
 
 #include <string>
 
+namespace render_table_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 
 namespace {
@@ -65,3 +67,5 @@ TEST_CASE("a result without the precision method renders as before: no marker, n
 }
 
 }  // TEST_SUITE
+
+}  // namespace render_table_test

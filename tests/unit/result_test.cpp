@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+namespace result_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using doctest::Contains;
 using nlohmann::json;
@@ -221,7 +223,7 @@ TEST_CASE("point_result JSON round trip: latency") {
 
 TEST_CASE("point_result JSON: a size that is not an integer in range is refused, not cast") {
     // nlohmann's get<std::uint64_t>() of 1e31 is undefined behaviour; the reader must refuse it.
-    for (const json size : {json(1e31), json(-4), json(64.5), json("64")}) {
+    for (const json& size : {json(1e31), json(-4), json(64.5), json("64")}) {
         auto j = to_json(latency_point());
         j["size_bytes"] = size;
         CAPTURE(size.dump());
@@ -614,3 +616,5 @@ TEST_CASE("CSV: a precision of +inf is an empty cell, not 'inf'") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace result_test

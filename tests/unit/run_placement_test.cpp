@@ -10,6 +10,8 @@
 #include <fstream>
 #include <unistd.h>
 
+namespace run_placement_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using daemon::host_cpu_facts;
 using nlohmann::json;
@@ -213,3 +215,5 @@ TEST_CASE("host CPU facts: affinity, NUMA nodes from sysfs, boot id") {
     CHECK_FALSE(daemon::interface_numa_node("../eth0", sys.path.string()));
     CHECK_FALSE(daemon::interface_numa_node("", sys.path.string()));
 }
+
+}  // namespace run_placement_test

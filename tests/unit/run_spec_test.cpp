@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace run_spec_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using doctest::Contains;
 using nlohmann::json;
@@ -606,3 +608,5 @@ TEST_CASE("run_limits: defaults") {
     CHECK(lim.max_queued_runs == 64);
     CHECK(lim.max_connections == 1024);
 }
+
+}  // namespace run_spec_test

@@ -10,6 +10,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+namespace schedule_costs_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using doctest::Approx;
 
@@ -145,3 +147,5 @@ TEST_CASE("schedule cost: which collectives it models, and bad input") {
     CHECK(j["steps"] == 1);
     CHECK(j["time_s"].get<double>() == Approx(alpha + 2 * 4096 * seconds_per_byte));
 }
+
+}  // namespace schedule_costs_test

@@ -16,6 +16,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+namespace sd_notify_test {  // one per test file: the unit tests are built in batches (unity build)
+
 namespace sd = meshperf::daemon::sd;
 using namespace std::chrono_literals;
 
@@ -234,3 +236,5 @@ TEST_CASE("sd_notify: keepalives at the advertised interval arrive as WATCHDOG=1
     }
     CHECK(manager.nothing_pending());
 }
+
+}  // namespace sd_notify_test

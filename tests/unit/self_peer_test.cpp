@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+namespace self_peer_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using meshperf::daemon::listening_socket;
 using meshperf::daemon::new_instance_id;
 using meshperf::daemon::reaches_listening_socket;
@@ -76,3 +78,5 @@ TEST_CASE("instance ids: 32 hex digits, one per daemon") {
 }
 
 }
+
+}  // namespace self_peer_test

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+namespace session_protocol_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using meshperf::daemon::peer_memory_notes;
 using nlohmann::json;
 
@@ -15,3 +17,5 @@ TEST_CASE("peer_memory_notes: strings only, at most 8 of at most 500 characters"
     CHECK(notes[1].size() == 500);
     CHECK(peer_memory_notes(json{{"memory_notes", json(std::vector<std::string>(20, "n"))}}).size() == 8);
 }
+
+}  // namespace session_protocol_test

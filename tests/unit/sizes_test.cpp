@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+namespace sizes_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using doctest::Contains;
 
@@ -294,3 +296,5 @@ TEST_CASE("format_size_short: compact IEC, exact, readable back by parse_size") 
 }
 
 }  // TEST_SUITE
+
+}  // namespace sizes_test

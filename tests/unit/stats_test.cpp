@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+namespace stats_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf::core;
 using doctest::Approx;
 
@@ -405,3 +407,5 @@ TEST_CASE("precision_method names round-trip") {
 }
 
 }  // TEST_SUITE
+
+}  // namespace stats_test

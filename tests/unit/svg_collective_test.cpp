@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+namespace svg_collective_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using meshperf::client::render_collective_svg;
 namespace client = meshperf::client;
@@ -61,3 +63,5 @@ TEST_CASE("meshperf report carries a collective run: ranks, plot, nccl-tests' co
     CHECK(html.find(fmt::format("{:+.1f}%", error)) != std::string::npos);
     CHECK(html.find("1 collective run") != std::string::npos);
 }
+
+}  // namespace svg_collective_test

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <vector>
 
+namespace sweep_drift_test {  // one per test file: the unit tests are built in batches (unity build)
+
 namespace core = meshperf::core;
 namespace md = meshperf::daemon;
 
@@ -296,3 +298,5 @@ TEST_CASE("points_to_recheck: nothing on a rising curve, at most 4 points") {
     CHECK(idx == std::vector<std::size_t>{0, 1, 2, 3});
     CHECK(core::points_to_recheck(run, core::test_kind::bandwidth).empty());
 }
+
+}  // namespace sweep_drift_test

@@ -23,6 +23,8 @@
 #include <thread>
 #include <unistd.h>
 
+namespace tcp_staged_stream_test {  // one per test file: the unit tests are built in batches (unity build)
+
 using namespace meshperf;
 using namespace meshperf::transport::tcp;
 using transport::socket_fd;
@@ -263,3 +265,5 @@ TEST_CASE("staged TCP: latency round trips through staged memory on either side"
         }
     }
 }
+
+}  // namespace tcp_staged_stream_test
