@@ -25,9 +25,8 @@ struct in_flight {
 
 }  // namespace
 
-bool schedule_modelled(core::collective_op op, core::collective_algo algo) {
-    return op == core::collective_op::incast ||
-           (op == core::collective_op::broadcast && algo == core::collective_algo::tree);
+bool schedule_modelled(core::collective_op op, core::collective_algo) {
+    return op == core::collective_op::incast || op == core::collective_op::broadcast;
 }
 
 double schedule_message_bytes(core::collective_op op, std::uint64_t size_bytes) {

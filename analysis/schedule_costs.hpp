@@ -1,8 +1,9 @@
 #pragma once
 /// Predicted time of a measured collective's own schedule (core::plan_collective) under the
-/// α–β link model, for the measured collectives `meshperf plan` has no formula for: incast
-/// (p−1 senders into one receiver) and the pipelined binary-tree broadcast. The schedule is
-/// walked step by step on every rank, as the data path runs it:
+/// α–β link model, for the measured collectives `meshperf plan` has no formula for, incast
+/// (p−1 senders into one receiver) and the pipelined binary-tree broadcast, and for the
+/// chain broadcast, whose pieces plan takes as infinitely fine. The schedule is walked step
+/// by step on every rank, as the data path runs it:
 ///  - a rank starts step s when its step s−1 is done: its sends have left and its receives
 ///    have landed;
 ///  - a rank's sends of one step leave together and share its link: done when it has
@@ -12,9 +13,10 @@
 ///    its inbound link: they land no faster than their bytes fit through it, at the β of the
 ///    fastest link into it (so a slow sender trickles in beside the others);
 ///  - links are full duplex; no other contention (a non-blocking fabric).
-/// So incast costs α + (p−1)S/β (the receiver's link), and a tree broadcast of P pieces
-/// over a tree of height H about (P + H − 1) steps, each an inner rank's two sends of a piece
-/// (2m/β).
+/// So incast costs α + (p−1)S/β (the receiver's link), a tree broadcast of P pieces over a
+/// tree of height H about (P + H − 1) steps, each an inner rank's two sends of a piece
+/// (2m/β), and a chain broadcast (P + p − 2)m/β + (p − 1)α: plan's (p−1)α + S/β plus the
+/// pipeline's fill, p−2 pieces.
 /// Reduction arithmetic and per-message software costs beyond α are not modelled.
 #include "analysis/collectives.hpp"
 #include "core/collective_figures.hpp"
@@ -34,7 +36,7 @@ struct schedule_cost {
     unsigned critical_rank = 0; ///< the rank that finishes last (the lowest on a tie)
 };
 
-/// Whether schedule_time models (op, algo): incast and tree broadcast.
+/// Whether schedule_time models (op, algo): incast and broadcast (tree and chain).
 bool schedule_modelled(core::collective_op, core::collective_algo);
 
 /// The largest message of the schedule of `op` on S = size_bytes: S for incast,

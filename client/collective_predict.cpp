@@ -50,15 +50,17 @@ std::string link_name(const ring_link_fit& l) { return fmt::format("{} -> {}", l
 
 /// How a schedule-walk prediction differs from `meshperf plan`'s formulas; `own_links`: each
 /// message over its own link (a matrix), else every link taken as the ring's worst.
-std::string schedule_caveat(core::collective_op op, bool own_links) {
+std::string schedule_caveat(core::collective_op op, core::collective_algo algo, bool own_links) {
     const std::string links = own_links ? "each message over its own link, from the matrix"
                                         : "every link taken as the ring's worst (a matrix as --model gives each its own)";
-    return op == core::collective_op::incast
-               ? "modelled by walking the measured schedule (analysis/schedule_costs): p-1 senders share the receiver's "
-                 "link, alpha + (p-1)S/beta; " + links + "; meshperf plan has no incast"
-               : "modelled by walking the measured schedule (analysis/schedule_costs): a binary tree from rank 0, pieces of "
-                 "512 KiB pipelined, an inner rank's link carrying each piece to both children; " + links +
-                 "; meshperf plan has no tree broadcast";
+    const std::string walked = "modelled by walking the measured schedule (analysis/schedule_costs): ";
+    if (op == core::collective_op::incast)
+        return walked + "p-1 senders share the receiver's link, alpha + (p-1)S/beta; " + links + "; meshperf plan has no incast";
+    if (algo == core::collective_algo::tree)
+        return walked + "a binary tree from rank 0, pieces of 512 KiB pipelined, an inner rank's link carrying each piece to "
+                        "both children; " + links + "; meshperf plan has no tree broadcast";
+    return walked + "a chain from rank 0, pieces of 512 KiB pipelined, (P + p - 2)m/beta + (p - 1)alpha for P pieces of m; " +
+           links + "; meshperf plan's pipelined ring, (p-1)alpha + S/beta (its plan_time_s), leaves out the pipeline's fill";
 }
 
 /// What the predictions ask of the fitted models (analysis::model_use_warnings: used far
@@ -102,8 +104,9 @@ std::optional<modelled_collective> modelled_as(core::collective_op op, core::col
         collective_algo algo;
         modelled_collective model;
     };
-    // Incast and tree broadcast have no formula in analysis/collectives: predict_point walks
-    // their schedule instead (analysis/schedule_costs).
+    // Incast and tree broadcast have no formula in analysis/collectives, and the chain
+    // broadcast's leaves out the pipeline's fill: predict_point walks their schedule instead
+    // (analysis/schedule_costs).
     static const entry table[] = {
         {collective_op::allreduce, collective_algo::ring, {collective::all_reduce, algorithm::ring, ""}},
         {collective_op::allreduce, collective_algo::tree,
@@ -119,7 +122,10 @@ std::optional<modelled_collective> modelled_as(core::collective_op op, core::col
         {collective_op::alltoall, collective_algo::direct,
          {collective::all_to_all, algorithm::pairwise,
           "modelled as pairwise exchange (p-1 steps); the measured direct all-to-all sends to all peers at once"}},
-        {collective_op::broadcast, collective_algo::ring, {collective::broadcast, algorithm::ring, "pipelined chain from rank 0"}},
+        {collective_op::broadcast, collective_algo::ring,
+         {collective::broadcast, algorithm::ring,
+          "pipelined chain from rank 0, pieces taken as infinitely fine: the measured chain also fills its pipeline, "
+          "(p-2) pieces of 512 KiB"}},
     };
     for (const auto& e : table)
         if (e.op == op && e.algo == algo) return e.model;
@@ -182,31 +188,43 @@ std::optional<std::pair<analysis::schedule_cost, std::vector<ring_link_fit>>> wa
     }
 }
 
+/// `meshperf plan`'s time for `point` over `link`, where plan has a formula for it.
+std::optional<analysis::prediction> plan_prediction(const core::collective_point& point, const analysis::link_model& link) {
+    const auto m = modelled_as(point.op, point.algo);
+    if (!m) return std::nullopt;
+    analysis::topology topo;
+    topo.nodes = point.ranks;
+    return analysis::predict(m->coll, m->algo, point.size_bytes, topo, link);
+}
+
 /// A prediction from the walk of the measured schedule itself (analysis/schedule_costs):
-/// incast and tree broadcast, which `meshperf plan` has no formula for. Each message crosses
-/// its own link where a matrix gives every pair the schedule uses, else the ring's worst.
+/// incast and tree broadcast, which `meshperf plan` has no formula for, and the chain
+/// broadcast, whose formula leaves out the pipeline's fill (plan's time is kept beside it as
+/// plan_time_s, over the same bounding link). Each message crosses its own link where a
+/// matrix gives every pair the schedule uses, else the ring's worst.
 std::optional<point_prediction> predict_schedule(const core::collective_point& point, const prediction_links& links) {
-    if (!analysis::schedule_modelled(point.op, point.algo)) return std::nullopt;
     const double message = analysis::schedule_message_bytes(point.op, point.size_bytes);
     auto own = walk_own_links(point, links, message);
     const auto& bounded = own ? own->second : links.links;
     const auto b = bound(bounded, message);
     const auto cost = own ? own->first
                           : analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, b.link);
-    return prediction_of(point, cost.time_s, links.source, bounded, b,
-                         {{"collective", core::to_string(point.op)},
-                          {"algorithm", core::to_string(point.algo)},
-                          {"caveat", schedule_caveat(point.op, own.has_value())},
-                          {"links", own ? "own" : "ring's worst"},
-                          {"step_message_bytes", message},
-                          {"schedule", analysis::to_json(cost)}});
+    json model{{"collective", core::to_string(point.op)},
+               {"algorithm", core::to_string(point.algo)},
+               {"caveat", schedule_caveat(point.op, point.algo, own.has_value())},
+               {"links", own ? "own" : "ring's worst"},
+               {"step_message_bytes", message},
+               {"schedule", analysis::to_json(cost)}};
+    if (const auto plan = plan_prediction(point, b.link)) model["plan_time_s"] = plan->time_s;
+    return prediction_of(point, cost.time_s, links.source, bounded, b, std::move(model));
 }
 
 }  // namespace
 
 std::optional<point_prediction> predict_point(const core::collective_point& point, const prediction_links& links) {
+    if (analysis::schedule_modelled(point.op, point.algo)) return predict_schedule(point, links);
     const auto m = modelled_as(point.op, point.algo);
-    if (!m) return predict_schedule(point, links);
+    if (!m) return std::nullopt;
     analysis::topology topo;
     topo.nodes = point.ranks;
     const double message = analysis::step_message_bytes(m->coll, m->algo, point.size_bytes, topo);
@@ -222,7 +240,7 @@ std::optional<point_prediction> predict_point(const core::collective_point& poin
 
 run_predictions predict_run(const core::collective_result& run, const prediction_links& links) {
     run_predictions out;
-    out.lines.push_back(fmt::format("predicted: α–β model (analysis/collectives; incast and tree broadcast: "
+    out.lines.push_back(fmt::format("predicted: α–β model (analysis/collectives; incast and broadcast: "
                                     "analysis/schedule_costs) from {}, {} link{}; each size uses the worst α and the worst β "
                                     "over them (the slowest link bounds a ring)",
                                     links.source, links.links.size(), links.links.size() == 1 ? "" : "s"));
@@ -232,9 +250,9 @@ run_predictions predict_run(const core::collective_result& run, const prediction
         const auto name = fmt::format("{} {}", core::to_string(p.op), core::to_string(p.algo));
         if (!said.insert(name).second) continue;
         const auto m = modelled_as(p.op, p.algo);
-        if (m && !m->caveat.empty()) out.lines.push_back(fmt::format("{}: {}", name, m->caveat));
-        else if (!m && out.points.back())
+        if (analysis::schedule_modelled(p.op, p.algo) && out.points.back())
             out.lines.push_back(fmt::format("{}: {}", name, out.points.back()->model["caveat"].get<std::string>()));
+        else if (m && !m->caveat.empty()) out.lines.push_back(fmt::format("{}: {}", name, m->caveat));
         else if (!m) out.lines.push_back(fmt::format("{}: not modelled: no prediction", name));
     }
     // Which links bound the largest size of each op: the figure to look at first.

@@ -3,8 +3,9 @@
 /// of `meshperf plan`) next to each measured point, for the same op, algorithm, p and size,
 /// from the fits of the ring's links (host i -> host i+1): the slowest link bounds a ring,
 /// so the worst α and the worst β over those links are used, each named. Incast and tree
-/// broadcast, which plan has no formula for, are predicted by walking their own schedule
-/// over that link (analysis/schedule_costs). Arithmetic only:
+/// broadcast, which plan has no formula for, and the chain broadcast, whose formula leaves
+/// out the pipeline's fill, are predicted by walking their own schedule over that link
+/// (analysis/schedule_costs). Arithmetic only:
 /// where the fits come from is client/collective_links.hpp.
 #include "analysis/collectives.hpp"
 #include "analysis/model.hpp"
@@ -31,13 +32,13 @@ struct prediction_links {
     std::string source;                ///< "probes", "matrix FILE", "model FILE", ...
     std::vector<ring_link_fit> links;  ///< at least one; every link of the ring when measured
     /// From a matrix: every pair it measured with both figures (any two hosts, either way),
-    /// so that incast and tree broadcast are walked over their own links. Empty otherwise.
+    /// so that incast and broadcast are walked over their own links. Empty otherwise.
     std::vector<ring_link_fit> pairs;
 };
 
 /// The `meshperf plan` formula (analysis/collectives) of a measured (op, algorithm), and what
-/// that means, or nullopt where plan has none (incast, tree broadcast: predict_point walks
-/// their schedule instead, analysis/schedule_costs).
+/// that means, or nullopt where plan has none (incast, tree broadcast). predict_point walks
+/// the schedule of those and of the chain broadcast instead (analysis/schedule_costs).
 struct modelled_collective {
     analysis::collective coll;
     analysis::algorithm algo;
@@ -61,8 +62,9 @@ struct point_prediction {
 /// The prediction of `point` from `links`, or nullopt when the op and algorithm are not
 /// modelled. The link is α = the largest α and β = the smallest β over the links, each at
 /// the message size of one step of the algorithm (analysis::step_message_bytes). Incast and
-/// tree broadcast are walked over each message's own link instead where links.pairs holds
-/// every pair they use (rank r is links.links[r].from).
+/// broadcast are walked (analysis::schedule_time), over each message's own link where
+/// links.pairs holds every pair they use (rank r is links.links[r].from); the chain
+/// broadcast's model also holds plan's time as plan_time_s.
 std::optional<point_prediction> predict_point(const core::collective_point& point, const prediction_links& links);
 
 /// The predictions of a run, index = point (nullopt where not modelled), and the lines that

@@ -4,6 +4,7 @@
 // to the document and reads back, and the ring links of a matrix.
 #include "client/collective_links.hpp"
 #include "client/collective_predict.hpp"
+#include "core/collective_plan.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>
@@ -85,6 +86,27 @@ TEST_CASE("prediction: incast and tree broadcast, which plan has no formula for,
     CHECK(pred->model["schedule"]["steps"] == 1);
     CHECK(pred->model["step_message_bytes"].get<double>() == Approx(1e6));
     CHECK(pred->model["caveat"].get<std::string>().find("schedule") != std::string::npos);
+}
+
+TEST_CASE("prediction: the chain broadcast walks its pipeline; plan's time, without the fill, is kept beside it") {
+    REQUIRE(client::modelled_as(core::collective_op::broadcast, core::collective_algo::ring));
+    // 4 ranks, 8 pieces of 512 KiB over the worst link (α 3 µs, β 75 GB/s): 8 + 4 − 2 = 10
+    // pieces' time, 3 hops' α.
+    const std::uint64_t piece = core::pipeline_piece_bytes, size = 8 * piece;
+    const auto point = core::assemble_collective_point(core::collective_op::broadcast, core::collective_algo::ring, 4,
+                                                       core::dtype::fp32, size, same(4, 3, 1e-3), {}, {});
+    const auto pred = client::predict_point(point, four_links());
+    REQUIRE(pred);
+    CHECK(pred->time_s == Approx(10 * double(piece) / 75e9 + 3 * 3e-6));
+    CHECK(pred->model["schedule"]["steps"] == 10);
+    CHECK(pred->model["links"] == "ring's worst");
+    // plan: (p − 1)α + S/β, the pipeline's fill left out.
+    CHECK(pred->model["plan_time_s"].get<double>() == Approx(3 * 3e-6 + double(size) / 75e9));
+    CHECK(pred->model["plan_time_s"].get<double>() < pred->time_s);
+    CHECK(pred->model["caveat"].get<std::string>().find("fill") != std::string::npos);
+    // Only plan's own formulas carry no plan_time_s of their own.
+    CHECK_FALSE(client::predict_point(allreduce_4(), four_links())->model.contains("plan_time_s"));
+    CHECK_FALSE(client::predict_point(incast_4(), four_links())->model.contains("plan_time_s"));
 }
 
 TEST_CASE("prediction: from a matrix, incast walks each sender's own link") {

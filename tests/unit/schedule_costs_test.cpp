@@ -1,5 +1,6 @@
 // analysis/schedule_costs: the α–β time of a measured schedule walked step by step, for the
-// collectives `meshperf plan` has no formula for (incast, tree broadcast).
+// collectives `meshperf plan` has no formula for (incast, tree broadcast) and the chain
+// broadcast (plan's formula leaves out its pipeline's fill).
 #include "analysis/schedule_costs.hpp"
 #include "core/collective_plan.hpp"
 #include "core/collective_result.hpp"
@@ -26,6 +27,9 @@ analysis::schedule_cost incast(unsigned p, std::uint64_t s, const analysis::link
 }
 analysis::schedule_cost tree_broadcast(unsigned p, std::uint64_t s, const analysis::link_model& l = uniform) {
     return analysis::schedule_time(core::collective_op::broadcast, core::collective_algo::tree, p, core::dtype::fp32, s, l);
+}
+analysis::schedule_cost chain_broadcast(unsigned p, std::uint64_t s, const analysis::link_model& l = uniform) {
+    return analysis::schedule_time(core::collective_op::broadcast, core::collective_algo::ring, p, core::dtype::fp32, s, l);
 }
 
 }  // namespace
@@ -134,10 +138,50 @@ TEST_CASE("schedule cost: each message over its own link") {
                     core::spec_error);
 }
 
+TEST_CASE("schedule cost: a chain broadcast of P pieces is (P + p − 2)m/β + (p − 1)α, for p = 2..17") {
+    // The last rank gets piece c at (c + k)m/β + kα from the root (k hops, each a piece's
+    // time and one α; a sender streams its pieces without waiting for them to land): plan's
+    // (p − 1)α + S/β plus the pipeline's fill, p − 2 pieces.
+    const double m = double(piece) * seconds_per_byte;
+    for (unsigned p = 2; p <= 17; ++p) {
+        for (std::uint64_t pieces : {1, 3, 16}) {
+            CAPTURE(p);
+            CAPTURE(pieces);
+            const auto c = chain_broadcast(p, pieces * piece);
+            CHECK(c.steps == pieces + p - 2);
+            CHECK(c.time_s == Approx(double(pieces + p - 2) * m + (p - 1) * alpha));
+            CHECK(c.message_bytes == double(piece));
+            CHECK(c.critical_rank == p - 1);  // the chain's end
+        }
+    }
+    // A last piece shorter than the others arrives that much sooner.
+    const std::uint64_t short_piece = 4096;
+    CHECK(chain_broadcast(4, 2 * piece + short_piece).time_s ==
+          Approx(5 * m - double(piece - short_piece) * seconds_per_byte + 3 * alpha));
+}
+
+TEST_CASE("schedule cost: a chain broadcast with one slow link runs at that link's pace") {
+    // Rank 2 -> rank 3 at a quarter of the rate: from rank 2 on, the pipeline moves one piece
+    // every 4m/β; the other links keep up.
+    const std::uint64_t pieces = 8;
+    const auto slow_edge = [&](unsigned from, unsigned to) {
+        CHECK(to == from + 1);  // a chain asks only for its own edges
+        return from == 2 ? analysis::link_model{alpha, 0.25e9} : uniform;
+    };
+    const auto c = analysis::schedule_time(core::collective_op::broadcast, core::collective_algo::ring, 5, core::dtype::fp32,
+                                           pieces * piece, analysis::link_between(slow_edge));
+    const double m = double(piece) * seconds_per_byte, fast_hop = alpha + m;
+    // Piece 0 reaches rank 2 in two fast hops; rank 2 sends a piece every 4m/β, the last one
+    // lands α after; one fast hop more to the end.
+    CHECK(c.time_s == Approx(2 * fast_hop + pieces * 4 * m + alpha + fast_hop));
+    CHECK(c.critical_rank == 4);
+    CHECK(c.time_s > chain_broadcast(5, pieces * piece).time_s);
+}
+
 TEST_CASE("schedule cost: which collectives it models, and bad input") {
     CHECK(analysis::schedule_modelled(core::collective_op::incast, core::collective_algo::direct));
     CHECK(analysis::schedule_modelled(core::collective_op::broadcast, core::collective_algo::tree));
-    CHECK_FALSE(analysis::schedule_modelled(core::collective_op::broadcast, core::collective_algo::ring));
+    CHECK(analysis::schedule_modelled(core::collective_op::broadcast, core::collective_algo::ring));
     CHECK_FALSE(analysis::schedule_modelled(core::collective_op::allreduce, core::collective_algo::ring));
     CHECK_THROWS_AS(incast(1, 4096), core::spec_error);
     CHECK_THROWS_AS(tree_broadcast(4, 4097), core::spec_error);
