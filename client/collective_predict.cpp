@@ -242,7 +242,8 @@ run_predictions predict_run(const core::collective_result& run, const prediction
     run_predictions out;
     out.lines.push_back(fmt::format("predicted: α–β model (analysis/collectives; incast and broadcast: "
                                     "analysis/schedule_costs) from {}, {} link{}; each size uses the worst α and the worst β "
-                                    "over them (the slowest link bounds a ring)",
+                                    "over them (the slowest link bounds a ring), except where incast and broadcast "
+                                    "walk each message's own link from a matrix",
                                     links.source, links.links.size(), links.links.size() == 1 ? "" : "s"));
     std::set<std::string> said;
     for (const auto& p : run.points) {

@@ -12,6 +12,7 @@
 
 namespace xml_check {
 
+/// What check() found in one document.
 struct report {
     bool ok = true;
     std::string error;
@@ -20,7 +21,6 @@ struct report {
     bool numbers_finite = true;                   // every number in a geometry attribute
     double max_coordinate = 0;
 };
-
 
 inline bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.'; }
 
@@ -59,7 +59,8 @@ inline void check_numbers(report& r, const std::string& name, std::string_view v
     }
 }
 
-
+/// Checks that `s` is one well-formed XML element and that its geometry attributes are
+/// finite numbers.
 inline report check(std::string_view s) {
     report r;
     auto fail = [&](std::string why, std::size_t at) {
