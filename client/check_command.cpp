@@ -114,16 +114,36 @@ struct check_options {
     double min_busbw = 0;
 };
 
-/// Writes a node_exporter textfile made by `text(now)` to `path` (nothing when empty). A
-/// failure is said on stderr and does not change the verdict: the check's state is on stdout.
+/// Why --prom-file PATH cannot be written ("" when it can, or is not given): its folder
+/// must exist and be writable, checked before anything is measured.
+std::string prom_file_problem(const std::string& path) {
+    if (path.empty()) return {};
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return fmt::format("--prom-file {}: the folder {} does not exist (create it, or give a path in node_exporter's "
+                           "textfile folder)",
+                           path, dir.string());
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        return fmt::format("--prom-file {}: cannot write in {}: {}", path, dir.string(), std::strerror(errno));
+    return {};
+}
+
+/// Writes a node_exporter textfile made by `text(now)` to `path` (nothing when empty).
+/// Returns false after saying on stderr why it failed: the check then exits UNKNOWN (3),
+/// since the monitoring that reads the file would see a stale verdict.
 template <class MakeText>
-void write_textfile(const std::string& path, MakeText text) {
-    if (path.empty()) return;
+bool write_textfile(const std::string& path, MakeText text) {
+    if (path.empty()) return true;
     try {
         const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
         write_file_atomically(path, text(now));
+        return true;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "meshperf: --prom-file: %s\n", e.what());
+        return false;
     }
 }
 
@@ -140,7 +160,8 @@ public:
         const auto text = render_check(r, format_);
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
-        write_textfile(prom_file_, [&](double now) { return core::check_textfile(r, now); });
+        if (!write_textfile(prom_file_, [&](double now) { return core::check_textfile(r, now); }))
+            return core::exit_code(core::check_state::unknown);
         return core::exit_code(r.state);
     }
 
@@ -204,14 +225,15 @@ int run_collective_check(const check_options& o, const CLI::App& cmd, const comm
     bool reported = false;
     const auto report = [&](const collective_verdict& v) {
         std::lock_guard lock(m);
+        bool written = true;
         if (!reported) {
             const auto text = render_collective_check(v, o.format);
             std::fwrite(text.data(), 1, text.size(), stdout);
             std::fflush(stdout);
-            write_textfile(o.prom_file, [&](double now) { return collective_check_textfile(v, now); });
+            written = write_textfile(o.prom_file, [&](double now) { return collective_check_textfile(v, now); });
         }
         reported = true;
-        return core::exit_code(v.state);
+        return core::exit_code(written ? v.state : core::check_state::unknown);
     };
     // Of the options build_collective_spec asks about, check has --algo only.
     const auto given = [&](std::string_view name) { return name == "--algo" && cmd.count("--algo") > 0; };
@@ -223,6 +245,7 @@ int run_collective_check(const check_options& o, const CLI::App& cmd, const comm
         if (!o.peer.empty()) throw client_error(exit_usage, "--collective takes --hosts, not a peer");
         if (!cmd.count("--hosts")) throw client_error(exit_usage, "--collective needs --hosts FILE or a comma list of the daemons");
         check_timeout(o.timeout_s);
+        if (const auto bad = prom_file_problem(o.prom_file); !bad.empty()) throw client_error(exit_usage, bad);
         spec = collective_check_spec(o.collective, given);
         labels = collective_check_labels_of(spec);
         limits = collective_check_limits(o, cmd, spec);
@@ -350,6 +373,10 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
             check_timeout(o->timeout_s);
         } catch (const core::spec_error& e) {
             return reporter->report(core::unknown_result(target, fmt::format("bad options: {}", e.what())));
+        }
+        if (const auto bad = prom_file_problem(o->prom_file); !bad.empty()) {  // said before measuring, not after
+            std::fprintf(stderr, "meshperf: %s\n", bad.c_str());
+            return check_reporter(o->format, "").report(core::unknown_result(target, "bad options: " + bad));
         }
         // stderr: a monitoring system reads only the verdict on stdout.
         if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());

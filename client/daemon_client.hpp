@@ -42,11 +42,51 @@ private:
     int retry_after_s_;
 };
 
+/// The daemon refused the CLI's credentials (401, or 429 after failed authentications):
+/// one sentence naming the daemon and where the token came from. Exit 3. Commands that
+/// talk to many daemons stop at the first one (the others would refuse the same token).
+class auth_refused : public client_error {
+public:
+    explicit auth_refused(const std::string& message) : client_error(exit_unreachable, message) {}
+};
+
+/// A run's event stream ended before its result: the daemon stopped sending (nothing, not
+/// even a heartbeat, for stream_silence_limit) or the connection broke. Exit 3. Carries
+/// what had arrived, so the command can print and save the points measured.
+class stream_lost : public client_error {
+public:
+    /// `points`: the "point" events' point documents in order; `run_id` ("" if unknown).
+    stream_lost(const std::string& message, std::vector<nlohmann::json> points, std::string run_id)
+        : client_error(exit_unreachable, message), points_(std::move(points)), run_id_(std::move(run_id)) {}
+    const std::vector<nlohmann::json>& points() const { return points_; }
+    const std::string& run_id() const { return run_id_; }
+
+private:
+    std::vector<nlohmann::json> points_;
+    std::string run_id_;
+};
+
+/// Bound of every plain API call (GET, PUT, DELETE): connect, send, head and body all end
+/// within it, however the daemon behaves.
+inline constexpr std::chrono::seconds call_timeout{30};
+
+/// Bound of connect, send and the response head of a streamed run or collective.
+inline constexpr std::chrono::seconds stream_open_timeout{30};
+
+/// Silence that ends a streamed run or collective: the initiating daemon writes an event or
+/// a {"event":"heartbeat"} line at least every second, so this long without a single byte
+/// means it is frozen (SIGSTOP, swapped out) or its host is gone. The CLI then exits 3
+/// ("stopped answering"), keeping the points measured. Documented in docs/operations.md.
+inline constexpr std::chrono::seconds stream_silence_limit{10};
+
 /// How the CLI authenticates to daemons: the bearer token and, when the daemons serve TLS,
 /// the client TLS context (CA to verify them, and a client certificate if they ask).
 struct credentials {
     std::string token;                                ///< empty: none
     std::shared_ptr<const transport::tls_context> tls;  ///< null: plain HTTP
+    /// Where the token came from, for refusals: "the token file PATH", "$MESHPERF_TOKEN";
+    /// empty when there is no token.
+    std::string token_source;
 };
 
 class daemon_client {
@@ -54,7 +94,9 @@ public:
     /// address: HOST[:PORT] of a meshperfd.
     daemon_client(const std::string& address, credentials creds);
 
-    nlohmann::json get(const std::string& target) const;
+    /// GET; the whole call ends within `timeout`. Throws client_error (auth_refused for
+    /// refused credentials, daemon_busy for 503 with Retry-After).
+    nlohmann::json get(const std::string& target, std::chrono::milliseconds timeout = call_timeout) const;
     nlohmann::json del(const std::string& target) const;
     /// PUT with a JSON body.
     nlohmann::json put(const std::string& target, const nlohmann::json& body) const;
@@ -63,7 +105,9 @@ public:
     /// Retry-After) throws daemon_busy.
     nlohmann::json post(const std::string& target, const nlohmann::json& body, std::chrono::seconds timeout) const;
     /// POST /v1/runs with Accept: application/x-ndjson; calls on_event for every event line
-    /// and returns the final "result" event's result document.
+    /// (heartbeats left out) and returns the final "result" event's result document. Throws
+    /// stream_lost when the stream goes silent for stream_silence_limit or breaks after it
+    /// began, auth_refused for refused credentials, client_error otherwise.
     nlohmann::json run_streaming(const nlohmann::json& spec, const std::function<void(const nlohmann::json&)>& on_event) const;
     /// POST /v1/collectives (a core::collective_spec as JSON, on the coordinator), streamed as
     /// run_streaming streams a run; returns the collective result document.

@@ -30,6 +30,11 @@ using nlohmann::json;
 
 namespace {
 
+/// How long a daemon may take to answer the matrix's /v1/info probe (before the rounds, and
+/// of a peer after a failed run) before it is marked down: a live daemon answers in
+/// milliseconds; a frozen one (SIGSTOP) accepts the connection and says nothing.
+constexpr std::chrono::seconds matrix_probe_timeout{5};
+
 struct matrix_options {
     std::string hosts;
     short_test_options test;
@@ -64,15 +69,22 @@ public:
         log_ = !terminal && o_.progress;
     }
 
-    /// Asks every daemon for /v1/info at once; those that do not answer are down from the start.
+    /// Asks every daemon for /v1/info at once (each within matrix_probe_timeout); those that
+    /// do not answer are down from the start. Refused credentials end the matrix: throws the
+    /// first auth_refused (every daemon would refuse the same token).
     void probe_hosts() {
-        for_each_bounded(names_.size(), o_.max_parallel, [this](std::size_t h) {
+        std::optional<auth_refused> refused;
+        for_each_bounded(names_.size(), o_.max_parallel, [&](std::size_t h) {
             try {
-                daemon_client(names_[h], creds_).get("/v1/info");
+                daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout);
+            } catch (const auth_refused& e) {
+                std::lock_guard lock(m_);
+                if (!refused) refused = e;
             } catch (const client_error& e) {
                 mark_down(h, e.what());
             }
         });
+        if (refused) throw *refused;
     }
 
     void run_schedule() {
@@ -120,6 +132,17 @@ private:
         std::lock_guard lock(m_);
         if (!down_[h]) down_why_.emplace(h, why);
         down_[h] = true;
+    }
+    /// After a run to `h` failed: a peer that does not answer /v1/info within
+    /// matrix_probe_timeout is frozen or gone, and marked down now, so its other pairs are
+    /// not measured (each would wait out the session's timeouts).
+    void probe_peer(std::size_t h) {
+        if (is_down(h)) return;
+        try {
+            daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout);
+        } catch (const client_error& e) {
+            if (e.code() == exit_unreachable) mark_down(h, e.what());
+        }
     }
     bool is_down(std::size_t h) {
         std::lock_guard lock(m_);
@@ -184,6 +207,7 @@ private:
                     if (!out.run.id.empty()) l.run_ids.push_back(out.run.id);
                     if (!out.completed) {
                         if (out.initiator_unreachable) mark_down(from, out.error);
+                        else probe_peer(to);
                         fail(out.error);
                         break;
                     }

@@ -1,6 +1,7 @@
 #include "client/progress.hpp"
 
 #include "client/render_table.hpp"
+#include "core/sweep_drift.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,22 @@ namespace meshperf::client {
 std::optional<double> point_time_bound_s(const core::run_spec& s) {
     if (s.iterations) return std::nullopt;
     return s.warmup_s + (s.duration_s ? *s.duration_s : s.max_point_s);
+}
+
+std::size_t reference_point_count(const core::run_spec& s) {
+    std::size_t n = 0;
+    for (auto t : s.tests) {
+        if (!core::wants_drift_check(s, t)) continue;
+        for (std::size_t done = 2; done <= s.sizes.size(); ++done) n += core::reference_due(done, s.sizes.size());
+    }
+    return n;
+}
+
+std::optional<double> sweep_time_bound_s(const core::run_spec& s) {
+    const auto per_point = point_time_bound_s(s);
+    if (!per_point) return std::nullopt;
+    const auto points = s.tests.size() * s.sizes.size() + reference_point_count(s);
+    return static_cast<double>(points) * (*per_point + point_overhead_s);
 }
 
 std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total, double elapsed_s,

@@ -14,6 +14,20 @@ namespace meshperf::client {
 /// time cap. Nullopt when a fixed iteration count sets the length (its time is unknown).
 std::optional<double> point_time_bound_s(const core::run_spec&);
 
+/// Points a run of `spec` measures besides its sizes: a latency test of at least
+/// core::drift_min_sizes sizes re-measures its first size after every
+/// core::drift_reference_every points and after its last (docs/methodology.md, "Drift
+/// during a sweep"). Rechecks of points the curve falls from come on top, when needed.
+std::size_t reference_point_count(const core::run_spec&);
+
+/// Seconds a whole sweep may take by the spec: point_time_bound_s for each of its points
+/// and reference readings, plus point_overhead_s each. Nullopt as for point_time_bound_s.
+std::optional<double> sweep_time_bound_s(const core::run_spec&);
+
+/// Time a point takes besides its warm-up and measured time (frames, data streams opened
+/// and joined, figures): measured on loopback and a 200 Mbit/s link at 10-40 ms.
+inline constexpr double point_overhead_s = 0.05;
+
 /// Seconds left after `done` of `total` points took `elapsed_s`: the mean measured time per
 /// point so far times the points left; before the first point, `bound_s` times the points
 /// left. Nullopt when nothing sensible can be said (no points, no time known); never

@@ -62,6 +62,8 @@ run_outcome run_to_completion(const daemon_client& initiator, const core::run_sp
         out.completed = out.run.state == "completed";
         if (!out.completed)
             out.error = out.run.error.empty() ? fmt::format("run {} ended {}", out.run.id, out.run.state) : out.run.error;
+    } catch (const auth_refused&) {
+        throw;  // one cause for every run: said once by the command
     } catch (const client_error& e) {
         out.error = e.what();
         // "cannot reach": nothing was answered. A stream lost midway means the daemon died

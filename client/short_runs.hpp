@@ -50,6 +50,7 @@ struct run_outcome {
 
 /// Submits `spec` to `initiator` and waits for the result (daemon_client::run_streaming).
 /// Never throws for a failed run or an unreachable daemon: the outcome says what happened.
+/// Refused credentials throw auth_refused (every other run would be refused as well).
 /// `on_event` (may be empty) sees every event.
 run_outcome run_to_completion(const daemon_client& initiator, const core::run_spec& spec,
                               const std::function<void(const nlohmann::json&)>& on_event = {});

@@ -147,6 +147,12 @@ core::run_spec spec_or_usage(const sweep_options& o, const CLI::App& cmd) {
     return spec;
 }
 
+/// "at most 3.2 s", "at most about 4 min": the sweep's time bound as the start line says it.
+std::string all_duration(double seconds) {
+    if (seconds < 90) return fmt::format("at most {:.1f} s", seconds);
+    return "at most " + about_duration(seconds);
+}
+
 /// The progress display of a sweep on stderr (client/progress_printer.hpp), fed with the
 /// events of a streamed run.
 class sweep_progress {
@@ -167,8 +173,14 @@ private:
     void on_started() {
         started_ = std::chrono::steady_clock::now();
         const auto total = spec_.tests.size() * spec_.sizes.size();
-        const auto at_most = bound_ ? fmt::format(", up to about {:.3g} s each", *bound_) : std::string();
-        out_.line(fmt::format("measuring {} -> {}: {} point{}{}", initiator_, spec_.peer, total, total == 1 ? "" : "s", at_most));
+        const auto refs = reference_point_count(spec_);
+        const auto all = sweep_time_bound_s(spec_);
+        const auto at_most = bound_ && all ? fmt::format(", up to about {} s each, {} in all", fmt::format("{:.2f}", *bound_),
+                                                         all_duration(*all))
+                                           : std::string();
+        out_.line(fmt::format("measuring {} -> {}: {} point{}{}{}", initiator_, spec_.peer, total, total == 1 ? "" : "s",
+                              refs ? fmt::format(" and {} reference reading{}", refs, refs == 1 ? "" : "s") : std::string(),
+                              at_most));
     }
     void on_point(const json& ev) {
         if (!started_) started_ = std::chrono::steady_clock::now();
@@ -190,6 +202,28 @@ core::run_result read_run(const json& doc) {
         return core::run_result_from_json(doc);
     } catch (const std::exception& e) {
         throw client_error(exit_unreachable, fmt::format("the daemon returned a result this meshperf cannot read: {}", e.what()));
+    }
+}
+
+/// A run whose stream was lost (the initiator froze or went away): the points that arrived,
+/// printed and saved as the run would have been, marked failed with the reason, so what
+/// was measured is not lost with the daemon. Never throws: the reason is reported anyway.
+void save_lost_run(const sweep_options& o, const core::run_spec& spec, const daemon_client& daemon, const stream_lost& e) {
+    if (e.points().empty()) return;
+    try {
+        core::run_result run;
+        run.id = e.run_id();
+        run.state = "failed";
+        run.spec = spec;
+        run.initiator.address = daemon.address().to_string();
+        run.peer.address = spec.peer;
+        run.error = e.what();
+        for (const auto& p : e.points()) run.points.push_back(core::point_result_from_json(p));
+        const auto doc = core::to_json(run);
+        write_output(o.output, render_run(o.format, run, doc));
+        if (!o.svg.empty()) write_output(o.svg, render_sweep_svg(run, measured_panels(std::span(&run, 1))));
+    } catch (const std::exception& x) {
+        std::fprintf(stderr, "meshperf: the %zu points measured could not be saved: %s\n", e.points().size(), x.what());
     }
 }
 
@@ -219,7 +253,14 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
         const auto spec = spec_or_usage(*o, *cmd);
         daemon_client daemon(o->initiator, client_credentials(common.token_file, common.tls));
         sweep_progress progress(*o, spec, daemon.address().to_string());
-        const auto result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) { progress.on_event(ev); });
+        json result_doc;
+        try {
+            result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) { progress.on_event(ev); });
+        } catch (const stream_lost& e) {
+            progress.finish();
+            save_lost_run(*o, spec, daemon, e);
+            throw;
+        }
         progress.finish();
         const auto run = read_run(result_doc);
         write_output(o->output, render_run(o->format, run, result_doc));

@@ -18,6 +18,24 @@ double seconds_since(clock::time_point t0) { return std::chrono::duration<double
 
 constexpr std::size_t batch_size = 500;
 constexpr std::size_t min_samples = 1000;
+constexpr std::size_t warm_batch = 10;   // round trips per warm-up batch, and the handful warm-up wants
+
+/// Round trips of `per_rtt_s` seconds each that fit in `seconds`, at most `most` (0 when not
+/// even one fits; `most` when no time per round trip is known yet).
+std::size_t round_trips_within(double seconds, double per_rtt_s, std::size_t most) {
+    if (!(per_rtt_s > 0)) return most;
+    if (!(seconds > 0)) return 0;
+    const double n = std::floor(seconds / per_rtt_s);
+    return n >= static_cast<double>(most) ? most : static_cast<std::size_t>(n);
+}
+
+/// Runs `n` round trips through `run_batch` and updates `per_rtt_s` to their mean wall time.
+int timed_batch(const round_trip_batch& run_batch, std::size_t n, double* out, double& per_rtt_s) {
+    const auto t0 = clock::now();
+    const int rc = run_batch(n, out);
+    if (rc == 0 && n > 0) per_rtt_s = seconds_since(t0) / static_cast<double>(n);
+    return rc;
+}
 
 // Median of one batch's round trips, as percentile_sorted defines it (n > 0; scratch holds
 // at least n values, so nothing is allocated).
@@ -46,14 +64,27 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
     out.precision.adaptive = spec.adaptive();
     out.precision.target = spec.precision;
 
-    // Warm-up: round trips for warmup_s, at least a handful, not counted.
-    const auto warm_start = clock::now();
-    do {
-        if ((out.code = run_batch(10, nullptr)) != 0) return out;
-    } while (seconds_since(warm_start) < spec.warmup_s && !cancel.load(std::memory_order_relaxed));
-
     const std::uint64_t target_count = spec.iterations.value_or(0);
     const double time_limit = spec.duration_s.value_or(spec.max_point_s);
+
+    // Warm-up, not counted: one round trip, timed, then batches sized by the time per round
+    // trip so that none starts unless it ends within warmup_s; at least a handful
+    // (warm_batch) when they fit in warmup_s plus a tenth of the time cap. A large message
+    // on a slow path (4 MiB at 200 Mbit/s: 0.34 s a round trip) warms up with one.
+    const auto warm_start = clock::now();
+    double per_rtt = 0;  // seconds per round trip, from the latest batch
+    if ((out.code = timed_batch(run_batch, 1, nullptr, per_rtt)) != 0) return out;
+    std::size_t warmed = 1;
+    const double handful_until = spec.warmup_s + 0.1 * time_limit;
+    while (!cancel.load(std::memory_order_relaxed)) {
+        const double el = seconds_since(warm_start);
+        std::size_t n = round_trips_within(spec.warmup_s - el, per_rtt, warm_batch);
+        if (n == 0 && warmed < warm_batch) n = round_trips_within(handful_until - el, per_rtt, warm_batch - warmed);
+        if (n == 0) break;
+        if ((out.code = timed_batch(run_batch, n, nullptr, per_rtt)) != 0) return out;
+        warmed += n;
+    }
+
     samples.resize(std::min<std::size_t>(target_count ? target_count : max_exact_samples, max_exact_samples));
     log_histogram overflow;  // used only past max_exact_samples
     std::vector<double> spill(batch_size);
@@ -66,9 +97,19 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
     const auto start = clock::now();
     while (!cancel.load(std::memory_order_relaxed)) {
         std::size_t n = batch_size;
-        if (target_count) n = static_cast<std::size_t>(std::min<std::uint64_t>(n, target_count - done));
+        if (target_count) {
+            n = static_cast<std::size_t>(std::min<std::uint64_t>(n, target_count - done));
+        } else {
+            // The time cap holds: a batch lasts at most max_batch_share of the cap at the time
+            // per round trip measured so far, and none starts unless it ends by the cap, so
+            // the point ends within one round trip of it (the first round trip is always run).
+            n = std::min(n, std::max<std::size_t>(1, round_trips_within(time_limit * max_batch_share, per_rtt, n)));
+            const std::size_t fit = round_trips_within(time_limit - seconds_since(start), per_rtt, n);
+            if (fit == 0 && done > 0) break;
+            n = std::max<std::size_t>(1, std::min(n, fit));
+        }
         double* dst = done + n <= samples.size() ? samples.data() + done : spill.data();
-        if ((out.code = run_batch(n, dst)) != 0) return out;
+        if ((out.code = timed_batch(run_batch, n, dst, per_rtt)) != 0) return out;
         if (n > 0) blocks.add(batch_median(dst, n, scratch));
         if (dst == spill.data())
             for (std::size_t i = 0; i < n; ++i) overflow.add(static_cast<std::uint64_t>(spill[i]));

@@ -31,7 +31,15 @@ struct latency_outcome {
 /// warm-up); returns 0 or a failure code (ECANCELED when stopped early). Called once per batch, never per message.
 using round_trip_batch = std::function<int(std::size_t count, double* out)>;
 
-/// Runs one latency point over any transport's ping side. `samples` is reused between
+/// Most of a time cap one batch of round trips may take, at the time per round trip
+/// measured so far: a point's cap holds within one batch, far less than the cap itself.
+inline constexpr double max_batch_share = 0.125;
+
+/// Runs one latency point over any transport's ping side. An adaptive or fixed-duration
+/// point sizes its batches from the time per round trip (measured in the warm-up, then per
+/// batch): none starts unless it fits before the cap, so the point's measured time stays
+/// within one round trip of the cap (at least one round trip is measured), and the warm-up
+/// within one round trip of warmup_s (plus a tenth of the cap for its first handful). `samples` is reused between
 /// points and grows to at most max_exact_samples. `cancel` ends the point early (between
 /// batches).
 latency_outcome run_latency(const round_trip_batch& batch, const run_spec& spec, std::vector<double>& samples,

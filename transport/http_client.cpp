@@ -31,15 +31,21 @@ std::string printable(std::string_view s) {
     return out;
 }
 
-/// Buffered reader over a stream with a per-wait timeout.
+/// Buffered reader over a stream. Each wait for data ends at the earlier of `timeout` from
+/// its start and the whole request's `deadline` (clock::time_point::max(): none), so a
+/// peer that drips a byte now and then cannot stretch a call past its deadline.
 class reader {
 public:
-    reader(byte_stream& s, std::chrono::milliseconds timeout) : s_(s), timeout_(timeout) {}
+    reader(byte_stream& s, std::chrono::milliseconds timeout, clock::time_point deadline = clock::time_point::max())
+        : s_(s), timeout_(timeout), deadline_(deadline) {}
+
+    /// Sets the whole-request deadline (clock::time_point::max(): none).
+    void set_deadline(clock::time_point deadline) { deadline_ = deadline; }
 
     /// Reads more bytes into buf_; false at end of stream.
     bool fill() {
         char tmp[16384];
-        const auto n = s_.recv_some(tmp, sizeof tmp, clock::now() + timeout_);
+        const auto n = s_.recv_some(tmp, sizeof tmp, std::min(clock::now() + timeout_, deadline_));
         if (n == 0) return false;
         buf_.append(tmp, n);
         return true;
@@ -131,18 +137,25 @@ public:
 private:
     byte_stream& s_;
     std::chrono::milliseconds timeout_;
+    clock::time_point deadline_;
     std::string buf_;
 };
 
-/// Connects, and runs the TLS handshake when `tls` is given.
-std::unique_ptr<byte_stream> open_stream(const endpoint_address& to, const tls_context* tls, std::chrono::milliseconds timeout) {
-    auto fd = connect_tcp(to, timeout);
+/// Time left until `deadline`, at least 1 ms (connect_tcp takes a duration).
+std::chrono::milliseconds left_until(clock::time_point deadline) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+    return std::max(left, std::chrono::milliseconds(1));
+}
+
+/// Connects, and runs the TLS handshake when `tls` is given, both before `deadline`.
+std::unique_ptr<byte_stream> open_stream(const endpoint_address& to, const tls_context* tls, clock::time_point deadline) {
+    auto fd = connect_tcp(to, left_until(deadline));
     if (!tls) return make_plain_stream(std::move(fd));
-    return tls_connect(std::move(fd), *tls, to.host, clock::now() + timeout);
+    return tls_connect(std::move(fd), *tls, to.host, deadline);
 }
 
 void send_request(byte_stream& s, const endpoint_address& to, const http_request& req, bool upgrade_close,
-                  std::chrono::milliseconds timeout) {
+                  clock::time_point deadline) {
     std::string out = fmt::format("{} {} HTTP/1.1\r\nHost: {}\r\n", req.method, req.target, to.to_string());
     for (const auto& [k, v] : req.headers) out += fmt::format("{}: {}\r\n", k, v);
     if (!req.body.empty() || req.method == "POST" || req.method == "PUT")
@@ -150,16 +163,18 @@ void send_request(byte_stream& s, const endpoint_address& to, const http_request
     if (upgrade_close) out += "Connection: close\r\n";
     out += "\r\n";
     out += req.body;
-    s.send_all(out.data(), out.size(), clock::now() + timeout);
+    s.send_all(out.data(), out.size(), deadline);
 }
 
 }  // namespace
 
 http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout,
                         const tls_context* tls) {
-    auto s = open_stream(to, tls, timeout);
-    send_request(*s, to, req, true, timeout);
-    reader rd(*s, timeout);
+    // One deadline for the whole exchange: connect, TLS, send, head and body.
+    const auto deadline = clock::now() + timeout;
+    auto s = open_stream(to, tls, deadline);
+    send_request(*s, to, req, true, deadline);
+    reader rd(*s, timeout, deadline);
     auto r = rd.read_head();
     rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (64u << 20); });
     return r;
@@ -167,27 +182,33 @@ http_response http_call(const endpoint_address& to, const http_request& req, std
 
 http_response http_stream(const endpoint_address& to, const http_request& req, std::chrono::milliseconds connect_timeout,
                           std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data,
-                          const tls_context* tls) {
-    auto s = open_stream(to, tls, connect_timeout);
-    send_request(*s, to, req, true, connect_timeout);
-    reader rd(*s, idle_timeout);
+                          const tls_context* tls, const std::function<void(const http_response&)>& on_head) {
+    // Connect, send and the response head within connect_timeout; an error body as well.
+    const auto head_deadline = clock::now() + connect_timeout;
+    auto s = open_stream(to, tls, head_deadline);
+    send_request(*s, to, req, true, head_deadline);
+    reader rd(*s, idle_timeout, head_deadline);
     auto r = rd.read_head();
     if (r.status / 100 != 2) {
         rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (1u << 20); });
         return r;
     }
+    if (on_head) on_head(r);
+    // The body may go on for as long as the daemon keeps sending; only silence ends it.
+    rd.set_deadline(clock::time_point::max());
     rd.read_body(r, on_data);
     return r;
 }
 
 upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
                                  std::chrono::milliseconds timeout, http_response& refused, const tls_context* tls) {
-    auto s = open_stream(to, tls, timeout);
+    const auto deadline = clock::now() + timeout;
+    auto s = open_stream(to, tls, deadline);
     http_request up = req;
     up.headers["Connection"] = "Upgrade";
     up.headers["Upgrade"] = protocol;
-    send_request(*s, to, up, false, timeout);
-    reader rd(*s, timeout);
+    send_request(*s, to, up, false, deadline);
+    reader rd(*s, timeout, deadline);
     auto r = rd.read_head();
     if (r.status != 101) {
         rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (1u << 20); });

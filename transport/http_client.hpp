@@ -36,19 +36,24 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Sends a request and reads the whole response. `timeout` bounds connect, the TLS
-/// handshake, send and each wait for data. `tls` (a client context) encrypts the
+/// Sends a request and reads the whole response. `timeout` bounds the whole exchange:
+/// connect, the TLS handshake, send and reading the head and body all end by one deadline
+/// (a daemon that is frozen, slow or drips bytes cannot stretch it). `tls` (a client context) encrypts the
 /// connection; nullptr sends plain HTTP. Throws std::system_error (connect, TLS, I/O,
 /// timeout) or http_protocol_error.
 http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout,
                         const tls_context* tls = nullptr);
 
 /// Sends a request and hands the body to `on_data` piece by piece as it arrives (chunked
-/// encoding removed), until the body ends. `idle_timeout` bounds each wait for data.
-/// Returns the response head (body empty). on_data returning false stops reading.
+/// encoding removed), until the body ends. `connect_timeout` bounds connect, send and the
+/// response head together (and a non-2xx answer's body); after a 2xx head, `idle_timeout`
+/// bounds each wait for body bytes (silence), and the body may last as long as bytes keep
+/// coming. `on_head` (may be empty) sees a 2xx head before the body. Returns the response
+/// head (body empty, unless not 2xx). on_data returning false stops reading. Throws as
+/// http_call; silence past idle_timeout is std::system_error with ETIMEDOUT.
 http_response http_stream(const endpoint_address& to, const http_request& req, std::chrono::milliseconds connect_timeout,
                           std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data,
-                          const tls_context* tls = nullptr);
+                          const tls_context* tls = nullptr, const std::function<void(const http_response&)>& on_head = {});
 
 /// Result of an upgrade: the connection, now speaking the upgraded protocol (null when the
 /// upgrade was refused), and any bytes that arrived after the 101 response head.
@@ -58,8 +63,8 @@ struct upgraded_connection {
 };
 
 /// Sends an upgrade request (GET target, "Connection: Upgrade", "Upgrade: protocol") and
-/// expects "101 Switching Protocols". Any other status returns the response in `refused`
-/// and a null stream. `tls` as for http_call. Throws std::system_error or
+/// expects "101 Switching Protocols" within `timeout` (one deadline for connect, TLS, send
+/// and the answer). Any other status returns the response in `refused` and a null stream. `tls` as for http_call. Throws std::system_error or
 /// http_protocol_error.
 upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
                                  std::chrono::milliseconds timeout, http_response& refused,

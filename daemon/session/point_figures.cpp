@@ -83,7 +83,9 @@ core::point_result assemble_point(const point_inputs& in) {
                                          core::format_size(in.byte_cap_reached), p.duration_s));
     if (p.precision.adaptive && !p.precision.met) {
         const auto why = in.byte_cap_reached ? std::string("when the byte limit was reached")
-                                             : fmt::format("when the {} s cap was reached", in.spec.max_point_s);
+                                             : fmt::format("when its time cap of {:g} s (--max-time) was reached, after "
+                                                           "{:.3g} s measured",
+                                                           in.spec.max_point_s, p.duration_s);
         std::string detail;
         if (p.precision.method == core::precision_method::blocks)
             detail = fmt::format("; this is the interval between {} blocks of consecutive samples, which disagree more than the "
