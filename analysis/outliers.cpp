@@ -135,29 +135,13 @@ void check_matrix_input(std::size_t host_count, std::span<const link_sample> lin
                                      *dup / host_count, *dup % host_count));
 }
 
-/// One reachable link judged against the matrix's medians: its ratios, bad or not, and why.
-link_verdict judge_link(const link_sample& l, const matrix_analysis& a, const outlier_options& options) {
-    link_verdict v;
-    v.link = l;
-    std::vector<std::string> why;
-    if (l.gbit_per_s && a.bandwidth) {
-        const double median = a.bandwidth->median;
-        v.bandwidth_ratio = *l.gbit_per_s / median;
-        if (*l.gbit_per_s < options.bandwidth_fraction * median)
-            why.push_back(fmt::format("bandwidth {} Gbit/s < {} x median {} Gbit/s ({:.0f}% of median)",
-                                      figure(*l.gbit_per_s), options.bandwidth_fraction, figure(median),
-                                      100 * *v.bandwidth_ratio));
-    }
-    if (l.lat_us && a.latency) {
-        const double median = a.latency->median;
-        v.latency_ratio = *l.lat_us / median;
-        if (*l.lat_us > options.latency_multiple * median)
-            why.push_back(fmt::format("latency {} us > {} x median {} us ({} x median)", figure(*l.lat_us),
-                                      options.latency_multiple, figure(median), figure(*v.latency_ratio)));
-    }
-    v.bad = !why.empty();
-    for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];
-    return v;
+/// The median of the better half of `values`: the larger ones when higher is better.
+double better_half_median(std::vector<double> values, bool higher_is_better) {
+    std::sort(values.begin(), values.end());
+    if (higher_is_better) std::reverse(values.begin(), values.end());
+    values.resize((values.size() + 1) / 2);
+    std::sort(values.begin(), values.end());
+    return core::percentile_sorted(values, 0.5);
 }
 
 /// Suspect hosts (most of their measured links bad) and unreachable ones, from the tallies.
@@ -177,6 +161,33 @@ void name_hosts(matrix_analysis& a, std::span<const link_sample> links, std::spa
 
 }  // namespace
 
+link_verdict judge_link(const link_sample& l, const matrix_analysis& a) {
+    const auto& options = a.options;
+    link_verdict v;
+    v.link = l;
+    std::vector<std::string> why;
+    const auto& ref = a.reference_rule;
+    if (l.gbit_per_s && a.bandwidth_reference) {
+        const double r = *a.bandwidth_reference;
+        v.bandwidth_ratio = *l.gbit_per_s / r;
+        v.bandwidth_bad = *l.gbit_per_s < options.bandwidth_fraction * r;
+        if (v.bandwidth_bad)
+            why.push_back(fmt::format("bandwidth {} Gbit/s < {} x {} {} Gbit/s ({:.0f}% of {})", figure(*l.gbit_per_s),
+                                      options.bandwidth_fraction, ref, figure(r), 100 * *v.bandwidth_ratio, ref));
+    }
+    if (l.lat_us && a.latency_reference) {
+        const double r = *a.latency_reference;
+        v.latency_ratio = *l.lat_us / r;
+        v.latency_bad = *l.lat_us > options.latency_multiple * r;
+        if (v.latency_bad)
+            why.push_back(fmt::format("latency {} us > {} x {} {} us ({} x {})", figure(*l.lat_us), options.latency_multiple, ref,
+                                      figure(r), figure(*v.latency_ratio), ref));
+    }
+    v.bad = !why.empty();
+    for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];
+    return v;
+}
+
 matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_sample> links,
                                const outlier_options& options, std::span<const std::size_t> down_hosts) {
     validate(options);
@@ -192,6 +203,10 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
     }
     a.bandwidth = robust_summary(bw);
     a.latency = robust_summary(lat);
+    const bool small = host_count <= small_matrix_hosts;
+    a.reference_rule = small ? "better-half median" : "median";
+    if (a.bandwidth) a.bandwidth_reference = small ? better_half_median(bw, true) : a.bandwidth->median;
+    if (a.latency) a.latency_reference = small ? better_half_median(lat, false) : a.latency->median;
 
     a.hosts.resize(host_count);
     a.links.reserve(links.size());
@@ -206,7 +221,7 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
             a.links.push_back(std::move(v));
             continue;
         }
-        link_verdict v = judge_link(l, a, options);
+        link_verdict v = judge_link(l, a);
         if (has_figure(l)) {
             for (std::size_t h : {l.from, l.to}) {
                 ++a.hosts[h].measured;
@@ -251,6 +266,8 @@ json to_json(const link_verdict& v, std::span<const std::string> names) {
     j["bandwidth_ratio"] = opt(v.bandwidth_ratio);
     j["latency_ratio"] = opt(v.latency_ratio);
     j["bad"] = v.bad;
+    j["bandwidth_bad"] = v.bandwidth_bad;
+    j["latency_bad"] = v.latency_bad;
     j["reason"] = v.reason;
     j["error"] = l.error;
     return j;
@@ -268,6 +285,7 @@ json to_json(const matrix_analysis& a, std::span<const std::string> names) {
     auto mad = [](const robust_stats& s) { return s.mad; };
     j["median"] = {{"gbit_per_s", stats(a.bandwidth, median)}, {"lat_us", stats(a.latency, median)}};
     j["mad"] = {{"gbit_per_s", stats(a.bandwidth, mad)}, {"lat_us", stats(a.latency, mad)}};
+    j["reference"] = {{"rule", a.reference_rule}, {"gbit_per_s", opt(a.bandwidth_reference)}, {"lat_us", opt(a.latency_reference)}};
     j["links"] = json::array();
     for (const link_verdict& v : a.links) j["links"].push_back(to_json(v, names));
     j["hosts"] = json::array();

@@ -5,9 +5,14 @@
 /// Rules (thresholds in outlier_options):
 /// - Medians and median absolute deviations (MAD) of bandwidth and latency are taken over
 ///   all reachable links that carry the figure.
-/// - A reachable link is bad when its bandwidth < bandwidth_fraction × median bandwidth, or
-///   its latency > latency_multiple × median latency. Strict comparisons: a link exactly at
-///   the threshold is healthy.
+/// - Each figure is judged against a reference: its median; with small_matrix_hosts hosts or
+///   fewer, the median of the better half of the links (the faster half's bandwidths, the
+///   quicker half's latencies). There one slow host's links are half of all links or more
+///   (2 of n−1 per host: 4 of 6 with 3 hosts), so the median would be the slow figure and
+///   nothing would look bad.
+/// - A reachable link is bad when its bandwidth < bandwidth_fraction × the bandwidth
+///   reference, or its latency > latency_multiple × the latency reference. Strict
+///   comparisons: a link exactly at the threshold is healthy.
 /// - A host is suspect when more than suspect_fraction of its measured links (reachable
 ///   links from it or to it that carry a figure) are bad.
 /// - An unreachable link is reported bad with reason "unreachable" but counts towards no
@@ -36,6 +41,10 @@ struct link_sample {
     std::string error;                 ///< why it was unreachable (empty when reachable)
 };
 
+/// With this many hosts or fewer the links are judged against the median of their better
+/// half instead of the median (see above).
+inline constexpr std::size_t small_matrix_hosts = 4;
+
 /// Thresholds of the rules. validate() checks them.
 struct outlier_options {
     double bandwidth_fraction = 0.9;   ///< bad below this fraction of the median bandwidth, in (0, 1]
@@ -58,8 +67,10 @@ struct link_verdict {
     link_sample link;
     bool bad = false;
     std::string reason;                ///< empty when healthy; otherwise the rule(s) and numbers, "; "-joined
-    std::optional<double> bandwidth_ratio;  ///< gbit_per_s / median bandwidth
-    std::optional<double> latency_ratio;    ///< lat_us / median latency
+    bool bandwidth_bad = false;        ///< the bandwidth rule is broken (reachable links only)
+    bool latency_bad = false;          ///< the latency rule is broken (reachable links only)
+    std::optional<double> bandwidth_ratio;  ///< gbit_per_s / the bandwidth reference
+    std::optional<double> latency_ratio;    ///< lat_us / the latency reference
 };
 
 /// Per-host tally.
@@ -77,6 +88,11 @@ struct matrix_analysis {
     outlier_options options;
     std::optional<robust_stats> bandwidth;  ///< over reachable links, Gbit/s
     std::optional<robust_stats> latency;    ///< over reachable links, us
+    /// What the links are judged against: "median", or "better-half median" with
+    /// small_matrix_hosts hosts or fewer.
+    std::string reference_rule = "median";
+    std::optional<double> bandwidth_reference;  ///< Gbit/s, present with bandwidth
+    std::optional<double> latency_reference;    ///< us, present with latency
     std::vector<link_verdict> links;        ///< in input order
     std::vector<host_tally> hosts;          ///< indexed by host
     std::vector<std::size_t> suspects;      ///< ascending host indices
@@ -94,6 +110,10 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
                                const outlier_options& options = {},
                                std::span<const std::size_t> down_hosts = {});
 
+/// Judges one reachable link's figures against the references of `a` (as analyze_matrix
+/// does): e.g. a retest's first measurement, to tell which of its rules it broke too.
+link_verdict judge_link(const link_sample&, const matrix_analysis& a);
+
 /// Indices into analysis.links of the reachable bad links: what to measure again before
 /// reporting. Unreachable links are not retested. The caller puts the retest's figures in
 /// place of the first ones and calls analyze_matrix again; what is still bad is reported.
@@ -102,8 +122,9 @@ std::vector<std::size_t> links_to_retest(const matrix_analysis&);
 /// The unordered pairs of those links, for schedule_pairs().
 std::vector<host_pair> pairs_to_retest(const matrix_analysis&);
 
-/// JSON of a judged matrix: medians, thresholds, links[] {from, to, reachable, gbit_per_s,
-/// lat_us, bandwidth_ratio, latency_ratio, bad, reason, error}, hosts[], suspects[],
+/// JSON of a judged matrix: medians, references ({rule, gbit_per_s, lat_us}), thresholds,
+/// links[] {from, to, reachable, gbit_per_s, lat_us, bandwidth_ratio, latency_ratio, bad,
+/// bandwidth_bad, latency_bad, reason, error}, hosts[], suspects[],
 /// unreachable[]. Hosts are named by `host_names` (the addresses as given; must be
 /// host_count long) or, when it is empty, by index. Absent figures are null.
 nlohmann::json to_json(const matrix_analysis&, std::span<const std::string> host_names = {});

@@ -30,6 +30,21 @@ std::string host_of(const core::collective_result& run, unsigned rank) {
 
 }  // namespace
 
+std::string slowest_text(const core::collective_result& run, const core::collective_point& p) {
+    if (!p.slowest_link) return fmt::format("slowest {}", host_of(run, p.slowest_rank));
+    // In a ring every rank waits for its left neighbour, so the rank that takes longest is
+    // usually the one that receives over the slow link, not the slow host: the link's
+    // sender is named as the likely cause.
+    const auto& l = *p.slowest_link;
+    auto text = fmt::format("slowest link {} -> {} at {} Gbit/s: likely cause {}, its sender", host_of(run, l.from),
+                            host_of(run, l.to), number(l.gbit_per_s), host_of(run, l.from));
+    if (p.slowest_rank == l.to)
+        text += fmt::format(" (the slowest rank, {}, waits for what it sends)", host_of(run, p.slowest_rank));
+    else if (p.slowest_rank != l.from)
+        text += fmt::format("; slowest rank {}", host_of(run, p.slowest_rank));
+    return text;
+}
+
 collective_verdict unknown_collective(collective_check_labels labels, std::string why) {
     collective_verdict v;
     v.what = labels.op.empty() ? std::string("collective") : labels.op;
@@ -83,11 +98,7 @@ collective_verdict judge_collective(const core::collective_result& run, const co
         v.state = core::check_state::warning;
         text += fmt::format(", below --warn {} of the baseline", number(limits.warn));
     }
-    if (v.state != core::check_state::ok) {
-        text += fmt::format("; slowest {}", host_of(run, p.slowest_rank));
-        if (p.slowest_link)
-            text += fmt::format(", slowest link {} at {} Gbit/s", core::to_string(*p.slowest_link), number(p.slowest_link->gbit_per_s));
-    }
+    if (v.state != core::check_state::ok) text += "; " + slowest_text(run, p);
     if (p.wrong && *p.wrong > 0) {
         v.state = core::check_state::critical;
         text += fmt::format("; {} wrong element{} (data corrupted on the way)", *p.wrong, *p.wrong == 1 ? "" : "s");

@@ -49,6 +49,12 @@ struct collective_verdict {
     std::optional<core::collective_point> point;  ///< the point judged (empty when UNKNOWN)
 };
 
+/// Where a point below its limits was slow, hosts named: "slowest link rank 2 (h2) -> rank 3
+/// (h3) at 1.2 Gbit/s: likely cause rank 2 (h2), its sender (the slowest rank, rank 3 (h3),
+/// waits for what it sends)" for a ring with timed links (the receiver of a slow link takes
+/// longest, so the sender is named as the cause), else "slowest rank N (host)".
+std::string slowest_text(const core::collective_result& run, const core::collective_point& p);
+
 /// Judges the single point of a completed run against `limits` (at least one of min_busbw
 /// and baseline_busbw, each > 0). A run that did not complete, or has no point, is UNKNOWN
 /// with its error.

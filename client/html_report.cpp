@@ -296,14 +296,24 @@ void render_matrix(std::string& out, const report_matrix& m, std::size_t index, 
     std::size_t bad = 0;
     for (const auto& l : a.links) bad += l.bad;
     kv(out, "links", fmt::format("{} measured, {} bad", a.links.size(), bad));
+    const bool median_rule = a.reference_rule == "median";
+    const auto against = [&](const std::optional<double>& ref, const char* unit) {
+        return median_rule || !ref ? std::string("it") : fmt::format("the better half's median, {} {}", significant_text(*ref, 4, "–"), unit);
+    };
     if (a.bandwidth)
         kv(out, "median bandwidth",
-           fmt::format("{:.4g} Gbit/s (MAD {:.3g}); bad below {:.0f}% of it", a.bandwidth->median, a.bandwidth->mad,
-                       a.options.bandwidth_fraction * 100));
+           fmt::format("{} Gbit/s (MAD {}); bad below {:.0f}% of {}", significant_text(a.bandwidth->median, 4, "–"),
+                       significant_text(a.bandwidth->mad, 3, "–"), a.options.bandwidth_fraction * 100,
+                       against(a.bandwidth_reference, "Gbit/s")));
     if (a.latency)
         kv(out, "median latency",
-           fmt::format("{:.4g} µs (MAD {:.3g}); bad above {:.3g}× it", a.latency->median, a.latency->mad,
-                       a.options.latency_multiple));
+           fmt::format("{} µs (MAD {}); bad above {}× {}", significant_text(a.latency->median, 4, "–"),
+                       significant_text(a.latency->mad, 3, "–"), significant_text(a.options.latency_multiple, 3, "–"),
+                       against(a.latency_reference, "µs")));
+    if (!median_rule)
+        kv(out, "judged against", fmt::format("the median of the better half of the links: with {} hosts one slow host's links "
+                                              "are half of all links or more, so the median could be the slow figure",
+                                              a.host_count));
     std::string suspects, unreachable;
     for (auto s : a.suspects) suspects += (suspects.empty() ? "" : ", ") + esc(name(s));
     for (auto s : a.unreachable) unreachable += (unreachable.empty() ? "" : ", ") + esc(name(s));
@@ -328,7 +338,7 @@ void render_matrix(std::string& out, const report_matrix& m, std::size_t index, 
         out += "<p>No bad links.</p>\n";
     } else {
         out += "<h3>Bad links</h3>\n<table>\n<tr><th>from</th><th>to</th><th class=\"num\">Gbit/s</th>"
-               "<th class=\"num\">× median</th><th class=\"num\">latency (µs)</th><th class=\"num\">× median</th><th>why</th></tr>\n";
+               "<th class=\"num\">× reference</th><th class=\"num\">latency (µs)</th><th class=\"num\">× reference</th><th>why</th></tr>\n";
         for (const auto* l : bad_links) {
             const auto& s = l->link;
             row(out,

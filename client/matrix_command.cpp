@@ -6,6 +6,7 @@
 #include "client/output_format.hpp"
 #include "client/commands.hpp"
 #include "client/daemon_client.hpp"
+#include "client/matrix_text.hpp"
 #include "client/progress.hpp"
 #include "client/render_table.hpp"
 #include "client/short_runs.hpp"
@@ -300,15 +301,14 @@ std::string render_summary(const matrix_runner& m, const analysis::matrix_analys
     std::string out = fmt::format("matrix: {} hosts, {} of {} directed links measured in {} rounds (+{} retest rounds), {:.1f} s\n",
                                   names.size(), m.measured_links(), a.links.size(), meta.value("rounds", 0),
                                   meta.value("retest_rounds", 0), meta.value("wall_s", 0.0));
-    if (a.bandwidth) out += fmt::format("median bandwidth {:.3f} Gbit/s (MAD {:.3f})\n", a.bandwidth->median, a.bandwidth->mad);
-    if (a.latency) out += fmt::format("median latency {:.1f} us one-way (MAD {:.1f})\n", a.latency->median, a.latency->mad);
+    out += matrix_reference_text(a);
     std::vector<std::string> bad, unreachable;
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& v = a.links[i];
         if (!v.bad) continue;
         const auto line = fmt::format("  {} -> {}: {}{}", names[v.link.from], names[v.link.to],
                                       v.link.reachable ? v.reason : "unreachable: " + v.link.error,
-                                      m.links()[i].retested ? " (confirmed by a retest)" : "");
+                                      m.links()[i].retested ? retest_note(v, m.links()[i].first, a) : "");
         (v.link.reachable ? bad : unreachable).push_back(line);
     }
     out += fmt::format("bad links: {}\n", bad.empty() ? "none" : std::to_string(bad.size()));
@@ -344,15 +344,16 @@ std::string render_table(const matrix_runner& m, const analysis::matrix_analysis
                 std::vector<std::string> row{fmt::format("[{}] {}", i + 1, names[i])};
                 for (std::size_t j = 0; j < n; ++j) {
                     const auto* v = at[i * n + j];
-                    row.push_back(i == j ? "." : !v ? "?" : !v->link.reachable ? "x" : cell(*v) + (v->bad ? "*" : ""));
+                    row.push_back(i == j ? "." : !v ? "?" : !v->link.reachable ? "x" : cell(*v));
                 }
                 rows.push_back(row);
             }
             out += std::string(title) + "\n" + format_table(rows) + "\n";
         };
         grid("bandwidth, Gbit/s (row: from = sender, column: to; * bad, x unreachable)",
-             [](const analysis::link_verdict& v) { return fixed(v.link.gbit_per_s, 3); });
-        grid("latency, us one-way (p50)", [](const analysis::link_verdict& v) { return fixed(v.link.lat_us, 1); });
+             [](const analysis::link_verdict& v) { return matrix_cell(fixed(v.link.gbit_per_s, 3), v, matrix_figure::bandwidth); });
+        grid("latency, us one-way (p50; * bad)",
+             [](const analysis::link_verdict& v) { return matrix_cell(fixed(v.link.lat_us, 1), v, matrix_figure::latency); });
     }
     return out + render_summary(m, a, meta);
 }

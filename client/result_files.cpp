@@ -76,6 +76,9 @@ report_matrix matrix_from_json(const json& doc) {
         v.link.error = l.value("error", "");
         v.bad = l.value("bad", false);
         v.reason = l.value("reason", "");
+        // Documents written before each rule had its flag: the reason names the rules broken.
+        v.bandwidth_bad = v.link.reachable && l.value("bandwidth_bad", v.bad && v.reason.find("bandwidth ") != std::string::npos);
+        v.latency_bad = v.link.reachable && l.value("latency_bad", v.bad && v.reason.find("latency ") != std::string::npos);
         v.bandwidth_ratio = opt_number(l, "bandwidth_ratio");
         v.latency_ratio = opt_number(l, "latency_ratio");
         if (v.link.reachable) {
@@ -91,6 +94,13 @@ report_matrix matrix_from_json(const json& doc) {
     };
     a.bandwidth = stats("gbit_per_s", with_bw);
     a.latency = stats("lat_us", with_lat);
+    // Documents written before the reference was reported were judged against the median.
+    const auto ref = doc.value("reference", json::object());
+    a.reference_rule = ref.is_object() ? ref.value("rule", std::string("median")) : std::string("median");
+    a.bandwidth_reference = opt_number(ref, "gbit_per_s");
+    a.latency_reference = opt_number(ref, "lat_us");
+    if (!a.bandwidth_reference && a.bandwidth) a.bandwidth_reference = a.bandwidth->median;
+    if (!a.latency_reference && a.latency) a.latency_reference = a.latency->median;
     for (const auto& s : doc.value("suspects", json::array())) a.suspects.push_back(host(s));
     for (const auto& s : doc.value("unreachable", json::array())) a.unreachable.push_back(host(s));
     return m;

@@ -344,7 +344,7 @@ heatmap_data heatmap_from_analysis(const analysis::matrix_analysis& a, std::span
         const auto& l = v.link;
         if (l.from >= n || l.to >= n) continue;
         d.values[l.from][l.to] = metric == heatmap_metric::bandwidth ? l.gbit_per_s : l.lat_us;
-        d.bad[l.from][l.to] = v.bad && l.reachable;
+        d.bad[l.from][l.to] = l.reachable && (metric == heatmap_metric::bandwidth ? v.bandwidth_bad : v.latency_bad);
         d.unreachable[l.from][l.to] = !l.reachable;
     }
     for (std::size_t s : a.suspects)

@@ -63,7 +63,30 @@ TEST_CASE("check --collective: CRITICAL below --min-busbw, naming the slowest ra
     CHECK(core::exit_code(v.state) == 2);
     const auto line = client::nagios_line(v);
     CHECK(line.find("MESHPERF CRITICAL - allreduce ring over 4 ranks") == 0);
-    CHECK(line.find("below --min-busbw 61 GB/s; slowest rank 0 (n0:7470), slowest link rank 1 -> rank 2 at") != std::string::npos);
+    CHECK(line.find("below --min-busbw 61 GB/s; slowest link rank 1 (n1:7470) -> rank 2 (n2:7470) at 505.3 Gbit/s: likely "
+                    "cause rank 1 (n1:7470), its sender") != std::string::npos);
+}
+
+TEST_CASE("check --collective: the slow link's sender is named as the cause, not the receiver that waits for it") {
+    // Issue 26: rank 2 (n2) sends slowly to rank 3, so rank 3 takes longest; the old line said
+    // "slowest rank 3 (n3:7470), slowest link rank 2 -> rank 3", naming n2 only as "rank 2".
+    using series = std::vector<std::vector<double>>;
+    auto run = allreduce_run();
+    auto times = series(4, std::vector<double>(5, 100e-6));
+    times[3] = std::vector<double>(5, 120e-6);
+    auto sends = series(4, std::vector<double>(5, 80e-6));
+    sends[2] = std::vector<double>(5, 118e-6);
+    run.points = {core::assemble_collective_point(core::collective_op::allreduce, core::collective_algo::ring, 4,
+                                                  core::dtype::fp32, 4'000'000, times, sends, std::vector<std::uint64_t>{0, 0, 0, 0})};
+    REQUIRE(run.points[0].slowest_rank == 3);
+    const auto v = client::judge_collective(run, at_least(61));
+    CHECK(v.summary.find("slowest link rank 2 (n2:7470) -> rank 3 (n3:7470) at ") != std::string::npos);
+    CHECK(v.summary.find("likely cause rank 2 (n2:7470), its sender (the slowest rank, rank 3 (n3:7470), waits for what it sends)") !=
+          std::string::npos);
+    // Without timed links the slowest rank is all there is to name.
+    run.points[0].links.clear();
+    run.points[0].slowest_link.reset();
+    CHECK(client::judge_collective(run, at_least(61)).summary.find("; slowest rank 3 (n3:7470)") != std::string::npos);
 }
 
 TEST_CASE("check --collective: wrong elements are CRITICAL whatever the busbw") {
@@ -92,7 +115,7 @@ TEST_CASE("check --collective --baseline: WARNING below --warn, CRITICAL below -
     const auto warn = client::judge_collective(allreduce_run(), against(70));
     CHECK(warn.state == core::check_state::warning);
     CHECK(warn.summary.find("86% of the baseline's 70 GB/s") != std::string::npos);
-    CHECK(warn.summary.find("below --warn 0.9 of the baseline; slowest rank 0 (n0:7470)") != std::string::npos);
+    CHECK(warn.summary.find("below --warn 0.9 of the baseline; slowest link rank 1 (n1:7470) -> rank 2 (n2:7470)") != std::string::npos);
     const auto crit = client::judge_collective(allreduce_run(), against(90));
     CHECK(crit.state == core::check_state::critical);
     CHECK(crit.summary.find("below --crit 0.75 of the baseline") != std::string::npos);

@@ -153,29 +153,63 @@ TEST_CASE("thresholds are strict: exactly at the limit is healthy") {
     CHECK_FALSE(a.links[0].bad);
     CHECK_FALSE(a.links[1].bad);
     CHECK(a.links[2].bad);
-    CHECK(a.links[2].reason == "bandwidth 5.00 Gbit/s < 0.5 x median 10.0 Gbit/s (50% of median)");
+    CHECK(a.links[2].reason == "bandwidth 5.00 Gbit/s < 0.5 x better-half median 10.0 Gbit/s (50% of better-half median)");
     CHECK(a.links[3].bad);
-    CHECK(a.links[3].reason == "latency 20.0 us > 2 x median 10.0 us (2.00 x median)");
+    CHECK(a.links[3].reason == "latency 20.0 us > 2 x better-half median 10.0 us (2.00 x better-half median)");
 }
 
 TEST_CASE("both rules broken: reasons joined") {
-    std::vector<link_sample> links = full_matrix(4, [](std::size_t a, std::size_t b) { return measured(a, b, 100, 3); });
+    std::vector<link_sample> links = full_matrix(5, [](std::size_t a, std::size_t b) { return measured(a, b, 100, 3); });
     links[5].gbit_per_s = 40;
     links[5].lat_us = 12;
-    const auto a = analyze_matrix(4, links);
+    const auto a = analyze_matrix(5, links);
     CHECK(a.links[5].reason ==
           "bandwidth 40.0 Gbit/s < 0.9 x median 100 Gbit/s (40% of median); latency 12.0 us > 2 x median 3.00 us (4.00 x median)");
 }
 
-TEST_CASE("suspect needs more than half: exactly half is not suspect") {
-    // Three hosts, host 2 slow: host 2 has 4 of 4 links bad; hosts 0 and 1 have 2 of 4.
+TEST_CASE("three hosts, one slow: judged against the better half, so its links are bad (issue 26)") {
+    // Host 2 slow: 4 of the 6 links touch it. Median of {10, 10, 1, 1, 1, 1} is 1, the slow
+    // figure: judged against the median nothing was bad ("bad links: none").
     const auto links = full_matrix(3, [](std::size_t a, std::size_t b) {
-        return measured(a, b, (a == 2 || b == 2) ? 1.0 : 10.0, 5.0);
+        return measured(a, b, (a == 2 || b == 2) ? 1.0 : 10.0, (a == 2 || b == 2) ? 50.0 : 5.0);
     });
     const auto a = analyze_matrix(3, links);
-    // Median of {10, 10, 1, 1, 1, 1} is 1: with most links slow, the slow figure is normal.
     CHECK(a.bandwidth->median == 1.0);
-    CHECK(a.suspects.empty());
+    CHECK(a.reference_rule == "better-half median");
+    CHECK(a.bandwidth_reference == 10.0);  // the faster half {10, 10, 1}
+    CHECK(a.latency_reference == 5.0);     // the quicker half {5, 5, 50}
+    for (const auto& v : a.links) {
+        CAPTURE(v.link.from);
+        CAPTURE(v.link.to);
+        CHECK(v.bad == touches(v.link, 2));
+        CHECK(v.bandwidth_bad == touches(v.link, 2));
+        CHECK(v.latency_bad == touches(v.link, 2));
+    }
+    CHECK(a.links[1].reason == "bandwidth 1.00 Gbit/s < 0.9 x better-half median 10.0 Gbit/s (10% of better-half median); "
+                               "latency 50.0 us > 2 x better-half median 5.00 us (10.0 x better-half median)");
+    CHECK(a.suspects == std::vector<std::size_t>{2});  // hosts 0 and 1: 2 of 4 bad, exactly half, not suspect
+    const auto j = to_json(a);
+    CHECK(j["reference"]["rule"] == "better-half median");
+    CHECK(j["reference"]["gbit_per_s"] == 10.0);
+    CHECK(j["links"][1]["bandwidth_bad"] == true);
+}
+
+TEST_CASE("each rule of a link is told apart: a slow link is not latency-bad") {
+    auto links = six_hosts_one_slow(3);
+    const auto a = analyze_matrix(6, links);
+    CHECK(a.reference_rule == "median");
+    for (const auto& v : a.links) {
+        CHECK(v.bandwidth_bad == touches(v.link, 3));
+        CHECK_FALSE(v.latency_bad);
+    }
+    // judge_link on other figures against the same references: a retest's first figures.
+    link_sample fast_but_late = measured(0, 1, 9.4, 100);
+    const auto v = judge_link(fast_but_late, a);
+    CHECK(v.latency_bad);
+    CHECK_FALSE(v.bandwidth_bad);
+}
+
+TEST_CASE("suspect needs more than half: exactly half is not suspect") {
 
     // Four hosts, host 3 slow: 6 of 12 links slow, median between 10 and 1 -> 5.5.
     const auto four = full_matrix(4, [](std::size_t x, std::size_t y) {
