@@ -38,6 +38,7 @@ std::string frame_type_name(std::uint16_t type) {
         case frame_type::bye: return "bye";
         case frame_type::endpoint: return "endpoint";
         case frame_type::point_go: return "point_go";
+        case frame_type::heartbeat: return "heartbeat";
     }
     return fmt::format("type {}", type);
 }

@@ -33,6 +33,7 @@ enum class frame_type : std::uint16_t {
     bye = 9,           ///< initiator -> peer: the run is over
     endpoint = 10,     ///< either way: transport endpoint details (RDMA QPN, PSN, GID, rkey, address)
     point_go = 11,     ///< initiator -> peer: every data stream is connected; start the loops
+    heartbeat = 12,    ///< initiator -> peer: still here, during and at the end of a point (liveness, not progress)
 };
 
 /// Name of a frame type for messages ("hello", "point_done", or "type 77").

@@ -181,6 +181,13 @@ void check_rdma_gpu_memory(const run_spec& s) {
 
 void validate(const run_spec& s, const run_limits& lim) {
     if (s.peer.empty()) throw spec_error("no peer: give the peer daemon as HOST[:PORT]");
+    if (s.peer.size() > 300) throw spec_error(fmt::format("peer is {} bytes long: give the peer daemon as HOST[:PORT]", s.peer.size()));
+    // A NUL filed the run under a truncated peer; control bytes and non-ASCII are no host name.
+    for (std::size_t i = 0; i < s.peer.size(); ++i)
+        if (const auto c = static_cast<unsigned char>(s.peer[i]); c <= 0x20 || c >= 0x7f)
+            throw spec_error(fmt::format("peer has byte 0x{:02x} at position {}: give the peer daemon as HOST[:PORT] in "
+                                         "printable ASCII",
+                                         c, i));
     if (s.tests.empty()) throw spec_error("no tests: give at least one of latency, bandwidth, bidir");
     if (s.sizes.empty()) throw spec_error("no sizes: give sizes such as 1..4M or 64,4K,1M");
     for (auto sz : s.sizes)

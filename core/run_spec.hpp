@@ -52,6 +52,9 @@ struct run_limits {
     // Daemon-wide bounds, not per run; carried here so every part of the daemon sees them.
     std::uint32_t max_queued_runs = 64;     ///< runs waiting behind the current one; more: 503
     std::uint32_t max_connections = 1024;   ///< open HTTP connections (sessions and streams included)
+    /// A serving daemon ends a session whose initiator sent nothing (not even a heartbeat)
+    /// for this long, freeing its measurement gate: a frozen initiator locks nobody out.
+    double initiator_silence_s = 10.0;
 };
 
 

@@ -1,5 +1,7 @@
 #include "daemon/api/http_server.hpp"
 
+#include "core/utf8.hpp"
+
 #include "daemon/api/api_routes.hpp"
 #include "daemon/service/auth.hpp"
 #include "daemon/session/frame_channel.hpp"
@@ -19,6 +21,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <openssl/ssl.h>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
@@ -98,6 +101,10 @@ struct server_state {
     std::size_t open_connections = 0;         ///< I/O thread only
     listening_socket listening;               ///< the socket accept_loop accepts on
     idle_connections idle;
+    std::uint64_t refused_heads = 0;          ///< requests refused for their head (I/O thread only)
+    /// Runs routes' blocking work (store queries, rendering stored results) off the I/O
+    /// thread, so /healthz and the other connections never wait for history.
+    asio::thread_pool workers{http_worker_threads};
 };
 
 /// What a connection is, for the routes it may use.
@@ -115,7 +122,7 @@ response make_response(const request& req, const api_reply& r) {
     res.set(http::field::server, "meshperfd/" MESHPERF_VERSION);
     res.set(http::field::content_type, r.content_type);
     res.keep_alive(req.keep_alive());
-    res.body() = r.text.empty() ? r.body.dump(2) + "\n" : r.text;
+    res.body() = r.text.empty() ? r.body.dump(2, ' ', false, json::error_handler_t::replace) + "\n" : r.text;
     if (r.retry_after_s > 0) res.set(http::field::retry_after, std::to_string(r.retry_after_s));
     if (r.status == 401) res.set(http::field::www_authenticate, std::string(www_authenticate_challenge));
     res.prepare_payload();
@@ -127,7 +134,7 @@ response plain_error(unsigned version, int status, const std::string& message) {
     res.set(http::field::server, "meshperfd/" MESHPERF_VERSION);
     res.set(http::field::content_type, "application/json");
     res.keep_alive(false);
-    res.body() = json{{"error", message}}.dump() + "\n";
+    res.body() = json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     res.prepare_payload();
     return res;
 }
@@ -179,15 +186,22 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
     const auto executor = co_await asio::this_coro::executor;
     asio::steady_timer timer(executor);
     std::size_t next = 0;
+    const std::string heartbeat = json{{"event", "heartbeat"}, {"run_id", run->id()}}.dump() + "\n";
+    auto last_write = std::chrono::steady_clock::now();
     while (true) {
         bool finished = false;
         auto lines = run->events_since(next, finished);
         next += lines.size();
+        if (lines.empty() && !finished && std::chrono::steady_clock::now() - last_write >= event_stream_heartbeat)
+            lines.push_back(heartbeat.substr(0, heartbeat.size() - 1));
         for (auto& l : lines) {
             l += '\n';
             const auto chunk = http::make_chunk(asio::buffer(l));
+            // A client that stops reading (frozen, gone without a FIN) is let go; the run goes on.
+            beast::get_lowest_layer(stream).expires_after(event_stream_write_deadline);
             auto [wec, wn] = co_await asio::async_write(stream, chunk, use_tuple);
             if (wec) co_return;
+            last_write = std::chrono::steady_clock::now();
         }
         if (finished && lines.empty()) break;
         if (lines.empty()) {
@@ -195,6 +209,7 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
             co_await timer.async_wait(use_tuple);
         }
     }
+    beast::get_lowest_layer(stream).expires_after(event_stream_write_deadline);
     const auto last_chunk = http::make_chunk_last();
     co_await asio::async_write(stream, last_chunk, use_tuple);
 }
@@ -208,6 +223,30 @@ asio::awaitable<api_reply> local_copy_result(std::shared_ptr<local_copy_job> job
         co_await timer.async_wait(use_tuple);
     }
     co_return job->reply();
+}
+
+/// Runs a route's blocking work, turning an escaped exception into a 500 and rendering the
+/// JSON here (on the worker thread) rather than on the I/O thread.
+api_reply run_blocking_work(const std::function<api_reply()>& work) noexcept {
+    api_reply r;
+    try {
+        r = work();
+        if (r.text.empty()) {
+            r.text = r.body.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+            r.body = nullptr;
+        }
+    } catch (const std::exception& e) {
+        log_warn("request failed: {}", e.what());
+        r = api_error(500, fmt::format("internal error: {} (see the daemon's log)", core::to_valid_utf8(e.what())));
+    } catch (...) {
+        r = api_error(500, "internal error (see the daemon's log)");
+    }
+    return r;
+}
+
+/// A coroutine around run_blocking_work, spawned on the worker pool.
+asio::awaitable<api_reply> blocking_work(std::function<api_reply()> work) {
+    co_return run_blocking_work(work);
 }
 
 /// Why an upgrade request is refused: the status and the sentence the client reads.
@@ -324,14 +363,41 @@ asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_ki
     }
 }
 
-/// Reads one request; the connection counts as idle (droppable) meanwhile.
+/// Reads one request; the connection counts as idle (droppable) meanwhile. The header comes
+/// first: a chunked body is not read at all (the caller answers 411), because Beast bounds
+/// neither chunk extensions nor trailer fields (a 64 KiB trailer value threw out of the
+/// parser and ended the daemon; 17 MB of small ones grew its memory without limit).
 template <class Stream>
 asio::awaitable<std::tuple<beast::error_code, std::size_t>> read_request(server_state& s, Stream& stream,
                                                                          beast::flat_buffer& buffer,
                                                                          http::request_parser<http::string_body>& parser) {
     auto& tcp = beast::get_lowest_layer(stream);
     waiting_mark waiting(s.idle, [&tcp] { tcp.cancel(); });
-    co_return co_await http::async_read(stream, buffer, parser, use_tuple);
+    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+    if (ec || parser.is_done() || parser.chunked()) co_return std::tuple{ec, n};
+    auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_tuple);
+    co_return std::tuple{bec, n + bn};
+}
+
+/// What is wrong with a request's head that Beast accepts but the daemon must not: a chunked
+/// body, text that is not UTF-8 (it would enter JSON: the path of a 404, a peer name), a NUL
+/// byte. Empty when the head is fine.
+std::string refusal_of_head(const request& req, int& status) {
+    status = 400;
+    if (req.chunked()) {
+        status = 411;
+        return "chunked request bodies are not accepted: send the body with a Content-Length header";
+    }
+    const auto target = std::string_view(req.target());
+    if (!core::is_valid_utf8(target) || target.find('\0') != std::string_view::npos)
+        return "the request target is not valid UTF-8: percent-encode bytes outside ASCII";
+    for (const auto& field : req) {
+        const auto value = std::string_view(field.value());
+        if (!core::is_valid_utf8(value) || value.find('\0') != std::string_view::npos)
+            return fmt::format("the value of header '{}' is not valid UTF-8 text",
+                               core::to_valid_utf8(std::string_view(field.name_string())));
+    }
+    return {};
 }
 
 /// Waits for a new connection's first byte; the connection counts as idle meanwhile.
@@ -381,7 +447,9 @@ route_outcome route_request(server_state& s, api_state& api, const request& req,
 template <class Stream>
 asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
     auto& tcp = beast::get_lowest_layer(stream);
-    beast::flat_buffer buffer;
+    // Bounded: a header, a body and one read's worth of a pipelined next request, whatever
+    // the client sends (Beast's reads then fail with buffer_overflow, answered 400).
+    beast::flat_buffer buffer(s.limits.max_header_bytes + s.limits.max_body_bytes + 64 * 1024);
     api_state api{s.ctx, s.runs, s.store, s.listening};
     while (true) {
         http::request_parser<http::string_body> parser;
@@ -393,6 +461,16 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
             if (!refused) co_return;
             tcp.expires_after(std::chrono::seconds(5));
             co_await http::async_write(stream, *refused, use_tuple);
+            co_return;
+        }
+        int head_status = 0;
+        if (const auto why = refusal_of_head(parser.get(), head_status); !why.empty()) {
+            // Logged, but not one line per request of a flood: the first ten, then every thousandth.
+            if (++s.refused_heads <= 10 || s.refused_heads % 1000 == 0)
+                log_warn("refused a request ({} so far): {}", s.refused_heads, why);
+            response refused = plain_error(parser.get().version(), head_status, why);
+            tcp.expires_after(std::chrono::seconds(5));
+            co_await http::async_write(stream, refused, use_tuple);
             co_return;
         }
         auto req = parser.release();
@@ -410,6 +488,11 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
             auto events = stream_events(stream, req, std::move(outcome.event_stream));
             co_await std::move(events);
             co_return;
+        }
+        if (outcome.offload) {
+            auto work = asio::co_spawn(s.workers, blocking_work(std::move(outcome.offload)), asio::use_awaitable);
+            outcome.reply = co_await std::move(work);
+            tcp.expires_after(std::chrono::seconds(s.limits.idle_timeout_s));
         }
         if (outcome.copy_job) {
             auto copy_sweep = local_copy_result(std::move(outcome.copy_job));
@@ -510,6 +593,19 @@ asio::awaitable<void> serve_connection(std::shared_ptr<server_state> state, tcp:
     co_await std::move(served);
 }
 
+/// Completion of a connection's coroutine: an exception that escaped it (a parser or a
+/// handler that threw) ends that connection only, logged; never the daemon.
+void contain_connection_failure(std::exception_ptr failure) noexcept {
+    if (!failure) return;
+    try {
+        std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+        log_warn("a connection ended on an internal error (the daemon goes on): {}", core::to_valid_utf8(e.what()));
+    } catch (...) {
+        log_warn("a connection ended on an unknown internal error (the daemon goes on)");
+    }
+}
+
 asio::awaitable<void> accept_loop(std::shared_ptr<server_state> state, tcp::acceptor acceptor) {
     while (true) {
         auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
@@ -522,7 +618,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<server_state> state, tcp::acce
             continue;
         }
         socket.set_option(tcp::no_delay(true), ec);
-        asio::co_spawn(acceptor.get_executor(), serve_connection(state, std::move(socket)), asio::detached);
+        asio::co_spawn(acceptor.get_executor(), serve_connection(state, std::move(socket)), contain_connection_failure);
     }
 }
 

@@ -8,10 +8,20 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
 namespace meshperf::daemon {
+
+/// A run's NDJSON event stream carries `{"event":"heartbeat"}` after this long without an
+/// event, so a client can tell a long point from a frozen daemon (docs/api.md).
+inline constexpr std::chrono::seconds event_stream_heartbeat{1};
+/// A client that takes no event for this long (it stopped reading) is disconnected; the run
+/// goes on and is stored.
+inline constexpr std::chrono::seconds event_stream_write_deadline{30};
+/// Threads that run the routes' blocking work (store queries, rendering stored results).
+inline constexpr int http_worker_threads = 2;
 
 /// Limits of the HTTP layer.
 struct http_limits {

@@ -9,6 +9,7 @@
 
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/message.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,10 @@ struct route_outcome {
     api_reply reply;
     std::shared_ptr<run_record> event_stream;  ///< set: stream this run's events as NDJSON instead of `reply`
     std::shared_ptr<local_copy_job> copy_job;  ///< set: wait for this copy sweep; its reply replaces `reply`
+    /// Set: blocking work (a store query, rendering a stored result) that the HTTP server
+    /// runs on its worker pool, off the I/O thread; its reply replaces `reply`. It must not
+    /// touch the route_call (gone by then): capture what it needs by value.
+    std::function<api_reply()> offload;
 };
 
 /// Handles one method of one route.

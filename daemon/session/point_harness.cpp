@@ -34,6 +34,21 @@ double peer_seconds(const json& body, const char* field) {
     return body[field].get<double>();
 }
 
+/// Sends the initiator's heartbeat frame at most once per session_heartbeat_interval, so
+/// the peer can tell a long point from a frozen initiator (and free its gate for the second).
+class heartbeat_sender {
+public:
+    void maybe_send(frame_channel& ch) {
+        const auto now = clock::now();
+        if (now - last_ < session_heartbeat_interval) return;
+        ch.send(core::frame_type::heartbeat, json::object(), now + handshake_timeout);
+        last_ = now;
+    }
+
+private:
+    clock::time_point last_ = clock::now();
+};
+
 /// One frame from the peer during or after a point: progress reports go to the transport,
 /// point_done is kept; anything else breaks the protocol.
 void take_point_frame(const session_message& m, initiator_point& ops, json& peer_done) {
@@ -55,7 +70,9 @@ clock::time_point measure(frame_channel& ch, const core::run_spec& spec, const c
     auto last_heard = t0;
     ops.start();
     const double cap = spec.warmup_s + spec.duration_s.value_or(spec.max_point_s);
+    heartbeat_sender heartbeat;
     while (true) {
+        heartbeat.maybe_send(ch);
         const auto tick = clock::now() + progress_tick;
         while (auto m = ch.try_receive(tick)) {
             last_heard = clock::now();
@@ -89,8 +106,10 @@ void await_point_done(frame_channel& ch, bool fixed_length, initiator_point& ops
     const auto done_deadline = clock::now() + (ops.error().empty() ? point_done_timeout : failed_point_done_timeout);
     const bool peer_reports = ops.peer_reports_until_done();
     const auto silence = ops.peer_silence_limit();
+    heartbeat_sender heartbeat;
     try {
         while (peer_done.is_null()) {
+            heartbeat.maybe_send(ch);
             auto deadline = done_deadline;
             bool silent = false;
             if (!fixed_length) {
@@ -100,7 +119,10 @@ void await_point_done(frame_channel& ch, bool fixed_length, initiator_point& ops
                     silent = true;
                 }
             }
-            auto m = ch.try_receive(deadline);
+            // Wake at least once a heartbeat interval to send the next one.
+            const auto wake = clock::now() + session_heartbeat_interval;
+            auto m = ch.try_receive(std::min(deadline, wake));
+            if (!m && clock::now() < deadline) continue;
             if (!m) {
                 if (silent)
                     throw session_error(fmt::format("{} did not answer in time: nothing from it for {} s at the end of the point "
@@ -180,15 +202,20 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
                                           : spec.warmup_s + spec.max_point_s + spec.duration_s.value_or(0) + cap_grace_s + 60;
     const auto t0 = clock::now();
     const auto give_up = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(allowed_s));
+    const auto silence = initiator_silence(limits);
+    auto last_heard = t0;
     ops.start();
     bool stop_received = false;
     while (!ops.ended(stop_received)) {
         if (clock::now() > give_up) throw session_error("the initiator never ended the point");
+        if (clock::now() - last_heard > silence) throw session_error(initiator_silence_message(ch.peer_name(), limits));
         ops.check_limits();
         if (ops.reports())
             ch.send(core::frame_type::progress, {{"t_s", seconds(clock::now() - t0)}, {"bytes", ops.counted_bytes()}},
                     clock::now() + handshake_timeout);
         if (auto m = ch.try_receive(clock::now() + progress_tick)) {
+            last_heard = clock::now();
+            if (m->type == core::frame_type::heartbeat) continue;
             if (m->type != core::frame_type::point_stop)
                 throw session_error(fmt::format("unexpected {} during a point", frame_name(m->type)));
             ops.stop(m->body);

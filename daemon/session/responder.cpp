@@ -56,15 +56,32 @@ void serve_run(daemon_context& ctx, frame_channel& ch) {
             clock::now() + handshake_timeout);
     log_info("session {}: run {} accepted", ch.peer_name(), hello.body.value("run_id", "?"));
     transport->open(ch);
+    // Between points the initiator sends the next point_begin at once: silence means it froze
+    // or vanished (its kernel may still acknowledge). Only point_begin and bye count as
+    // progress; a heartbeat or a stray point_stop proves liveness, never extends the idle limit.
+    const auto silence = initiator_silence(ctx.limits);
+    auto progress_deadline = clock::now() + idle_session_timeout;
+    auto last_heard = clock::now();
     while (true) {
-        const auto m = ch.receive(clock::now() + idle_session_timeout);
-        if (m.type == core::frame_type::bye) return;
-        if (m.type == core::frame_type::point_begin) {
-            const auto key = parse_point_begin(spec, m.body);
-            const auto ops = transport->point(key, m.body);
+        const auto silent_at = last_heard + silence;
+        const auto m = ch.try_receive(std::min(progress_deadline, silent_at));
+        if (!m) {
+            if (clock::now() >= progress_deadline)
+                throw session_error(fmt::format("the initiator {} started no point for {} s: this peer ends the session",
+                                                ch.peer_name(), idle_session_timeout.count()));
+            throw session_error(initiator_silence_message(ch.peer_name(), ctx.limits));
+        }
+        last_heard = clock::now();
+        if (m->type == core::frame_type::bye) return;
+        if (m->type == core::frame_type::point_begin) {
+            const auto key = parse_point_begin(spec, m->body);
+            const auto ops = transport->point(key, m->body);
             run_responder_point(ch, spec, ctx.limits, placement, key, *ops);
-        } else if (m.type != core::frame_type::point_stop) {  // a stop that crossed a natural end is fine
-            throw session_error(fmt::format("unexpected {} between points", frame_name(m.type)));
+            progress_deadline = clock::now() + idle_session_timeout;
+            last_heard = clock::now();
+        } else if (m->type != core::frame_type::point_stop && m->type != core::frame_type::heartbeat) {
+            // A stop or a heartbeat that crossed a point's natural end is fine.
+            throw session_error(fmt::format("unexpected {} between points", frame_name(m->type)));
         }
     }
 }

@@ -1,5 +1,6 @@
 #include "daemon/session/session_opening.hpp"
 
+#include "core/utf8.hpp"
 #include "daemon/session/peer_upgrade.hpp"
 #include "daemon/session/point_harness.hpp"
 #include "daemon/session/session_protocol.hpp"
@@ -17,7 +18,8 @@ session_attempt try_open_session(daemon_context& ctx, const transport::endpoint_
         up = transport::http_upgrade(peer, upgrade_request(ctx, "/v1/session"), session_upgrade, handshake_timeout, refused,
                                      ctx.tls_client.get());
     } catch (const transport::tls_error& e) {
-        throw session_error(fmt::format("cannot open a session with peer {}: {}", peer.to_string(), e.what()));
+        throw session_error(
+            fmt::format("cannot open a session with peer {}: {}", peer.to_string(), core::to_valid_utf8(e.what())));
     } catch (const transport::resolve_error& e) {
         throw session_error(fmt::format("cannot resolve peer {}: {} (check the peer's host name)", e.host(),
                                         e.code().message()));
@@ -25,7 +27,8 @@ session_attempt try_open_session(daemon_context& ctx, const transport::endpoint_
         throw session_error(fmt::format("cannot reach peer {}: {} (is meshperfd running there, and the port right?)",
                                         peer.to_string(), e.code().message()));
     } catch (const transport::http_protocol_error& e) {
-        throw session_error(fmt::format("peer {} is not a meshperfd: it {}", peer.to_string(), e.what()));
+        throw session_error(
+            fmt::format("peer {} is not a meshperfd: it {}", peer.to_string(), core::to_valid_utf8(e.what())));
     }
     session_attempt a;
     if (up.stream) {
@@ -33,8 +36,9 @@ session_attempt try_open_session(daemon_context& ctx, const transport::endpoint_
         return a;
     }
     a.status = refused.status;
-    a.why = refusal_message(refused);
-    a.reason = refused.reason;
+    // A peer's words go into the run's error text and so into JSON: made valid UTF-8 here.
+    a.why = core::to_valid_utf8(refusal_message(refused));
+    a.reason = core::to_valid_utf8(refused.reason);
     return a;
 }
 

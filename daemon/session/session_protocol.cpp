@@ -4,6 +4,7 @@
 #include "transport/tcp/stream_loops.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <cstdlib>
 
 namespace meshperf::daemon {
@@ -12,9 +13,20 @@ int session_protocol_version() {
     // MESHPERF_SESSION_PROTOCOL exists so tests can stand up a daemon of another version.
     static const int version = [] {
         const char* v = std::getenv("MESHPERF_SESSION_PROTOCOL");
-        return v && *v ? std::atoi(v) : 1;
+        return v && *v ? std::atoi(v) : 2;  // 2: heartbeat frames (2026-12-03)
     }();
     return version;
+}
+
+std::chrono::steady_clock::duration initiator_silence(const core::run_limits& limits) {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(limits.initiator_silence_s));
+}
+
+std::string initiator_silence_message(const std::string& peer, const core::run_limits& limits) {
+    return fmt::format("the initiator ({}) sent nothing for {:.0f} s, not even a heartbeat (frozen, or its host gone): this "
+                       "peer ends the session and frees its measurement gate",
+                       peer, limits.initiator_silence_s);
 }
 
 void guard_session_socket(int fd) { transport::tcp::set_dead_path_timeout(fd, session_user_timeout_ms); }

@@ -68,7 +68,20 @@ inline constexpr std::chrono::seconds streams_timeout{10};
 inline constexpr std::chrono::seconds point_done_timeout{30};
 /// The same wait when this side's data streams have already failed.
 inline constexpr std::chrono::seconds failed_point_done_timeout{3};
+/// The longest a serving daemon waits between points for the next point_begin or bye: only
+/// those count as progress (a heartbeat or a stray point_stop does not extend it).
 inline constexpr std::chrono::seconds idle_session_timeout{120};
+/// How often the initiator sends a heartbeat frame while a point runs and while it waits
+/// for the point's end; the peer ends the session after run_limits::initiator_silence_s
+/// without any frame.
+inline constexpr std::chrono::milliseconds session_heartbeat_interval{1000};
+
+/// run_limits::initiator_silence_s as a clock duration.
+std::chrono::steady_clock::duration initiator_silence(const core::run_limits& limits);
+
+/// What a serving daemon says (and logs) when it ends a session whose initiator `peer` went
+/// silent for run_limits::initiator_silence_s.
+std::string initiator_silence_message(const std::string& peer, const core::run_limits& limits);
 /// How long an initiator keeps asking a busy peer before the run fails.
 inline constexpr std::chrono::seconds busy_peer_patience{120};
 

@@ -100,6 +100,20 @@ TEST_CASE("validate: peer, tests and sizes must be present") {
     CHECK(has(problem(s), "no sizes"));
 }
 
+TEST_CASE("validate: a peer with a NUL, a control byte or non-ASCII is refused (issue 25)") {
+    auto s = valid_spec();
+    s.peer = std::string("127.0.0.1\0evil:7470", 20);
+    CHECK(has(problem(s), "byte 0x00 at position 9"));
+    s.peer = "host\xe9:7470";
+    CHECK(has(problem(s), "byte 0xe9 at position 4"));
+    s.peer = "a b:7470";
+    CHECK(has(problem(s), "byte 0x20"));
+    s.peer = std::string(301, 'a');
+    CHECK(has(problem(s), "301 bytes long"));
+    s.peer = "[fe80::1%eth0]:7470";
+    CHECK(problem(s).empty());
+}
+
 TEST_CASE("validate: sizes in range, ascending and unique") {
     auto s = valid_spec();
     s.sizes = {0, 64};
