@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -32,6 +33,18 @@ bool is_loopback(const std::string& host) {
     return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
+/// --listen must name an address of this host, as an IP literal (or localhost): a name that
+/// is not one used to start a daemon on 127.0.0.1:7470 that nobody could reach.
+void require_listen_address(const std::string& listen, const transport::endpoint_address& ep) {
+    if (ep.host == "localhost") return;
+    boost::system::error_code ec;
+    boost::asio::ip::make_address(ep.host, ec);
+    if (ec)
+        throw core::spec_error(fmt::format("--listen {}: '{}' is not an IP address (give ADDR:PORT, e.g. 0.0.0.0:7470 "
+                                           "with --token-file, or 127.0.0.1:7470)",
+                                           listen, ep.host));
+}
+
 /// The command line of meshperfd.
 struct daemon_options {
     std::string listen = "127.0.0.1:7470";
@@ -40,6 +53,7 @@ struct daemon_options {
     std::string log_level = "info";
     std::string config_file;
     transport::tls_files tls;
+    bool loopback_fallback = false;  ///< without a token, serve 127.0.0.1:PORT instead of refusing to start
 };
 
 void add_options(CLI::App& app, daemon_options& o) {
@@ -52,6 +66,9 @@ void add_options(CLI::App& app, daemon_options& o) {
     app.add_option("--tls-key", o.tls.key_file, "PEM private key of --tls-cert (not readable by others)");
     app.add_option("--tls-ca", o.tls.ca_file,
                    "PEM CA bundle: peers' and clients' certificates must chain to it (mutual TLS; clients need a certificate)");
+    app.add_flag("--loopback-fallback", o.loopback_fallback,
+                 "without --token-file, serve 127.0.0.1:PORT when --listen names another address (by default the "
+                 "daemon refuses to start)");
     app.add_option("--log-level", o.log_level, "debug, info, warn or error")->capture_default_str();
     app.add_option("--config", o.config_file,
                    "TOML configuration: limits, allowed peers, /metrics authentication, scheduled probes "
@@ -80,7 +97,13 @@ void fill_context(daemon::daemon_context& ctx, const daemon_options& o, const da
         ctx.tls_client = std::make_shared<transport::tls_context>(transport::tls_context::role::client, o.tls);
     }
     if (ctx.token.empty() && !is_loopback(ep.host)) {
-        daemon::log_warn("no --token-file: refusing to serve {} without authentication; listening on 127.0.0.1:{} only",
+        if (!o.loopback_fallback)
+            throw core::spec_error(fmt::format(
+                "--listen {}: refusing to serve a non-loopback address without authentication; give --token-file FILE "
+                "(the cluster token, mode 0600), or listen on 127.0.0.1 (--loopback-fallback does that instead of failing)",
+                ep.to_string()));
+        daemon::log_warn("no --token-file: refusing to serve {} without authentication; listening on 127.0.0.1:{} only "
+                         "(--loopback-fallback)",
                          ep.host, ep.port);
         ep.host = "127.0.0.1";
     }
@@ -106,6 +129,22 @@ private:
     boost::asio::steady_timer timer_;
     std::chrono::steady_clock::duration period_{};
 };
+
+/// Runs the I/O thread until it is stopped. Every connection contains its own failures
+/// (http_server.cpp); an exception that still escapes a handler is a bug, logged, and the
+/// loop goes on serving the others instead of ending the daemon.
+void run_io_loop(boost::asio::io_context& io) {
+    while (true) {
+        try {
+            io.run();
+            return;
+        } catch (const std::exception& e) {
+            daemon::log_error("internal error on the I/O thread (a bug: please report it; the daemon goes on): {}", e.what());
+        } catch (...) {
+            daemon::log_error("unknown internal error on the I/O thread (a bug: please report it; the daemon goes on)");
+        }
+    }
+}
 
 /// Opens the store, starts the API, the run executor and the probes, and serves until
 /// SIGINT or SIGTERM.
@@ -147,7 +186,7 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
                      !ctx.tls_server ? "plain HTTP"
                                      : (ctx.tls_server->requires_peer_certificate() ? "TLS with client certificates" : "TLS"),
                      o.config_file.empty() ? "" : ", config ", o.config_file);
-    io.run();
+    run_io_loop(io);
 }
 
 }  // namespace
@@ -165,6 +204,7 @@ int main(int argc, char** argv) {
         if (!options.config_file.empty()) config = daemon::load_config(options.config_file);
         apply_config_defaults(app, config, options);
         auto ep = transport::parse_endpoint(options.listen);
+        require_listen_address(options.listen, ep);
         daemon::daemon_context ctx;
         fill_context(ctx, options, config, ep);
         serve(ctx, options, config, ep);

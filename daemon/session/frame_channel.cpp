@@ -12,7 +12,8 @@ frame_channel::frame_channel(transport::socket_fd fd, std::string leftover, std:
     : frame_channel(transport::make_plain_stream(std::move(fd)), std::move(leftover), std::move(peer_name)) {}
 
 void frame_channel::send(core::frame_type type, const nlohmann::json& body, clock::time_point deadline) {
-    const auto frame = core::encode_frame(type, body.dump());
+    // Error texts may quote outside input: invalid UTF-8 is replaced, never thrown on.
+    const auto frame = core::encode_frame(type, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     try {
         stream_->send_all(frame.data(), frame.size(), deadline);
     } catch (const transport::tls_error& e) {

@@ -155,10 +155,6 @@ class RestartTests(unittest.TestCase):
             b.cleanup()
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class AuthTests(unittest.TestCase):
     def test_token_required_and_checked(self):
         import os
@@ -217,3 +213,54 @@ class ThrottleTests(unittest.TestCase):
             self.assertEqual(a.http("GET", "/healthz", raw=True)[0], 200)
         finally:
             a.cleanup()
+
+
+class ListenTests(unittest.TestCase):
+    """Issue 26 item 8: a --listen the daemon cannot honour ends it with the reason (exit 2),
+    instead of a healthy-looking unit serving 127.0.0.1 that nobody can reach."""
+
+    def run_daemon(self, *args):
+        import subprocess
+        import tempfile
+        from meshperf_harness import DAEMON
+        d = tempfile.mkdtemp(prefix="meshperf-listen-")
+        return subprocess.run([DAEMON, "--state-dir", d, *args], capture_output=True, text=True, timeout=10)
+
+    def test_not_an_address(self):
+        p = self.run_daemon("--listen", "nonsense")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("'nonsense' is not an IP address", p.stderr)
+        self.assertNotIn("listening on", p.stderr)
+
+    def test_non_loopback_without_token(self):
+        p = self.run_daemon("--listen", "10.77.0.1:8150")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("without authentication", p.stderr)
+        self.assertIn("--token-file", p.stderr)
+
+    def test_loopback_fallback_only_when_asked(self):
+        import subprocess
+        import tempfile
+        import urllib.request
+        from meshperf_harness import DAEMON, free_port
+        port = free_port()
+        state = tempfile.mkdtemp(prefix="meshperf-listen-")
+        p = subprocess.Popen([DAEMON, "--state-dir", state, "--listen", f"0.0.0.0:{port}", "--loopback-fallback"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        status = None
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and status is None and p.poll() is None:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1) as r:
+                        status = r.status
+                except OSError:
+                    time.sleep(0.1)
+        finally:
+            p.terminate()
+            _, err = p.communicate(timeout=10)
+        self.assertEqual(status, 200, err)
+        self.assertIn("--loopback-fallback", err)
+
+if __name__ == "__main__":
+    unittest.main()
