@@ -191,13 +191,13 @@ def complete_answers(data):
         at = end + 4 + length
 
 
-def exchange(port, data, timeout=READ_TIMEOUT_S, tls=None, answers=1, quiet_s=0.15, max_answer=1 << 20):
+def exchange(port, data, timeout=READ_TIMEOUT_S, tls=None, answers=1, quiet_s=0.15, max_answer=64 << 20):
     """Sends `data` on a new connection (TLS when `tls` is an SSLContext) and reads the answer
     until `answers` whole answers came, the daemon closes, or `timeout` passes. When the
     daemon says nothing for `quiet_s` (it waits for the rest of a request), the sending side
     is shut so that it sees the end of the input. Returns (answer bytes, how): how is
     "answered" (the answers came), "closed", "reset" or "held" (still open at the timeout)."""
-    got = b""
+    got = bytearray()
     how = "closed"
     try:
         raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
@@ -241,15 +241,16 @@ def exchange(port, data, timeout=READ_TIMEOUT_S, tls=None, answers=1, quiet_s=0.
                 how = "closed"
                 break
             got += chunk
-            n, exact = complete_answers(got)
-            if answers and n >= answers and exact:
-                how = "answered"
-                break
+            if answers:
+                n, exact = complete_answers(got)
+                if n >= answers and exact:
+                    how = "answered"
+                    break
     except (ssl.SSLError, OSError):
         how = "reset"
     finally:
         s.close()
-    return got, how
+    return bytes(got), how
 
 
 class FakePeer:

@@ -1,0 +1,117 @@
+"""Fake peers (issue 25, attack 2): a python socket server stands where a peer meshperfd
+should be and answers the initiator's session upgrade with hostile bytes (non-UTF-8 status
+lines and headers, framing attacks, other protocols; http_corpus.peer_reply_corpus). A real
+meshperfd is driven to it with POST /v1/runs naming that peer. Each run must end (failed)
+within 30 s, its stored document (GET /v1/runs/{id}) and the history (GET /v1/runs) must be
+valid UTF-8 JSON with the error as a string, and the daemon must pass the check every case
+ends with (hostile_harness.check_daemon).
+"""
+import glob
+import json
+import os
+import time
+import unittest
+
+from hostile_harness import (FOUND_DIR, Daemon, FakePeer, Figures, api_get, api_post_json, check_daemon,
+                             daemon_dead_reason, log_tail, save_found, strict_json, wait_run_end)
+import http_corpus as corpus
+
+RUN_END_S = 30  # a refused or broken session ends well within the 10 s handshake timeout
+
+
+class PeerReplyRunner:
+    def __init__(self, tc):
+        self.tc = tc
+        self.d = Daemon()
+        self.figures = Figures()
+        self.killed = []
+        self.errors = {}
+
+    def restart(self):
+        self.d.cleanup()
+        self.d = Daemon()
+
+    def run_against(self, name, reply):
+        tc = self.tc
+        peer = FakePeer(reply)
+        try:
+            spec = json.dumps({"peer": peer.address, "tests": ["latency"], "sizes": [64], "max_point_s": 0.05,
+                               "warmup_s": 0}).encode()
+            status, raw = api_post_json(self.d, "/v1/runs", spec)
+            tc.assertEqual(status, 202, f"{name}: POST /v1/runs answered {status}: {raw[:200]!r}")
+            run_id = strict_json(tc, raw, f"{name}: the 202 answer")["id"]
+            t0 = time.monotonic()
+            status, raw = wait_run_end(self.d, run_id, RUN_END_S)
+            elapsed = time.monotonic() - t0
+            dead = daemon_dead_reason(self.d)
+            if dead:
+                self.killed.append(name)
+                save_found("peer-reply", name, reply)
+                log = log_tail(self.d, 400)
+                self.restart()
+                tc.fail(f"{name}: the peer's reply killed meshperfd: {dead}; log: {log}")
+            tc.assertEqual(status, 200, f"{name}: GET /v1/runs/{run_id} answered {status}: {raw[:200]!r}")
+            doc = strict_json(tc, raw, f"{name}: the stored run")
+            tc.assertNotIn(doc.get("state"), ("queued", "running"), f"{name}: the run did not end in {RUN_END_S} s")
+            tc.assertEqual(doc.get("state"), "failed", f"{name}: {doc.get('state')}, error {doc.get('error')!r}")
+            tc.assertIsInstance(doc.get("error"), str)
+            tc.assertIn(peer.address, doc["error"])
+            self.errors[name] = (doc["error"], elapsed)
+            status, raw = api_get(self.d, "/v1/runs?limit=5")
+            tc.assertEqual(status, 200, f"{name}: GET /v1/runs answered {status}: {raw[:200]!r}")
+            listed = strict_json(tc, raw, f"{name}: the history")
+            tc.assertIn(run_id, [r["id"] for r in listed["runs"]])
+        finally:
+            peer.close()
+
+    def run(self, cases):
+        t0 = time.monotonic()
+        for name, reply in cases:
+            with self.tc.subTest(peer_reply=name):
+                try:
+                    self.run_against(name, reply)
+                finally:
+                    check_daemon(self.tc, self.d, f"peer reply {name}", self.figures)
+        print(f"\nhostile: fake peers: {len(cases)} replies in {time.monotonic() - t0:.1f} s; {len(self.killed)} killed "
+              f"meshperfd ({', '.join(self.killed) or 'none'}); {self.figures.line()}", flush=True)
+        for name, (error, elapsed) in sorted(self.errors.items()):
+            print(f"hostile: fake peer {name}: failed in {elapsed:.1f} s: {error[:160]}", flush=True)
+
+    def close(self):
+        self.d.cleanup()
+
+
+class FakePeerTests(unittest.TestCase):
+    def test_attack_2_status_line_ete(self):
+        """The issue's case: `HTTP/1.1 404 \\xe9t\\xe9` killed the initiator (type_error.316, SIGABRT)."""
+        runner = PeerReplyRunner(self)
+        try:
+            runner.run([("status_reason_ete_404", b"HTTP/1.1 404 \xe9t\xe9\r\n\r\n")])
+        finally:
+            runner.close()
+
+    def test_peer_reply_corpus(self):
+        runner = PeerReplyRunner(self)
+        try:
+            runner.run(corpus.peer_reply_corpus())
+        finally:
+            runner.close()
+
+    def test_replies_found_earlier(self):
+        """tests/hostile/found/peer-reply-*: every peer reply that once killed meshperfd."""
+        files = sorted(glob.glob(os.path.join(FOUND_DIR, "peer-reply-*")))
+        if not files:
+            self.skipTest("no peer-reply-* file in tests/hostile/found")
+        cases = []
+        for path in files:
+            with open(path, "rb") as f:
+                cases.append((os.path.basename(path), f.read()))
+        runner = PeerReplyRunner(self)
+        try:
+            runner.run(cases)
+        finally:
+            runner.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
