@@ -101,12 +101,15 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
             n = static_cast<std::size_t>(std::min<std::uint64_t>(n, target_count - done));
         } else {
             // The time cap holds: a batch lasts at most max_batch_share of the cap at the time
-            // per round trip measured so far, and none starts unless it ends by the cap, so
-            // the point ends within one round trip of it (the first round trip is always run).
-            n = std::min(n, std::max<std::size_t>(1, round_trips_within(time_limit * max_batch_share, per_rtt, n)));
+            // per round trip measured so far (or min_batch_s), and none starts unless a round
+            // trip fits before the cap, so the point ends within one round trip or
+            // min_batch_s of it (the first batch is always run).
+            // Round trips shorter than min_batch_s / batch_size keep whole batches.
+            const std::size_t least = std::max<std::size_t>(1, round_trips_within(min_batch_s, per_rtt, n));
+            n = std::min(n, std::max(least, round_trips_within(time_limit * max_batch_share, per_rtt, n)));
             const std::size_t fit = round_trips_within(time_limit - seconds_since(start), per_rtt, n);
             if (fit == 0 && done > 0) break;
-            n = std::max<std::size_t>(1, std::min(n, fit));
+            n = std::min(n, std::max(least, fit));
         }
         double* dst = done + n <= samples.size() ? samples.data() + done : spill.data();
         if ((out.code = timed_batch(run_batch, n, dst, per_rtt)) != 0) return out;

@@ -35,13 +35,17 @@ using round_trip_batch = std::function<int(std::size_t count, double* out)>;
 /// measured so far: a point's cap holds within one batch, far less than the cap itself.
 inline constexpr double max_batch_share = 0.125;
 
+/// A batch may always take this long (round trips of a few µs keep batches of hundreds,
+/// whatever the cap): the most a point overshoots its cap besides one round trip.
+inline constexpr double min_batch_s = 0.001;
+
 /// Runs one latency point over any transport's ping side. An adaptive or fixed-duration
 /// point sizes its batches from the time per round trip (measured in the warm-up, then per
-/// batch): none starts unless it fits before the cap, so the point's measured time stays
-/// within one round trip of the cap (at least one round trip is measured), and the warm-up
-/// within one round trip of warmup_s (plus a tenth of the cap for its first handful). `samples` is reused between
-/// points and grows to at most max_exact_samples. `cancel` ends the point early (between
-/// batches).
+/// batch): none starts unless a round trip fits before the cap, so the point's measured
+/// time stays within one round trip (or min_batch_s) of the cap (at least one round trip
+/// is measured), and the warm-up within one round trip of warmup_s (plus a tenth of the
+/// cap for its first handful). `samples` is reused between points and grows to at most
+/// max_exact_samples. `cancel` ends the point early (between batches).
 latency_outcome run_latency(const round_trip_batch& batch, const run_spec& spec, std::vector<double>& samples,
                             const std::atomic<bool>& cancel);
 

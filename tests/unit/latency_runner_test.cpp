@@ -6,6 +6,9 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <thread>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -151,6 +154,84 @@ TEST_CASE("adaptive: a path that keeps switching state runs to its cap and misse
     REQUIRE(out.precision.method.has_value());
     CHECK(*out.precision.method == precision_method::blocks);
     CHECK(out.precision.achieved > 0.1);
+}
+
+/// A slow path: every round trip takes `rtt` of wall time (slept), whatever the message;
+/// past `budget` of round trips in all it fails (ETIME), so a runner that ignores its cap
+/// fails the test in seconds instead of running for minutes.
+struct slow_path {
+    std::chrono::milliseconds rtt;
+    std::chrono::milliseconds budget{3000};
+    std::chrono::milliseconds spent{0};
+    std::size_t warm = 0, measured = 0;
+
+    round_trip_batch batch() {
+        return [this](std::size_t count, double* out) {
+            for (std::size_t i = 0; i < count; ++i) {
+                if ((spent += rtt) > budget) return ETIME;
+                std::this_thread::sleep_for(rtt);
+                if (out) out[i] = static_cast<double>(std::chrono::nanoseconds(rtt).count());
+            }
+            (out ? measured : warm) += count;
+            return 0;
+        };
+    }
+};
+
+latency_outcome run_slow(slow_path& path, const run_spec& spec, double& wall_s) {
+    std::vector<double> samples;
+    std::atomic<bool> cancel{false};
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out = run_latency(path.batch(), spec, samples, cancel);
+    wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+TEST_CASE("time cap: batches are sized from the round trip, so a slow path's point ends by its cap") {
+    // 20 ms a round trip (1 MiB at about 800 Mbit/s): 500-round-trip batches took 10 s
+    // against a 0.3 s cap, and the warm-up's batches of 10 took 0.2 s against 0.1 s.
+    slow_path path{std::chrono::milliseconds(20)};
+    run_spec spec;
+    spec.warmup_s = 0.1;
+    spec.max_point_s = 0.3;
+    spec.precision = 0.0001;  // never met: the cap ends the point
+    double wall = 0;
+    const auto out = run_slow(path, spec, wall);
+    REQUIRE(out.code == 0);
+    CHECK(path.warm >= 4);
+    CHECK(path.warm <= 7);
+    CHECK(out.measured_s <= 0.3 + 0.02 + 0.05);  // the cap, one round trip, sleep slack
+    CHECK(out.measured_s >= 0.3 - 0.02 - 0.01);
+    CHECK(path.measured >= 10);
+    CHECK(out.rtt_ns.count == path.measured);
+    CHECK(wall <= 0.1 + 0.3 + 0.04 + 0.1);
+}
+
+TEST_CASE("time cap: a round trip longer than the cap measures one, after a one-round-trip warm-up") {
+    slow_path path{std::chrono::milliseconds(150)};
+    run_spec spec;
+    spec.warmup_s = 0.1;
+    spec.max_point_s = 0.1;
+    double wall = 0;
+    const auto out = run_slow(path, spec, wall);
+    REQUIRE(out.code == 0);
+    CHECK(path.warm == 1);
+    CHECK(path.measured == 1);
+    CHECK_FALSE(out.precision.met);
+    CHECK(wall <= 2 * 0.15 + 0.1);
+}
+
+TEST_CASE("time cap: a fixed duration sizes its batches the same way") {
+    slow_path path{std::chrono::milliseconds(10)};
+    run_spec spec;
+    spec.warmup_s = 0;
+    spec.duration_s = 0.2;
+    double wall = 0;
+    const auto out = run_slow(path, spec, wall);
+    REQUIRE(out.code == 0);
+    CHECK(out.measured_s <= 0.2 + 0.01 + 0.05);
+    CHECK(path.measured >= 10);
+    CHECK(wall <= 0.2 + 0.1 + 0.1);
 }
 
 }  // TEST_SUITE
