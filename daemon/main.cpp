@@ -152,7 +152,7 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
            const transport::endpoint_address& ep) {
     std::error_code fs_ec;
     std::filesystem::create_directories(o.state_dir, fs_ec);
-    daemon::result_store store(o.state_dir);
+    daemon::result_store store(o.state_dir, config.store);
     ctx.host = daemon::local_host_info(ep.to_string());
     boost::asio::io_context io(1);
     daemon::baseline_store baselines(store.path());

@@ -55,12 +55,32 @@ std::string peer_query_param(const std::string& query) {
     return peer;
 }
 
-api_reply handle_healthz(api_state&) {
+api_reply handle_healthz(api_state& s) {
     api_reply r;
-    r.text = "ok\n";
+    // Alive and answering; a store that cannot be written is said, not failed on: the
+    // daemon still measures and serves what it has.
+    r.text = s.store.writable() ? "ok\n" : fmt::format("ok\nstore: {} ({} results waiting in memory)\n", s.store.status(), s.store.pending());
     r.content_type = "text/plain";
     return r;
 }
+
+namespace {
+
+/// queue.measuring stays the gate holder's description ("run r-...", "session from ..."),
+/// for people; measuring_run_id is the bare id of the run this daemon is measuring (null
+/// when it is serving a session or idle), for scripts (meshperf cancel HOST ID).
+json queue_json(const api_state& s) {
+    const auto holder = s.ctx.gate.holder();
+    json q{{"queued", s.runs.queued()}, {"measuring", holder}, {"measuring_run_id", nullptr}};
+    for (const std::string_view prefix : {"run ", "collective run "}) {
+        if (holder.rfind(prefix, 0) != 0 || holder.compare(prefix.size(), 2, "r-") != 0) continue;
+        const auto rest = holder.substr(prefix.size());
+        q["measuring_run_id"] = rest.substr(0, rest.find(' '));
+    }
+    return q;
+}
+
+}  // namespace
 
 api_reply handle_info(api_state& s) {
     json transports = json::array();
@@ -82,7 +102,9 @@ api_reply handle_info(api_state& s) {
                {"max_bytes_per_point", s.ctx.limits.max_bytes_per_point},
                {"max_queued_runs", s.ctx.limits.max_queued_runs},
                {"max_connections", s.ctx.limits.max_connections}}},
-             {"queue", {{"queued", s.runs.queued()}, {"measuring", s.ctx.gate.holder()}}},
+             {"queue", queue_json(s)},
+             {"store", {{"path", s.store.path()}, {"writable", s.store.writable()}, {"status", s.store.status()},
+                        {"pending", s.store.pending()}}},
              {"auth", !s.ctx.token.empty()},
              {"rdma_devices", rdma.value("devices", json::array())},
              {"gpus", gpu_info()}}};
@@ -136,31 +158,70 @@ api_reply handle_submit_collective(api_state& s, const std::string& body, std::s
     return {202, record->document()};
 }
 
-api_reply handle_get_run(api_state& s, const std::string& id) {
+api_reply handle_get_run(api_state& s, const std::string& id, blocking_reply& offload) {
     if (auto r = s.runs.find(id)) return {200, r->document()};
-    if (auto doc = s.store.load(id)) return {200, *doc};
-    return api_error(404, fmt::format("no run '{}' on this daemon (list runs with GET /v1/runs)", id));
+    offload = [&store = s.store, id]() -> api_reply {
+        try {
+            auto doc = store.load(id);
+            if (!doc) return api_error(404, fmt::format("no run '{}' on this daemon (list runs with GET /v1/runs)", id));
+            if (store.is_pending(id)) mark_not_stored(*doc, store.status());
+            return {200, std::move(*doc)};
+        } catch (const store_read_error& e) {
+            return api_error(500, e.what());
+        }
+    };
+    return {};
 }
 
-api_reply handle_list_runs(api_state& s, const std::string& query) {
-    std::size_t limit = 20;
+api_reply handle_list_runs(api_state& s, const std::string& query, blocking_reply& offload) {
+    run_list_query q;
     if (const auto l = query_param(query, "limit"); !l.empty()) {
-        auto [p, ec] = std::from_chars(l.data(), l.data() + l.size(), limit);
-        if (ec != std::errc() || p != l.data() + l.size() || limit == 0 || limit > 10000)
-            return api_error(400, fmt::format("limit '{}' is not a number in 1..10000", l));
+        auto [p, ec] = std::from_chars(l.data(), l.data() + l.size(), q.limit);
+        if (ec != std::errc() || p != l.data() + l.size() || q.limit == 0 || q.limit > max_run_list_limit)
+            return api_error(400, fmt::format("limit '{}' is not a number in 1..{}: page through more runs with before=<the "
+                                              "\"next\" of the previous page>",
+                                              l, max_run_list_limit));
     }
-    std::string peer;
     try {
-        peer = peer_query_param(query);
+        q.peer = peer_query_param(query);
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }
-    return {200, {{"runs", s.store.list(limit, peer)}}};
+    q.before = query_param(query, "before");
+    offload = [&store = s.store, q]() -> api_reply {
+        try {
+            auto page = store.list(q);
+            return {200, {{"runs", std::move(page.runs)}, {"next", page.next.empty() ? json(nullptr) : json(page.next)}}};
+        } catch (const std::invalid_argument& e) {
+            return api_error(400, e.what());
+        } catch (const store_read_error& e) {
+            return api_error(500, e.what());
+        }
+    };
+    return {};
+}
+
+api_reply handle_get_run(api_state& s, const std::string& id) {
+    blocking_reply work;
+    auto r = handle_get_run(s, id, work);
+    return work ? work() : r;
+}
+
+api_reply handle_list_runs(api_state& s, const std::string& query) {
+    blocking_reply work;
+    auto r = handle_list_runs(s, query, work);
+    return work ? work() : r;
 }
 
 api_reply handle_cancel_run(api_state& s, const std::string& id) {
     if (s.runs.cancel(id)) return {202, {{"id", id}, {"cancelling", true}}};
-    if (s.runs.find(id) || s.store.load(id)) return api_error(409, fmt::format("run '{}' has already finished", id));
+    bool known = s.runs.find(id) != nullptr;
+    try {
+        known = known || s.store.load(id);
+    } catch (const store_read_error&) {
+        known = true;  // a damaged row is still a run that has finished
+    }
+    if (known) return api_error(409, fmt::format("run '{}' has already finished", id));
     return api_error(404, fmt::format("no run '{}' on this daemon", id));
 }
 

@@ -6,6 +6,7 @@
 #include "daemon/service/run_manager.hpp"
 #include "daemon/session/self_peer.hpp"
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -43,6 +44,21 @@ api_reply handle_submit(api_state&, const std::string& body, std::shared_ptr<run
 /// The same for a collective spec (POST /v1/collectives, core/collective_spec.hpp): 400
 /// naming the first problem of the spec, 503 when the queue is full; this daemon coordinates.
 api_reply handle_submit_collective(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
+/// Blocking work of a handler (a store query, a stored document's rendering): routes set it
+/// as route_outcome::offload, which the HTTP server runs on its worker pool, off the I/O
+/// thread. It captures what it needs by value (api_state holds references to objects that
+/// outlive every request).
+using blocking_reply = std::function<api_reply()>;
+
+/// GET /v1/runs/{id}: a live run is answered at once; otherwise `offload` receives the store
+/// lookup (200; 404 naming the id; 500 naming the file when the row is damaged or SQLite
+/// fails). A result not yet stored carries "stored": false and "store_error".
+api_reply handle_get_run(api_state&, const std::string& id, blocking_reply& offload);
+/// GET /v1/runs?limit=N&peer=HOST:PORT&before=CURSOR: the query is checked at once (400
+/// naming the parameter; limit 1..max_run_list_limit); `offload` receives the store query:
+/// {"runs": [...], "next": id or null} (500 with the file's name when SQLite fails).
+api_reply handle_list_runs(api_state&, const std::string& query, blocking_reply& offload);
+/// The same, with the blocking work done in the calling thread (tests, fuzzers).
 api_reply handle_get_run(api_state&, const std::string& id);
 api_reply handle_list_runs(api_state&, const std::string& query);
 api_reply handle_cancel_run(api_state&, const std::string& id);

@@ -19,6 +19,15 @@ api_reply handle_metrics(api_state& s) {
     r.content_type = core::prometheus_content_type;
     if (!s.ctx.metrics) return api_error(503, "metrics are not collected by this meshperfd");
     r.text = s.ctx.metrics->render(s.runs.queued());
+    if (!r.text.empty() && r.text.back() != '\n') r.text += '\n';
+    r.text += fmt::format("# HELP meshperf_store_writable Whether the result store can be written (0: read-only or full disk; "
+                          "results wait in memory, see /healthz)\n"
+                          "# TYPE meshperf_store_writable gauge\n"
+                          "meshperf_store_writable {}\n"
+                          "# HELP meshperf_store_pending_results Results waiting in memory to be stored\n"
+                          "# TYPE meshperf_store_pending_results gauge\n"
+                          "meshperf_store_pending_results {}\n",
+                          s.store.writable() ? 1 : 0, s.store.pending());
     return r;
 }
 

@@ -30,6 +30,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& known_keys()
         {"auth", {"metrics_require_token", "failed_auth_free_attempts", "failed_auth_first_delay", "failed_auth_max_delay"}},
         {"limits", {"max_streams", "max_qps", "max_iterations", "max_point_duration", "max_run_duration", "max_bytes_per_point",
                     "max_queued_runs", "max_connections", "allowed_peer_cidrs"}},
+        {"store", {"max_runs", "max_age_days", "max_bytes", "integrity_check", "max_pending", "retry_interval"}},
         {"schedule", {"peers", "transports", "tests", "memory", "sizes", "interval", "jitter", "point_duration"}},
     };
     return keys;
@@ -351,6 +352,17 @@ daemon_config parse_config(std::string_view text, const std::string& origin) {
             l.fail("allowed_peer_cidrs", e.what());
         }
     }
+
+    const table_reader st(origin, "store", sub_table(*root, "store"));
+    if (auto v = st.integer("max_runs", 0, 100'000'000)) c.store.max_runs = static_cast<std::size_t>(*v);
+    if (auto v = st.integer("max_age_days", 0, 100'000)) c.store.max_age_days = static_cast<double>(*v);
+    if (auto v = st.size("max_bytes", 0, std::uint64_t{1} << 50)) {
+        if (*v != 0 && *v < (std::uint64_t{1} << 20)) st.fail("max_bytes", "must be 0 (no limit) or at least 1M");
+        c.store.max_bytes = *v;
+    }
+    if (auto v = st.boolean("integrity_check")) c.store.integrity_check = *v;
+    if (auto v = st.integer("max_pending", 1, 10'000)) c.store.max_pending = static_cast<std::size_t>(*v);
+    if (auto v = st.duration("retry_interval", 0.1, 3600)) c.store.retry_interval_s = *v;
 
     read_schedule(origin, table_reader(origin, "schedule", sub_table(*root, "schedule")), c);
     return c;

@@ -8,6 +8,7 @@
 /// silently ignored setting. No I/O but reading the file.
 #include "core/run_spec.hpp"
 #include "daemon/service/auth.hpp"
+#include "daemon/store/store_options.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -49,6 +50,9 @@ struct daemon_config {
 
     // [schedule]
     probe_config schedule;
+
+    // [store]
+    store_options store;                      ///< retention, start check, unstored results
 };
 
 /// Parses the text of a configuration file; `origin` names it in messages. Throws

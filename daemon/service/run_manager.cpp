@@ -25,7 +25,16 @@ std::string new_run_id() {
     return fmt::format("r-{:%Y%m%d-%H%M%S}-{:06x}", fmt::gmtime(now), rng() & 0xffffff);
 }
 constexpr std::size_t max_live_runs = 256;  // finished runs kept in memory; older ones are in the store
+constexpr const char* stopping_error = "interrupted: daemon stopping (points measured before are kept)";
 }  // namespace
+
+void mark_not_stored(json& doc, const std::string& why) {
+    doc["stored"] = false;
+    doc["store_error"] = why;
+    if (!doc.contains("warnings") || !doc["warnings"].is_array()) doc["warnings"] = json::array();
+    doc["warnings"].push_back(fmt::format("result not stored: {} (kept in this daemon's memory and retried; it is lost "
+                                          "if the daemon stops first)", why));
+}
 
 run_record::run_record(std::string id, core::run_spec spec, std::string created_at) : id_(std::move(id)) {
     result_.id = id_;
@@ -55,11 +64,22 @@ run_record::run_record(std::string id, core::collective_spec spec, std::string c
     collective_->created_at = std::move(created_at);
 }
 
-json run_record::document() const {
+json run_record::plain_document() const {
     std::lock_guard lock(m_);
     auto doc = collective_ ? core::to_json(*collective_) : core::to_json(result_);
     const auto& state = collective_ ? collective_->state : result_.state;
     if (state == "queued") doc["queue_position"] = queue_position_;
+    return doc;
+}
+
+json run_record::document() const {
+    auto doc = plain_document();
+    std::string store_error;
+    {
+        std::lock_guard lock(m_);
+        store_error = store_error_;
+    }
+    if (!store_error.empty() && store_ && store_->is_pending(id_)) mark_not_stored(doc, store_error);
     return doc;
 }
 
@@ -72,6 +92,7 @@ run_manager::run_manager(daemon_context& ctx, result_store& store)
     : ctx_(ctx), store_(store), executor_([this] { executor_loop(); }) {}
 
 run_manager::~run_manager() {
+    shutting_down_ = true;
     {
         std::lock_guard lock(m_);
         stopping_ = true;
@@ -84,11 +105,14 @@ run_manager::~run_manager() {
 std::shared_ptr<run_record> run_manager::submit(const core::run_spec& spec, std::size_t max_queued) {
     auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
     r->result_.initiator = ctx_.host;
+    r->store_ = &store_;
     return enqueue(std::move(r), max_queued);
 }
 
 std::shared_ptr<run_record> run_manager::submit(const core::collective_spec& spec, std::size_t max_queued) {
-    return enqueue(std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339()), max_queued);
+    auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
+    r->store_ = &store_;
+    return enqueue(std::move(r), max_queued);
 }
 
 std::shared_ptr<run_record> run_manager::enqueue(std::shared_ptr<run_record> r, std::size_t max_queued) {
@@ -96,11 +120,7 @@ std::shared_ptr<run_record> run_manager::enqueue(std::shared_ptr<run_record> r, 
     // checked here still holds when the run is appended below.
     std::lock_guard submitting(submit_m_);
     if (max_queued > 0 && queued() >= max_queued) return nullptr;
-    try {
-        store_.save(r->document());
-    } catch (const std::exception& e) {
-        log_warn("run {}: could not store the queued run: {}", r->id(), e.what());
-    }
+    commit(r);
     {
         std::lock_guard lock(m_);
         queue_.push_back(r);
@@ -123,6 +143,24 @@ void run_manager::publish_positions() {
         }
         if (changed) r->push_event({{"event", "queued"}, {"position", pos}, {"running", ctx_.gate.holder()}});
     }
+}
+
+void run_manager::commit(const std::shared_ptr<run_record>& r) {
+    try {
+        store_.save(r->plain_document());
+    } catch (const std::exception& e) {
+        bool first;
+        {
+            std::lock_guard lock(r->m_);
+            first = !std::exchange(r->progress_failed_, true);
+        }
+        if (first) log_warn("run {}: its progress is not stored (kept in memory, retried): {}", r->id(), e.what());
+    }
+}
+
+std::pair<std::string, std::string> run_manager::cancelled_outcome() const {
+    if (shutting_down_) return {"failed", stopping_error};
+    return {"cancelled", "cancelled by request"};
 }
 
 std::shared_ptr<run_record> run_manager::find(const std::string& id) const {
@@ -195,6 +233,7 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
     }
     if (result.state == "running") {
         log_info("run {}: starting against {}", r->id(), result.spec.peer);
+        commit(r);
         r->push_event({{"event", "running"}});
         auto emit = [&](const json& e) {
             if (e.value("event", "") == "started") {
@@ -202,8 +241,11 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
                 r->result_.peer = core::host_info_from_json(e["peer"]);
             }
             if (e.value("event", "") == "point") {
-                std::lock_guard lock(r->m_);
-                r->result_.points.push_back(core::point_result_from_json(e["point"]));
+                {
+                    std::lock_guard lock(r->m_);
+                    r->result_.points.push_back(core::point_result_from_json(e["point"]));
+                }
+                commit(r);  // every point streamed is a point kept, whatever happens next
             }
             r->push_event(e);
         };
@@ -212,13 +254,15 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
             execute_run(ctx_, result, emit, r->cancel);
             result.state = "completed";
         } catch (const std::exception& e) {
-            const bool cancelled = r->cancel.load();
-            result.state = cancelled ? "cancelled" : "failed";
-            result.error = cancelled ? "cancelled by request" : e.what();
+            if (r->cancel.load()) std::tie(result.state, result.error) = cancelled_outcome();
+            else {
+                result.state = "failed";
+                result.error = e.what();
+            }
             log_warn("run {}: {}", r->id(), result.error);
         }
     } else {
-        result.error = "cancelled by request";
+        std::tie(result.state, result.error) = cancelled_outcome();
     }
     finish(r, result, r->result_, on_finished_);
 }
@@ -232,6 +276,7 @@ void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
     }
     if (result.state == "running") {
         log_info("run {}: collective over {} ranks starting", r->id(), result.spec.hosts.size());
+        commit(r);
         r->push_event({{"event", "running"}});
         auto emit = [&](const json& e) {
             {
@@ -239,24 +284,28 @@ void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
                 if (e.value("event", "") == "started") r->collective_->hosts = result.hosts;
                 if (e.value("event", "") == "point") r->collective_->points = result.points;
             }
+            if (e.value("event", "") == "point") commit(r);
             r->push_event(e);
         };
         try {
             execute_collective(ctx_, result, emit, r->cancel);
             result.state = "completed";
         } catch (const collective_run_error& e) {
-            result.state = r->cancel.load() ? "cancelled" : "failed";
-            result.error = r->cancel.load() ? "cancelled by request" : e.what();
+            result.state = "failed";
+            result.error = e.what();
             result.failed_rank = e.failed_rank;
             result.failed_at_start = e.failed_at_start;
+            if (r->cancel.load()) std::tie(result.state, result.error) = cancelled_outcome();
         } catch (const std::exception& e) {
-            const bool cancelled = r->cancel.load();
-            result.state = cancelled ? "cancelled" : "failed";
-            result.error = cancelled ? "cancelled by request" : e.what();
+            if (r->cancel.load()) std::tie(result.state, result.error) = cancelled_outcome();
+            else {
+                result.state = "failed";
+                result.error = e.what();
+            }
         }
         if (!result.error.empty()) log_warn("run {}: {}", r->id(), result.error);
     } else {
-        result.error = "cancelled by request";
+        std::tie(result.state, result.error) = cancelled_outcome();
     }
     finish(r, result, *r->collective_, on_finished_collective_);
 }
@@ -265,16 +314,19 @@ template <class Result>
 void run_manager::finish(const std::shared_ptr<run_record>& r, Result& result, Result& published,
                          const std::function<void(const Result&)>& hook) {
     result.finished_at = utc_now_rfc3339();
+    std::string store_error;
     try {
         store_.save(core::to_json(result));
     } catch (const std::exception& e) {
-        // The result still goes to the client; the failure to keep it is reported with it.
-        result.warnings.push_back(fmt::format("result not stored: {}", e.what()));
-        log_error("run {}: {}", r->id(), e.what());
+        // The result still goes to the client, marked as not stored; the store keeps it in
+        // memory and retries it (result_store::save).
+        store_error = e.what();
+        log_error("run {}: result not stored (kept in memory, retried): {}", r->id(), e.what());
     }
     {
         std::lock_guard lock(r->m_);
         published = result;
+        r->store_error_ = store_error;
     }
     if (hook) {
         try {
@@ -283,7 +335,9 @@ void run_manager::finish(const std::shared_ptr<run_record>& r, Result& result, R
             log_error("run {}: finish hook: {}", r->id(), e.what());
         }
     }
-    r->push_event({{"event", "result"}, {"result", core::to_json(result)}});
+    auto doc = core::to_json(result);
+    if (!store_error.empty()) mark_not_stored(doc, store_error);
+    r->push_event({{"event", "result"}, {"result", doc}});
     {
         std::lock_guard lock(r->m_);
         r->finished_ = true;

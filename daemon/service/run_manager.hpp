@@ -22,6 +22,10 @@
 
 namespace meshperf::daemon {
 
+/// Marks a run document whose final result could not be stored: "stored": false,
+/// "store_error": why, and a "result not stored: ..." warning. The CLI exits non-zero on it.
+void mark_not_stored(nlohmann::json& doc, const std::string& why);
+
 /// One run's live state. Shared between the executor and the HTTP handlers.
 class run_record {
 public:
@@ -34,7 +38,8 @@ public:
     void push_event(nlohmann::json event);
     /// Events from index `from` on; `finished` tells whether the log is complete.
     std::vector<std::string> events_since(std::size_t from, bool& finished) const;
-    /// The run document as GET /v1/runs/{id} returns it.
+    /// The run document as GET /v1/runs/{id} returns it. While its final result waits in
+    /// memory to be stored, it carries "stored": false, "store_error" and a warning.
     nlohmann::json document() const;
     std::string state() const;
 
@@ -49,12 +54,18 @@ private:
     std::vector<std::string> events_;
     bool finished_ = false;
     std::size_t queue_position_ = 0;  // 1 = next; 0 = not queued
+    std::string store_error_;          // why the final result could not be stored; empty when it was
+    const result_store* store_ = nullptr;
+    bool progress_failed_ = false;     // a point could not be committed (logged once)
+
+    nlohmann::json plain_document() const;  // as stored: without the not-stored marks
 };
 
 class run_manager {
 public:
     run_manager(daemon_context& ctx, result_store& store);
-    /// Stops the executor after cancelling the current and queued runs.
+    /// Stops the executor after cancelling the current and queued runs; they are stored as
+    /// failed with "interrupted: daemon stopping", their measured points kept.
     ~run_manager();
 
     /// Queues a validated run; returns it (state queued, position known). With
@@ -86,6 +97,12 @@ private:
     void finish(const std::shared_ptr<run_record>& r, Result& result, Result& published,
                 const std::function<void(const Result&)>& hook);
     void publish_positions();  // caller holds m_
+    /// Commits the run's document as it stands (state, points so far) to the store; a
+    /// failure is logged once per run, the final save keeps the result in memory.
+    void commit(const std::shared_ptr<run_record>& r);
+    /// The state and error of a run stopped by its cancel flag: "cancelled by request", or
+    /// failed "interrupted: daemon stopping" when the daemon is shutting down.
+    std::pair<std::string, std::string> cancelled_outcome() const;
 
     daemon_context& ctx_;
     result_store& store_;
@@ -95,6 +112,7 @@ private:
     std::deque<std::shared_ptr<run_record>> queue_;
     std::map<std::string, std::shared_ptr<run_record>> live_;
     bool stopping_ = false;
+    std::atomic<bool> shutting_down_{false};
     std::function<void(const core::run_result&)> on_finished_;
     std::function<void(const core::collective_result&)> on_finished_collective_;
     std::thread executor_;

@@ -1,5 +1,6 @@
 #include "daemon/store/baseline_store.hpp"
 
+#include "daemon/service/log.hpp"
 #include "daemon/store/sqlite_statement.hpp"
 
 #include <fmt/format.h>
@@ -26,10 +27,12 @@ nlohmann::json to_json(const baseline_entry& e) {
 baseline_store::baseline_store(const std::string& db_path) : path_(db_path) {
     if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) !=
         SQLITE_OK) {
-        const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        unavailable_ = db_ ? sqlite3_errmsg(db_) : "out of memory";
         sqlite3_close(db_);
         db_ = nullptr;
-        throw std::runtime_error(fmt::format("cannot open the baseline store {}: {}", path_, msg));
+        log_error("baseline store {} cannot be opened ({}): /v1/baselines answers 500 until meshperfd is restarted with a "
+                  "writable state directory", path_, unavailable_);
+        return;
     }
     sqlite3_busy_timeout(db_, 5000);
     try {
@@ -38,14 +41,18 @@ baseline_store::baseline_store(const std::string& db_path) : path_(db_path) {
              " peer TEXT NOT NULL, transport TEXT NOT NULL, test TEXT NOT NULL, size_bytes INTEGER NOT NULL,"
              " value REAL NOT NULL, run_id TEXT, saved_at TEXT NOT NULL,"
              " PRIMARY KEY (peer, transport, test, size_bytes))");
-    } catch (...) {
-        sqlite3_close(db_);
-        db_ = nullptr;
-        throw;
+    } catch (const std::exception& e) {
+        // A full disk or a read-only store: reading may still work, writing says why not.
+        log_error("{}: baselines may not be readable or writable until meshperfd is restarted with space in its state "
+                  "directory", e.what());
     }
 }
 
 baseline_store::~baseline_store() { sqlite3_close(db_); }
+
+void baseline_store::check_open() const {
+    if (!db_) throw std::runtime_error(fmt::format("baseline store {} is not available: {}", path_, unavailable_));
+}
 
 void baseline_store::exec(const char* sql) {
     char* err = nullptr;
@@ -59,6 +66,7 @@ void baseline_store::exec(const char* sql) {
 void baseline_store::save(const std::string& peer, const std::string& transport, std::span<const core::check_figure> figures,
                           const std::string& run_id, const std::string& saved_at) {
     std::lock_guard lock(m_);
+    check_open();
     exec("BEGIN IMMEDIATE");
     try {
         for (const auto& f : figures) {
@@ -87,6 +95,7 @@ void baseline_store::save(const std::string& peer, const std::string& transport,
 
 std::vector<baseline_entry> baseline_store::load(const std::string& peer, const std::string& transport) const {
     std::lock_guard lock(m_);
+    check_open();
     sqlite_statement st;
     const char* sql = "SELECT peer, transport, test, size_bytes, value, run_id, saved_at FROM baselines"
                       " WHERE (?1 = '' OR peer = ?1) AND (?2 = '' OR transport = ?2)"
@@ -114,6 +123,7 @@ std::vector<baseline_entry> baseline_store::load(const std::string& peer, const 
 
 std::size_t baseline_store::remove(const std::string& peer, const std::string& transport) {
     std::lock_guard lock(m_);
+    check_open();
     sqlite_statement st;
     const char* sql = "DELETE FROM baselines WHERE peer = ?1 AND (?2 = '' OR transport = ?2)";
     if (sqlite3_prepare_v2(db_, sql, -1, &st.s, nullptr) != SQLITE_OK)

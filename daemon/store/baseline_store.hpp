@@ -29,8 +29,9 @@ nlohmann::json to_json(const baseline_entry&);
 
 class baseline_store {
 public:
-    /// Opens (creating the table if needed) the SQLite database at `db_path`. Throws
-    /// std::runtime_error with the path and SQLite's message.
+    /// Opens (creating the table if needed) the SQLite database at `db_path`. A file that
+    /// cannot be opened or written (full disk) is logged, not thrown: the calls then throw
+    /// std::runtime_error with the path and SQLite's message, so the daemon still starts.
     explicit baseline_store(const std::string& db_path);
     ~baseline_store();
     baseline_store(const baseline_store&) = delete;
@@ -47,7 +48,9 @@ public:
 
 private:
     void exec(const char* sql);
+    void check_open() const;
     std::string path_;
+    std::string unavailable_;  // why db_ is null
     sqlite3* db_ = nullptr;
     mutable std::mutex m_;
 };
