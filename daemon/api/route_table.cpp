@@ -21,8 +21,17 @@ bool sends_other_than_json(const http_request& req) {
 route_outcome get_healthz(const route_call& c) { return reply_only(handle_healthz(c.api)); }
 route_outcome get_metrics(const route_call& c) { return reply_only(handle_metrics(c.api)); }
 route_outcome get_info(const route_call& c) { return reply_only(handle_info(c.api)); }
-route_outcome get_runs(const route_call& c) { return reply_only(handle_list_runs(c.api, c.query)); }
-route_outcome get_run(const route_call& c) { return reply_only(handle_get_run(c.api, c.id)); }
+// Store reads go to the worker pool (route_outcome::offload).
+route_outcome get_runs(const route_call& c) {
+    route_outcome out;
+    out.reply = handle_list_runs(c.api, c.query, out.offload);
+    return out;
+}
+route_outcome get_run(const route_call& c) {
+    route_outcome out;
+    out.reply = handle_get_run(c.api, c.id, out.offload);
+    return out;
+}
 route_outcome delete_run(const route_call& c) { return reply_only(handle_cancel_run(c.api, c.id)); }
 
 using submit_handler = api_reply (*)(api_state&, const std::string&, std::shared_ptr<run_record>&);
@@ -50,7 +59,11 @@ route_outcome post_local(const route_call& c) {
 }
 
 route_outcome any_baselines(const route_call& c) {
-    return reply_only(handle_baselines(c.api, std::string(c.req.method_string()), c.query, c.req.body()));
+    route_outcome out;
+    out.offload = [api = c.api, method = std::string(c.req.method_string()), query = c.query, body = c.req.body()]() mutable {
+        return handle_baselines(api, method, query, body);
+    };
+    return out;
 }
 
 // Exact paths first; the one prefix route last.
