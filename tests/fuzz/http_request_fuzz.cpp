@@ -6,7 +6,27 @@
 /// query_param, the bearer token check, the protocol header and stream index of an upgrade,
 /// the run spec body of POST /v1/runs, the collective spec body of POST /v1/collectives, the query and figures of /v1/baselines, and the
 /// address helpers of daemon/service/auth.hpp on header values.
+///
+/// Since c603c45 the server reads a request's head first and refuses a chunked body (411)
+/// without parsing it: Beast bounds neither chunk extensions nor trailer fields (a trailer
+/// value of 65,534 B threw std::length_error out of io.run and ended meshperfd; 17 MB of small
+/// trailer fields grew its memory without bound: issue 25). This target reads as the server
+/// now does (read_request and refusal_of_head in daemon/api/http_server.cpp, mirrored here:
+/// keep them in step): one flat_buffer bounded at header + body + 64 KiB, the head first,
+/// a chunked request or a head with non-UTF-8 or NUL in its target or a field value refused
+/// after the head, the body read only then. Properties: no exception escapes Beast's parser
+/// (the daemon would die), the buffer never passes its bound, a refused head never reaches
+/// the body parser, a request the routes see has valid UTF-8 and no NUL in its target and
+/// fields, and core::is_valid_utf8 agrees with nlohmann::json's strict dump() on every
+/// target and field value (core::to_valid_utf8's output always dumps).
+///
+/// Large inputs from small ones: after byte 0, the three bytes "\x00\xffR" followed by a
+/// count k and a byte c stand for c repeated k KiB times, and "\x00\xffP" k n followed by n
+/// bytes for those bytes repeated to k KiB (1 MiB in all at most), so seeds and mutations
+/// reach the 16 KiB header limit, a 65,534-byte trailer value, a megabyte of small trailer
+/// fields or a 200 KiB chunk extension without libFuzzer's -max_len growing.
 #include "core/check_figures.hpp"
+#include "core/utf8.hpp"
 #include "core/run_spec.hpp"
 #include "daemon/api/api_routes.hpp"
 #include "daemon/service/auth.hpp"
@@ -22,7 +42,10 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <string>
+#include <string_view>
 
 namespace {
 
@@ -62,6 +85,77 @@ struct chunked_input {
 constexpr std::string_view cluster_token = "fuzz-token_0123456789abcdef";
 
 using meshperf::daemon::header_contains;  // the server's own, from daemon/api/route_table.hpp
+
+/// The input with every "\x00\xffR" k c replaced by k KiB of c, and every "\x00\xffP" k n
+/// followed by n bytes by those n bytes repeated to k KiB (see the file's comment).
+std::string expand(std::string_view in) {
+    constexpr std::size_t max_expanded = 1u << 20;
+    std::string out;
+    std::size_t at = 0;
+    while (at < in.size()) {
+        const auto m = in.find(std::string_view("\x00\xff", 2), at);
+        if (m == std::string_view::npos || m + 5 > in.size() || (in[m + 2] != 'R' && in[m + 2] != 'P')) {
+            const auto upto = m == std::string_view::npos ? in.size() : m + 1;
+            out.append(in.substr(at, upto - at));
+            at = upto;
+            continue;
+        }
+        out.append(in.substr(at, m - at));
+        const std::size_t want = static_cast<unsigned char>(in[m + 3]) * std::size_t{1024};
+        const std::size_t room = max_expanded > out.size() ? max_expanded - out.size() : 0;
+        if (in[m + 2] == 'R') {
+            out.append(std::min(want, room), in[m + 4]);
+            at = m + 5;
+            continue;
+        }
+        const std::size_t n = static_cast<unsigned char>(in[m + 4]);
+        const auto pattern = in.substr(m + 5, n);
+        at = m + 5 + pattern.size();
+        if (pattern.empty()) continue;
+        for (std::size_t made = 0; made + pattern.size() <= std::min(want, room); made += pattern.size()) out.append(pattern);
+    }
+    return out;
+}
+
+/// core::is_valid_utf8 must agree with what nlohmann::json's dump() accepts (the daemon
+/// checks text with the one before it dumps it with the other), and to_valid_utf8 must
+/// always yield text that dumps, unchanged when it was valid.
+void check_utf8_agrees(std::string_view text) {
+    const bool valid = meshperf::core::is_valid_utf8(text);
+    bool dumps = true;
+    try {
+        (void)json(std::string(text)).dump();
+    } catch (const json::exception&) {
+        dumps = false;
+    }
+    if (valid != dumps) property_failed("core::is_valid_utf8 and nlohmann::json's dump() disagree on this text");
+    const auto fixed = meshperf::core::to_valid_utf8(text);
+    if (!meshperf::core::is_valid_utf8(fixed)) property_failed("core::to_valid_utf8 yields invalid UTF-8");
+    if (valid && fixed != text) property_failed("core::to_valid_utf8 changed valid UTF-8");
+    try {
+        (void)json(fixed).dump();
+    } catch (const json::exception&) {
+        property_failed("nlohmann::json cannot dump the output of core::to_valid_utf8");
+    }
+}
+
+bool refusable_text(std::string_view text) {
+    return !meshperf::core::is_valid_utf8(text) || text.find('\0') != std::string_view::npos;
+}
+
+/// refusal_of_head (daemon/api/http_server.cpp): true when the server answers the head with
+/// 411 (chunked) or 400 (target or a field value not UTF-8, or with a NUL) and closes.
+bool head_refused(const http::request<http::string_body>& req) {
+    const auto target = std::string_view(req.target());
+    check_utf8_agrees(target);
+    bool refused = req.chunked() || refusable_text(target);
+    for (const auto& field : req) {
+        const auto value = std::string_view(field.value());
+        check_utf8_agrees(value);
+        refused = refused || refusable_text(value);
+    }
+    return refused;
+}
 
 /// The address helpers of daemon/service/auth.hpp on text from the request. The daemon feeds
 /// parse_ip_address the socket's address and parse_cidr its configuration file; header
@@ -150,16 +244,32 @@ void route(const http::request<http::string_body>& req) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     // The first byte chooses how the bytes arrive: recv() may return any split.
-    chunked_input in{std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1),
-                     data[0] & 0x80 ? std::size_t{65536} : std::size_t{1} + data[0]};
+    const std::string bytes = expand(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
+    chunked_input in{bytes, data[0] & 0x80 ? std::size_t{65536} : std::size_t{1} + data[0]};
     const daemon::http_limits limits;  // the daemon's defaults
-    beast::flat_buffer buffer;
+    // handle_connection's buffer: a header, a body and one read's worth of a pipelined next request.
+    const std::size_t buffer_bound = limits.max_header_bytes + limits.max_body_bytes + 64 * 1024;
+    beast::flat_buffer buffer(buffer_bound);
     for (int i = 0; i < 64; ++i) {  // keep-alive: requests back to back on one connection
         http::request_parser<http::string_body> parser;
         daemon::configure_request_parser(parser, limits);
         beast::error_code ec;
-        http::read(in, buffer, parser, ec);
+        try {
+            http::read_header(in, buffer, parser, ec);
+            if (!ec && !parser.is_done() && !parser.chunked() && !head_refused(parser.get()))
+                http::read(in, buffer, parser, ec);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "escaped the parser: %s\n", e.what());
+            property_failed("an exception escaped Beast's request parser (it would end meshperfd's I/O loop)");
+        }
+        if (buffer.size() > buffer_bound || buffer.capacity() > buffer_bound)
+            property_failed("the connection's buffer grew past its bound");
         if (ec) return 0;  // the server answers 400, 413 or 431 and closes
+        if (head_refused(parser.get())) {
+            if (parser.chunked() && parser.is_done() && !parser.get().body().empty())
+                property_failed("a chunked body was parsed although the head is refused");
+            return 0;  // 411 or 400, and the connection closes
+        }
         const auto req = parser.release();
         if (req.body().size() > limits.max_body_bytes) property_failed("a body over the limit was accepted");
         route(req);
