@@ -207,9 +207,10 @@ core::run_result read_run(const json& doc) {
 
 /// A run whose stream was lost (the initiator froze or went away): the points that arrived,
 /// printed and saved as the run would have been, marked failed with the reason, so what
-/// was measured is not lost with the daemon. Never throws: the reason is reported anyway.
-void save_lost_run(const sweep_options& o, const core::run_spec& spec, const daemon_client& daemon, const stream_lost& e) {
-    if (e.points().empty()) return;
+/// was measured is not lost with the daemon. Returns whether it saved any; never throws
+/// (a failure to save is said on stderr): the reason the stream was lost is reported anyway.
+bool save_lost_run(const sweep_options& o, const core::run_spec& spec, const daemon_client& daemon, const stream_lost& e) {
+    if (e.points().empty()) return false;
     try {
         core::run_result run;
         run.id = e.run_id();
@@ -222,8 +223,10 @@ void save_lost_run(const sweep_options& o, const core::run_spec& spec, const dae
         const auto doc = core::to_json(run);
         write_output(o.output, render_run(o.format, run, doc));
         if (!o.svg.empty()) write_output(o.svg, render_sweep_svg(run, measured_panels(std::span(&run, 1))));
+        return true;
     } catch (const std::exception& x) {
         std::fprintf(stderr, "meshperf: the %zu points measured could not be saved: %s\n", e.points().size(), x.what());
+        return false;
     }
 }
 
@@ -258,8 +261,10 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
             result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) { progress.on_event(ev); });
         } catch (const stream_lost& e) {
             progress.finish();
-            save_lost_run(*o, spec, daemon, e);
-            throw;
+            if (!save_lost_run(*o, spec, daemon, e)) throw;
+            throw client_error(e.code(), fmt::format("{}; measured points kept ({})", e.what(),
+                                                     o->output.empty() || o->output == "-" ? "printed above"
+                                                                                           : "in " + o->output));
         }
         progress.finish();
         const auto run = read_run(result_doc);
@@ -267,6 +272,14 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
         if (!o->svg.empty() && !run.points.empty()) write_output(o->svg, render_sweep_svg(run, measured_panels(std::span(&run, 1))));
         if (run.state != "completed") {
             std::fprintf(stderr, "meshperf: run %s %s: %s\n", run.id.c_str(), run.state.c_str(), run.error.c_str());
+            return exit_run_failed;
+        }
+        // The daemon measured it but could not keep it (full disk): the result above is the
+        // only copy until the daemon's retry succeeds.
+        if (result_doc.is_object() && result_doc.value("stored", true) == false) {
+            std::fprintf(stderr, "meshperf: run %s completed but %s did not store it: %s (the daemon keeps it in memory and "
+                                 "retries; free space in its state directory)\n",
+                         run.id.c_str(), daemon.address().to_string().c_str(), result_doc.value("store_error", "").c_str());
             return exit_run_failed;
         }
         return exit_ok;
