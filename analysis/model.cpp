@@ -1,6 +1,7 @@
 #include "analysis/model.hpp"
 
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 #include "core/sizes.hpp"
 #include "core/stats.hpp"
 
@@ -476,6 +477,58 @@ line_fit fit_line(std::span<const model_sample> samples) {
     return *l;
 }
 
+namespace {
+
+/// β of the line that describes the largest sizes against the fastest stream point.
+std::optional<beta_check> check_beta(const model_fit& m, std::span<const model_sample> samples) {
+    std::optional<beta_check> out;
+    double best = 0;
+    for (const auto& s : samples) {
+        if (!s.stream) continue;
+        const double rate = static_cast<double>(s.size_bytes) * 8e-9 / s.time_s;
+        if (!out || rate > best) {
+            best = rate;
+            out = beta_check{};
+            out->measured_gbit_per_s = rate;
+            out->measured_size_bytes = s.size_bytes;
+            out->tolerance = std::max(min_beta_tolerance, std::isfinite(s.rel_half_width) ? s.rel_half_width : 0.0);
+        }
+    }
+    if (out) out->beta_gbit_per_s = (m.piecewise ? m.piecewise->above : m.line).beta_gbit_per_s();
+    return out;
+}
+
+}  // namespace
+
+std::string beta_check::message() const {
+    const auto beta = std::isfinite(beta_gbit_per_s) ? fmt::format("{} Gbit/s is {:.0f}% above", core::significant_text(beta_gbit_per_s, 3),
+                                                                   (beta_gbit_per_s / measured_gbit_per_s - 1) * 100)
+                                                     : std::string("is unbounded, above");
+    return fmt::format("the fitted β {} the fastest bandwidth point ({} Gbit/s at {}), more than the {:.0f}% its precision allows: "
+                       "β was not measured (latency points at large sizes ran faster than the streams, as a token bucket's "
+                       "burst speeds single messages); {}",
+                       beta, core::significant_text(measured_gbit_per_s, 3), core::format_size(measured_size_bytes),
+                       tolerance * 100,
+                       replaced ? fmt::format("predictions use the measured {} Gbit/s instead", core::significant_text(measured_gbit_per_s, 3))
+                                : std::string("predictions from it are too fast: plan and collective --predict use the measured "
+                                              "bandwidth instead"));
+}
+
+model_fit with_measured_beta(model_fit m) {
+    if (!m.beta_unmeasured()) return m;
+    const double cap = m.beta_measured->measured_gbit_per_s / 8e-9;  // bytes/s
+    const auto lower = [&](line_fit& l) {
+        if (!(l.beta_bytes_per_s <= cap)) l.beta_bytes_per_s = cap;  // also β = ∞ (a flat segment)
+    };
+    lower(m.line);
+    if (m.piecewise) {
+        lower(m.piecewise->below);
+        lower(m.piecewise->above);
+    }
+    m.beta_measured->replaced = true;
+    return m;
+}
+
 model_fit fit_model(std::span<const model_sample> samples, const model_options& opt) {
     if (!(opt.piecewise_threshold > 0) || !std::isfinite(opt.piecewise_threshold))
         throw core::spec_error("model: the piecewise threshold must be a positive fraction (e.g. 0.15)");
@@ -484,7 +537,9 @@ model_fit fit_model(std::span<const model_sample> samples, const model_options& 
     if (!(opt.stable_share >= 0 && opt.stable_share <= 1))
         throw core::spec_error("model: the stable share of refits must be a fraction in [0, 1] (e.g. 0.8)");
     m.line = fit_line(samples);
-    if (!m.line_fits()) judge_break(m, samples, opt);
+    // An underdetermined line has no quality figure, so it cannot "fit badly".
+    if (!m.line.underdetermined && !m.line_fits()) judge_break(m, samples, opt);
+    m.beta_measured = check_beta(m, samples);
     return m;
 }
 
@@ -543,6 +598,18 @@ json to_json(const model_fit& m) {
         j["piecewise"] = nullptr;
     }
     j["piecewise_rejected"] = m.piecewise_rejected.empty() ? json(nullptr) : json(m.piecewise_rejected);
+    j["warnings"] = json::array();
+    if (const auto& b = m.beta_measured) {
+        j["beta_check"] = {{"beta_gbit_per_s", num_or_null(b->beta_gbit_per_s)},
+                           {"measured_gbit_per_s", b->measured_gbit_per_s},
+                           {"measured_size_bytes", b->measured_size_bytes},
+                           {"tolerance", b->tolerance},
+                           {"exceeds", b->exceeds()},
+                           {"replaced", b->replaced}};
+        if (b->exceeds()) j["warnings"].push_back(b->message());
+    } else {
+        j["beta_check"] = nullptr;
+    }
     return j;
 }
 
@@ -599,6 +666,18 @@ model_fit model_fit_from_json(const json& j) {
     }
     if (j.contains("piecewise_rejected") && j.at("piecewise_rejected").is_string())
         m.piecewise_rejected = j.at("piecewise_rejected").get<std::string>();
+    if (j.contains("beta_check") && j.at("beta_check").is_object()) {
+        const auto& bj = j.at("beta_check");
+        beta_check b;
+        // null is how to_json writes β = ∞
+        b.beta_gbit_per_s = optional_number(bj, "beta_gbit_per_s").value_or(inf);
+        b.measured_gbit_per_s = required_number(bj, "measured_gbit_per_s");
+        if (!(b.measured_gbit_per_s > 0)) throw core::spec_error("model JSON: beta_check.measured_gbit_per_s must be > 0");
+        b.measured_size_bytes = bj.value("measured_size_bytes", std::uint64_t{0});
+        b.tolerance = optional_number(bj, "tolerance").value_or(min_beta_tolerance);
+        b.replaced = bj.value("replaced", false);
+        m.beta_measured = b;
+    }
     return m;
 }
 
@@ -634,6 +713,7 @@ std::string describe(const model_fit& m) {
     } else if (!m.piecewise_rejected.empty()) {
         s += "; no break: " + m.piecewise_rejected;
     }
+    if (m.beta_unmeasured()) s += "; warning: " + m.beta_measured->message();
     return s;
 }
 

@@ -116,6 +116,28 @@ struct piecewise_fit {
     const line_fit& segment_for(double n_bytes) const;
 };
 
+/// β may exceed the fastest measured bandwidth point by this share, or by that point's
+/// stated precision where it is larger, before the fit says its β is not measured.
+inline constexpr double min_beta_tolerance = 0.05;
+
+/// The fit's β against what the bandwidth (stream) points measured. A stream's rate never
+/// exceeds the path's β, so a β well above every stream point was not measured: it comes
+/// from latency points that ran faster than the streams, e.g. a token bucket's burst
+/// speeding single ping-pong messages (issue 26: β 0.306 Gbit/s, streams 0.191).
+struct beta_check {
+    double beta_gbit_per_s = 0;             ///< the fitted β of the line for the largest sizes (the upper segment when piecewise)
+    double measured_gbit_per_s = 0;         ///< the fastest bandwidth point, Gbit/s
+    std::uint64_t measured_size_bytes = 0;  ///< its size
+    double tolerance = min_beta_tolerance;  ///< relative: the larger of min_beta_tolerance and that point's stated precision
+    /// with_measured_beta replaced the fitted β by measured_gbit_per_s.
+    bool replaced = false;
+    /// β > measured × (1 + tolerance).
+    bool exceeds() const { return beta_gbit_per_s > measured_gbit_per_s * (1 + tolerance); }
+    /// One line: what is wrong and what was done, e.g. "β 0.306 Gbit/s is 60% above the fastest
+    /// bandwidth point (0.191 Gbit/s at 1 MiB), more than the 5% its precision allows: ...".
+    std::string message() const;
+};
+
 /// The model of one path.
 struct model_fit {
     line_fit line;                        ///< one line over all points
@@ -125,6 +147,11 @@ struct model_fit {
     double piecewise_threshold = 0.15;    ///< the threshold that was applied
     /// Why no break is reported although one line fits badly (empty otherwise).
     std::string piecewise_rejected;
+    /// β against the bandwidth points; empty when the fit had none.
+    std::optional<beta_check> beta_measured;
+
+    /// True when β exceeds every measured bandwidth by more than its tolerance.
+    bool beta_unmeasured() const { return beta_measured && beta_measured->exceeds(); }
 
     /// True when the single line fits within the threshold.
     bool line_fits() const { return line.worst_rel_residual <= piecewise_threshold; }
@@ -158,12 +185,20 @@ model_fit fit_model(std::span<const model_sample> samples, const model_options& 
 /// Same, from the points of a run.
 model_fit fit_model(const core::run_result&, const model_options& = {});
 
+/// The model to predict with: `m` as it is, unless its β exceeds every measured bandwidth
+/// (beta_unmeasured()); then every line whose β is above the fastest bandwidth point gets that
+/// point's rate as β, and beta_measured->replaced says so. `meshperf plan --from` and
+/// `collective --predict --model` predict with this (docs/capacity-planning.md).
+model_fit with_measured_beta(model_fit m);
+
 /// Fits one line to all samples (no piecewise step). Throws as fit_model.
 line_fit fit_line(std::span<const model_sample> samples);
 
 /// JSON form: α in µs, β in Gbit/s and GB/s, n½ in bytes, quality figures (null when the
 /// line is underdetermined, with "underdetermined": true), the piecewise fit with its
-/// evidence or null, and "piecewise_rejected" (why there is no break, or null). from_json
+/// evidence or null, "piecewise_rejected" (why there is no break, or null), "beta_check"
+/// (β against the bandwidth points, or null) and "warnings" (lines; the β check's message
+/// when β exceeds them). from_json
 /// reads back what to_json wrote, and documents written before these fields existed
 /// (derived figures are recomputed); it throws core::spec_error on missing or malformed fields.
 nlohmann::json to_json(const line_fit&);

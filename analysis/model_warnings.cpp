@@ -53,6 +53,7 @@ std::vector<model_warning> model_use_warnings(const model_fit& m, std::span<cons
                                    below.size(), below.size() == 1 ? "" : "s", names(below), below.size() == 1 ? "s" : "",
                                    size_text(near), lo / near, size_text(lo), max_extrapolation_factor, size_text(near))});
     }
+    if (m.beta_unmeasured()) out.push_back({"beta_above_measured", m.beta_measured->message()});
     if (m.line.underdetermined) {
         out.push_back({"underdetermined",
                        fmt::format("the model is underdetermined: {} points for {} parameters (or fewer than 3 sizes), so the "

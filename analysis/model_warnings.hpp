@@ -23,7 +23,8 @@ struct model_use {
 
 /// One warning about the model's use.
 struct model_warning {
-    /// "extrapolation_above", "extrapolation_below", "poor_fit" or "underdetermined".
+    /// "extrapolation_above", "extrapolation_below", "poor_fit", "underdetermined" or
+    /// "beta_above_measured".
     std::string kind;
     std::string message;           ///< one line, saying what to do about it
 };
@@ -35,7 +36,9 @@ struct model_warning {
 ///  - poor_fit: the model the predictions use (the piecewise segments when a break was
 ///    accepted, else the line) misses a measured point by more than the model's own
 ///    piecewise threshold (15% by default): its worst relative residual;
-///  - underdetermined: the line has no spare points, so nothing checks α and β.
+///  - underdetermined: the line has no spare points, so nothing checks α and β;
+///  - beta_above_measured: β exceeds every measured bandwidth by more than its tolerance
+///    (model_fit::beta_unmeasured(); the message says whether with_measured_beta replaced it).
 std::vector<model_warning> model_use_warnings(const model_fit& m, std::span<const model_use> uses);
 
 nlohmann::json to_json(const model_warning&);

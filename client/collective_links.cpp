@@ -71,14 +71,17 @@ prediction_links links_from_document(const json& doc, const std::string& path, c
     const auto schema = doc.is_object() ? doc.value("schema", "") : std::string();
     try {
         if (schema == "meshperf.matrix/1") return from_matrix(matrix_from_json(doc), path, spec);
+        // A β above every measured bandwidth is replaced by the measured one (with a warning:
+        // analysis::with_measured_beta, docs/capacity-planning.md).
         if (schema == "meshperf.model/1")
-            return same_fit(analysis::model_fit_from_json(doc.at("model")),
+            return same_fit(analysis::with_measured_beta(analysis::model_fit_from_json(doc.at("model"))),
                             fmt::format("model {} (one fit for every link)", path), spec);
         if (schema == core::result_schema) {
             const auto run = core::run_result_from_json(doc);
             const auto m = fit_run_model(run);
             if (!m.fit) throw core::spec_error(fmt::format("no model can be fitted to run {}: {}", run.id, m.why_not));
-            return same_fit(*m.fit, fmt::format("the model of run {} in {} (one fit for every link)", run.id, path), spec);
+            return same_fit(analysis::with_measured_beta(*m.fit),
+                            fmt::format("the model of run {} in {} (one fit for every link)", run.id, path), spec);
         }
     } catch (const client_error&) {
         throw;

@@ -1,14 +1,10 @@
 #pragma once
-/// Numbers for people: rates and other figures with a fixed count of significant digits, so
-/// a small figure is never printed as 0.00 (1 B at 1.23e-4 Gbit/s reads "0.000123"), and
-/// never in scientific notation. One rule for the text tables and the HTML report.
-#include <string>
+/// The client's name for core/figure_text.hpp: numbers for people, never in scientific
+/// notation.
+#include "core/figure_text.hpp"
 
 namespace meshperf::client {
 
-/// `v` with `digits` significant digits in fixed notation: 9.41, 94.1, 941, 0.000123;
-/// values of 10^digits and more keep all their integer digits (1234). 0 is "0". A value
-/// that is not finite gives `not_finite`.
-std::string significant_text(double v, int digits = 3, const std::string& not_finite = "-");
+using core::significant_text;
 
 }  // namespace meshperf::client

@@ -238,6 +238,9 @@ link_source link_from_run(const plan_options& o) {
     if (!f.is_run()) throw plan_usage(o.from + " is a matrix; use --matrix for it");
     auto m = fit_run_model(f.run());
     if (!m.fit) throw plan_usage(fmt::format("cannot plan from {}: no model: {}", o.from, m.why_not));
+    // A β above every measured bandwidth is not used silently: the measured one is, with a
+    // warning (analysis::with_measured_beta, docs/capacity-planning.md).
+    m.fit = analysis::with_measured_beta(*m.fit);
     link_source src;
     src.link = *m.fit;
     src.info = {{"source", "result"}, {"file", o.from}, {"run_id", f.run().id}, {"model", analysis::to_json(*m.fit)}};

@@ -10,14 +10,28 @@ namespace meshperf::client {
 
 run_model fit_run_model(const core::run_result& run) {
     run_model m;
-    if (analysis::model_samples(run).empty()) {
-        m.why_not = "no latency or bandwidth points to fit";
+    const auto samples = analysis::model_samples(run);
+    // A run that ended early: say so, not what to sweep (a run that failed at its first size
+    // was advised to sweep up to 4 MiB).
+    const bool ended_early = !run.state.empty() && run.state != "completed" && run.state != "running" && run.state != "queued";
+    const auto early = [&] {
+        return fmt::format("run {} {}{}", run.id.empty() ? std::string("?") : run.id, run.state,
+                           run.error.empty() ? std::string() : ": " + run.error);
+    };
+    if (samples.empty()) {
+        m.why_not = ended_early ? fmt::format("{}, before any latency or bandwidth point to fit", early())
+                                : std::string("no latency or bandwidth points to fit");
         return m;
     }
     try {
-        m.fit = analysis::fit_model(run);
+        m.fit = analysis::fit_model(samples);
     } catch (const std::exception& e) {
-        m.why_not = e.what();
+        std::string why = e.what();
+        if (why.rfind("model: ", 0) == 0) why.erase(0, 7);  // callers say "no model: ..." themselves
+        if (ended_early)
+            why = fmt::format("{}, with points at too few sizes to fit ({} point{}); see why it {} and measure again", early(),
+                              samples.size(), samples.size() == 1 ? "" : "s", run.state);
+        m.why_not = why;
     }
     return m;
 }
@@ -49,6 +63,7 @@ std::string render_model_text(const run_model& m) {
     else
         out += fmt::format("  R² {:.4f}, worst relative residual {:.1f}% ({} {})\n", l.r_squared, l.worst_rel_residual * 100,
                            l.worst_is_stream ? "bandwidth" : "latency", core::format_size(l.worst_size_bytes));
+    if (f.beta_unmeasured()) out += "  warning: " + f.beta_measured->message() + "\n";
     if (!f.piecewise && !f.piecewise_rejected.empty())
         out += fmt::format("  one line fits badly (> {:.0f}%), but no break is reported: {}\n", f.piecewise_threshold * 100,
                            f.piecewise_rejected);

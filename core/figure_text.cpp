@@ -1,10 +1,10 @@
-#include "client/figure_text.hpp"
+#include "core/figure_text.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 
-namespace meshperf::client {
+namespace meshperf::core {
 
 std::string significant_text(double v, int digits, const std::string& not_finite) {
     if (!std::isfinite(v)) return not_finite;
@@ -18,4 +18,4 @@ std::string significant_text(double v, int digits, const std::string& not_finite
     return s;
 }
 
-}  // namespace meshperf::client
+}  // namespace meshperf::core
