@@ -37,7 +37,8 @@ std::optional<auth_refused> refusal_of(const transport::http_response& r, const 
         if (creds.token.empty())
             return auth_refused(fmt::format("{} wants a bearer token and none was given: give --token-file FILE (the cluster "
                                             "token, as the daemon's --token-file) or set MESHPERF_TOKEN",
-                                            addr.to_string()));
+                                            addr.to_string()),
+                            exit_usage);
         return auth_refused(fmt::format("{} refused the bearer token from {}: wrong token (give the cluster token, as the "
                                         "daemon's --token-file holds it)",
                                         addr.to_string(), creds.token_source));
@@ -137,9 +138,8 @@ json daemon_client::post_streaming(const std::string& target, const json& body,
     transport::http_response head;
     // What the lost stream's error says: who stopped, after how many points, what is kept.
     const auto lost = [&](const std::string& what) {
-        return stream_lost(fmt::format("{} after {} point{}{}", what, points.size(), points.size() == 1 ? "" : "s",
-                                       points.empty() ? "" : "; measured points kept"),
-                           points, run_id);
+        return stream_lost(fmt::format("{}, after {} point{}", what, points.size(), points.size() == 1 ? "" : "s"), points,
+                           run_id);
     };
     try {
         head = transport::http_stream(

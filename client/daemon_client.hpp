@@ -43,11 +43,12 @@ private:
 };
 
 /// The daemon refused the CLI's credentials (401, or 429 after failed authentications):
-/// one sentence naming the daemon and where the token came from. Exit 3. Commands that
-/// talk to many daemons stop at the first one (the others would refuse the same token).
+/// one sentence naming the daemon and where the token came from. Exit 3 for a wrong token,
+/// 2 when none was given (an option is missing). Commands that talk to many daemons stop at
+/// the first one (the others would refuse the same token).
 class auth_refused : public client_error {
 public:
-    explicit auth_refused(const std::string& message) : client_error(exit_unreachable, message) {}
+    explicit auth_refused(const std::string& message, int code = exit_unreachable) : client_error(code, message) {}
 };
 
 /// A run's event stream ended before its result: the daemon stopped sending (nothing, not
