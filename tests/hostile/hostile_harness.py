@@ -125,7 +125,7 @@ class Figures:
         self.max_hwm_kb = max(self.max_hwm_kb, hwm_kb)
 
     def line(self):
-        return (f"{self.cases} checks: /healthz at most {self.max_healthz_s * 1000:.0f} ms, VmRSS at most "
+        return (f"{self.cases} checks: /healthz at most {self.max_healthz_s * 1000:.1f} ms, VmRSS at most "
                 f"{self.max_rss_kb / 1024:.0f} MB, peak (VmHWM) {self.max_hwm_kb / 1024:.0f} MB")
 
 
@@ -137,7 +137,7 @@ def check_daemon(tc, d, case, figures=None, rss_limit_mb=RSS_LIMIT_MB):
     status, elapsed, err = timed_healthz(d.port)
     st = proc_status(d.proc.pid)
     rss, hwm = kb(st.get("VmRSS")), kb(st.get("VmHWM"))
-    print(f"hostile: {case}: alive, /healthz {status} in {elapsed * 1000:.0f} ms, VmRSS {rss / 1024:.1f} MB "
+    print(f"hostile: {case}: alive, /healthz {status} in {elapsed * 1000:.1f} ms, VmRSS {rss / 1024:.1f} MB "
           f"(peak {hwm / 1024:.1f} MB)", flush=True)
     if figures is not None:
         figures.add(elapsed, rss, hwm)
@@ -255,12 +255,14 @@ def exchange(port, data, timeout=READ_TIMEOUT_S, tls=None, answers=1, quiet_s=0.
 
 class FakePeer:
     """A listening socket on 127.0.0.1 that answers every connection with `reply` once it has
-    read the request head (or after 5 s, or a 64 KiB head), then closes. It stands where a
-    peer meshperfd should be: the initiator's session upgrade is what it answers."""
+    read the request head (or after 5 s, or a 64 KiB head), then closes (after `hold_s`; a
+    byte every `drip_s` when given). It stands where a peer meshperfd should be: the
+    initiator's session upgrade is what it answers."""
 
-    def __init__(self, reply, hold_s=0.0):
+    def __init__(self, reply, hold_s=0.0, drip_s=0.0):
         self.reply = reply
-        self.hold_s = hold_s
+        self.hold_s = hold_s  # keep the connection open this long after the reply
+        self.drip_s = drip_s  # send the reply a byte at a time, this far apart
         self.requests = []
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
@@ -290,9 +292,17 @@ class FakePeer:
                             break
                         head += chunk
                     self.requests.append(head)
-                    c.sendall(self.reply)
-                    if self.hold_s:
-                        time.sleep(self.hold_s)
+                    if self.drip_s:
+                        for i in range(len(self.reply)):
+                            if self.stopping:
+                                break
+                            c.sendall(self.reply[i:i + 1])
+                            time.sleep(self.drip_s)
+                    else:
+                        c.sendall(self.reply)
+                    end = time.monotonic() + self.hold_s
+                    while time.monotonic() < end and not self.stopping:
+                        time.sleep(0.05)
                 except OSError:
                     pass
 

@@ -17,6 +17,7 @@ from hostile_harness import (FOUND_DIR, Daemon, FakePeer, Figures, api_get, api_
 import http_corpus as corpus
 
 RUN_END_S = 30  # a refused or broken session ends well within the 10 s handshake timeout
+SLOW_PEER_S = 15  # a peer that stalls or drips its answer: the upgrade's 10 s deadline, and slack
 
 
 class PeerReplyRunner:
@@ -31,9 +32,9 @@ class PeerReplyRunner:
         self.d.cleanup()
         self.d = Daemon()
 
-    def run_against(self, name, reply):
+    def run_against(self, name, reply, **peer_args):
         tc = self.tc
-        peer = FakePeer(reply)
+        peer = FakePeer(reply, **peer_args)
         try:
             spec = json.dumps({"peer": peer.address, "tests": ["latency"], "sizes": [64], "max_point_s": 0.05,
                                "warmup_s": 0}).encode()
@@ -64,12 +65,12 @@ class PeerReplyRunner:
         finally:
             peer.close()
 
-    def run(self, cases):
+    def run(self, cases, **peer_args):
         t0 = time.monotonic()
         for name, reply in cases:
             with self.tc.subTest(peer_reply=name):
                 try:
-                    self.run_against(name, reply)
+                    self.run_against(name, reply, **peer_args)
                 finally:
                     check_daemon(self.tc, self.d, f"peer reply {name}", self.figures)
         print(f"\nhostile: fake peers: {len(cases)} replies in {time.monotonic() - t0:.1f} s; {len(self.killed)} killed "
@@ -94,6 +95,19 @@ class FakePeerTests(unittest.TestCase):
         runner = PeerReplyRunner(self)
         try:
             runner.run(corpus.peer_reply_corpus())
+        finally:
+            runner.close()
+
+    def test_slow_peers(self):
+        """A peer that stops mid-answer, and one that drips a long reason phrase a byte every
+        0.5 s: the run must still fail within SLOW_PEER_S (the upgrade has one deadline)."""
+        runner = PeerReplyRunner(self)
+        try:
+            runner.run([("partial_head_then_silence", b"HTTP/1.1 404 \xe9t\xe9\r\nX-A: b")], hold_s=SLOW_PEER_S + 5)
+            runner.run([("reason_dripped_a_byte_every_half_second", b"HTTP/1.1 404 " + b"\xe9" * 60 + b"\r\n\r\n")],
+                       drip_s=0.5)
+            for name, (error, elapsed) in runner.errors.items():
+                self.assertLess(elapsed, SLOW_PEER_S, f"{name}: the run took {elapsed:.1f} s to fail: {error}")
         finally:
             runner.close()
 

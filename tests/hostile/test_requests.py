@@ -6,6 +6,7 @@ under 1 s, VmRSS under the bound (hostile_harness.check_daemon). A case that kil
 daemon is reported as a failure of its own, its input saved (hostile_harness.save_found),
 and the daemon restarted so the remaining cases still run.
 """
+import collections
 import glob
 import os
 import shutil
@@ -78,13 +79,15 @@ class CorpusRunner:
                     self.tc.fail(f"{case} killed meshperfd: {dead}; log: {log}")
                 st = status_of(answer)
                 self.outcomes[case] = st if st is not None else how
+                print(f"hostile: {case}: answered {st}" if st is not None else f"hostile: {case}: no answer ({how})",
+                      flush=True)
                 try:
                     judge(self.tc, case, exp, answer, how)
                 finally:
                     check_daemon(self.tc, self.d, case, self.figures)
         print(f"\nhostile: {self.tag or 'plain '}corpus: {len(cases)} cases in {time.monotonic() - t0:.1f} s; "
-              f"{len(self.killed)} killed meshperfd ({', '.join(self.killed) or 'none'}); {self.figures.line()}",
-              flush=True)
+              f"{len(self.killed)} killed meshperfd ({', '.join(self.killed) or 'none'}); {self.figures.line()}; "
+              f"answers: {dict(sorted(collections.Counter(map(str, self.outcomes.values())).items()))}", flush=True)
 
     def close(self):
         self.d.cleanup()
