@@ -17,7 +17,10 @@ import socket
 import time
 import unittest
 
-from hostile_harness import Daemon, api_get, api_post_json, check_daemon, strict_json, wait_run_end
+from hostile_harness import Daemon, api_get, api_post_json, check_daemon, daemon_dead_reason, save_found, strict_json, wait_run_end
+from http_corpus import frame
+
+GATE_AFTER_CLOSE_S = 3.0  # a session whose initiator closed its connection frees the gate at once
 
 RELEASE_S = float(os.environ.get("MESHPERF_HOSTILE_RELEASE_S", "15"))
 POLL_SLACK_S = 1.0
@@ -28,6 +31,59 @@ def measuring(tc, d):
     if status != 200:
         return None
     return strict_json(tc, raw, "GET /v1/info")["queue"]["measuring"]
+
+
+def protocol_version(tc, d):
+    """The session protocol version `d` speaks, from the 426 it answers an upgrade without one."""
+    with socket.create_connection(("127.0.0.1", d.port), timeout=5) as s:
+        s.sendall(b"GET /v1/session HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: meshperf-session/1\r\n\r\n")
+        refusal = s.recv(4096)
+    version = re.search(rb"speaks version (\d+)", refusal)
+    tc.assertIsNotNone(version, refusal)
+    return version.group(1)
+
+
+def open_session(tc, d, version):
+    """A socket upgraded to a session with `d` (101 read)."""
+    s = socket.create_connection(("127.0.0.1", d.port), timeout=5)
+    s.sendall(b"GET /v1/session HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: meshperf-session/1\r\n"
+              b"X-Meshperf-Protocol: " + version + b"\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    tc.assertIn(b" 101 ", head.split(b"\r\n", 1)[0])
+    return s
+
+
+def hostile_frames():
+    """What a fake initiator sends after the 101 (core/frame.hpp: hello = 1, point_stop = 6,
+    bye = 9)."""
+    spec = b'{"peer":"127.0.0.1:1","tests":["latency"],"sizes":[64]}'
+    return [
+        ("garbage", b"\xe9t\xe9" * 40),
+        ("bad_magic", b"XPF1" + frame(1, b"{}")[4:]),
+        ("reserved_nonzero", frame(1, b"{}")[:6] + b"\x00\x01" + frame(1, b"{}")[8:]),
+        ("length_over_max", b"MPF1\x00\x01\x00\x00" + (1 << 20 | 1).to_bytes(4, "big")),
+        ("length_max_then_cut", b"MPF1\x00\x01\x00\x00" + (1 << 20).to_bytes(4, "big") + b"{" * 1000),
+        ("hello_not_json", frame(1, b"not json \xe9t\xe9")),
+        ("hello_non_utf8_string", frame(1, b'{"spec":{"peer":"\xe9t\xe9"}}')),
+        ("hello_lone_surrogate_escape", frame(1, b'{"spec":{"peer":"\\ud800"}}')),
+        ("hello_nested_500000_deep", frame(1, b"[" * 500000 + b"]" * 500000)),
+        ("hello_spec_nested_deep", frame(1, b'{"spec":' + b'{"a":' * 100000 + b"1" + b"}" * 100001)),
+        ("hello_1MiB_string", frame(1, b'{"spec":{"peer":"' + b"p" * ((1 << 20) - 40) + b'"}}')),
+        ("hello_wrong_types", frame(1, b'{"spec":{"peer":5,"sizes":"x","tests":{}},"run_id":7}')),
+        ("hello_run_id_not_a_string", frame(1, b'{"spec":' + spec + b',"run_id":{"x":[1]}}')),
+        ("hello_spec_not_an_object", frame(1, b'{"spec":[1,2,3]}')),
+        ("hello_nul_in_peer", frame(1, b'{"spec":{"peer":"127.0.0.1\\u0000:1","tests":["latency"],"sizes":[64]}}')),
+        ("unknown_type_77", frame(77, b"{}")),
+        ("point_stop_first", frame(6, b"{}")),
+        ("bye_first", frame(9, b"{}")),
+        ("error_frame_first", frame(8, b'{"message":"\xe9"}')),
+        ("hello_twice", frame(1, b'{"spec":' + spec + b'}') * 2),
+    ]
 
 
 def wait_until(pred, limit_s, step=0.25):
@@ -90,19 +146,61 @@ class FrozenInitiatorTests(unittest.TestCase):
 
     def test_session_opened_then_silent(self):
         b = self.daemon()
-        with socket.create_connection(("127.0.0.1", b.port), timeout=5) as s:
-            s.sendall(b"GET /v1/session HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: meshperf-session/1\r\n\r\n")
-            refusal = s.recv(4096)
-        version = re.search(rb"speaks version (\d+)", refusal)
-        self.assertIsNotNone(version, refusal)
-        s = socket.create_connection(("127.0.0.1", b.port), timeout=5)
+        s = open_session(self, b, protocol_version(self, b))
         self.socks.append(s)
-        s.sendall(b"GET /v1/session HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: meshperf-session/1\r\n"
-                  b"X-Meshperf-Protocol: " + version.group(1) + b"\r\n\r\n")
-        self.assertIn(b" 101 ", s.recv(4096))
         opened_at = time.monotonic()
         self.assertTrue((measuring(self, b) or "").startswith("session from"))
         self.assert_gate_released_and_usable(b, opened_at, "session opened by hand, then silent")
+
+
+
+class HostileInitiatorTests(unittest.TestCase):
+    """A fake initiator opens a session (101) and sends hostile frames, then closes: the peer
+    must stay up, answer (if it does) with a frame of valid UTF-8 JSON, and free its gate
+    within GATE_AFTER_CLOSE_S of the close."""
+
+    def test_hostile_frames(self):
+        b = Daemon()
+        try:
+            version = protocol_version(self, b)
+            for name, data in hostile_frames():
+                with self.subTest(frames=name):
+                    s = open_session(self, b, version)
+                    answer = b""
+                    try:
+                        s.sendall(data)
+                        s.settimeout(1.0)
+                        while len(answer) < 65536:
+                            chunk = s.recv(65536)
+                            if not chunk:
+                                break
+                            answer += chunk
+                    except OSError:
+                        pass  # the peer closed first, or is still waiting for more: we close now
+                    finally:
+                        s.close()
+                    closed_at = time.monotonic()
+                    if daemon_dead_reason(b):
+                        save_found("session-frames", name, data)
+                        dead = daemon_dead_reason(b)
+                        b.cleanup()
+                        b = Daemon()
+                        self.fail(f"{name}: meshperfd died: {dead}")
+                    freed = wait_until(lambda: measuring(self, b) == "", GATE_AFTER_CLOSE_S, step=0.05)
+                    kind = answer[4:6] if answer.startswith(b"MPF1") else None
+                    print(f"hostile: session frames {name}: the peer answered "
+                          f"{'a frame of type %d' % int.from_bytes(kind, 'big') if kind else repr(answer[:40])}; "
+                          f"gate {'free %.2f s after the close' % freed if freed is not None else 'still held'}",
+                          flush=True)
+                    check_daemon(self, b, f"session frames {name}")
+                    if kind:  # what the peer answers is itself a frame whose JSON must be valid UTF-8
+                        length = int.from_bytes(answer[8:12], "big")
+                        if len(answer) >= 12 + length:
+                            strict_json(self, answer[12:12 + length], f"{name}: the peer's {kind.hex()} frame")
+                    self.assertIsNotNone(freed, f"{name}: the gate is still held {GATE_AFTER_CLOSE_S} s after the "
+                                                f"initiator closed ({measuring(self, b)!r})")
+        finally:
+            b.cleanup()
 
 
 if __name__ == "__main__":
