@@ -399,8 +399,8 @@ void judge_break(model_fit& m, std::span<const model_sample> input, const model_
         ev.chi2_critical = chi2_critical_99(m.line.parameters + 1);
         if (!(*ev.chi2_drop > *ev.chi2_critical)) {
             m.piecewise_rejected = fmt::format("{} improves the fit by less than the points' stated precision explains "
-                                               "(χ² drop {:.3g}, 99% point {:.3g})",
-                                               where, *ev.chi2_drop, *ev.chi2_critical);
+                                               "(χ² drop {}, 99% point {})",
+                                               where, core::plain_number(*ev.chi2_drop, 3), core::plain_number(*ev.chi2_critical, 3));
             return;
         }
     }
@@ -684,9 +684,9 @@ model_fit model_fit_from_json(const json& j) {
 namespace {
 
 std::string describe_line(const line_fit& l) {
-    std::string s = fmt::format("α {:.3g} µs{}, ", l.alpha_us(), l.alpha_source == "latency" ? "" : " (from streams)");
+    std::string s = fmt::format("α {} µs{}, ", core::plain_number(l.alpha_us(), 3), l.alpha_source == "latency" ? "" : " (from streams)");
     if (std::isfinite(l.beta_bytes_per_s))
-        s += fmt::format("β {:.4g} Gbit/s ({:.4g} GB/s), n½ {}", l.beta_gbit_per_s(), l.beta_gbyte_per_s(),
+        s += fmt::format("β {} Gbit/s ({} GB/s), n½ {}", core::plain_number(l.beta_gbit_per_s(), 4), core::plain_number(l.beta_gbyte_per_s(), 4),
                          core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
     else
         s += "β unbounded (no size dependence)";

@@ -1,4 +1,5 @@
 #include "analysis/model_warnings.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/sizes.hpp"
 
@@ -39,19 +40,19 @@ std::vector<model_warning> model_use_warnings(const model_fit& m, std::span<cons
         std::stable_sort(above.begin(), above.end(), [&](auto a, auto b) { return by_size(b, a); });
         const double far = above.front()->message_bytes;
         out.push_back({"extrapolation_above",
-                       fmt::format("{} prediction{} ({}) use{} the model on messages of up to {}, {:.3g}× the largest measured size "
-                                   "{} (more than {:g}×): sweep up to {} to measure it",
+                       fmt::format("{} prediction{} ({}) use{} the model on messages of up to {}, {}× the largest measured size "
+                                   "{} (more than {}×): sweep up to {} to measure it",
                                    above.size(), above.size() == 1 ? "" : "s", names(above), above.size() == 1 ? "s" : "",
-                                   size_text(far), far / hi, size_text(hi), max_extrapolation_factor, size_text(far))});
+                                   size_text(far), core::plain_number(far / hi, 3), size_text(hi), core::plain_number(max_extrapolation_factor, 6), size_text(far))});
     }
     if (!below.empty()) {
         std::stable_sort(below.begin(), below.end(), by_size);
         const double near = below.front()->message_bytes;
         out.push_back({"extrapolation_below",
-                       fmt::format("{} prediction{} ({}) use{} the model on messages as small as {}, 1/{:.3g} of the smallest "
-                                   "measured size {} (more than {:g}× below): sweep down to {} to measure it",
+                       fmt::format("{} prediction{} ({}) use{} the model on messages as small as {}, 1/{} of the smallest "
+                                   "measured size {} (more than {}× below): sweep down to {} to measure it",
                                    below.size(), below.size() == 1 ? "" : "s", names(below), below.size() == 1 ? "s" : "",
-                                   size_text(near), lo / near, size_text(lo), max_extrapolation_factor, size_text(near))});
+                                   size_text(near), core::plain_number(lo / near, 3), size_text(lo), core::plain_number(max_extrapolation_factor, 6), size_text(near))});
     }
     if (m.beta_unmeasured()) out.push_back({"beta_above_measured", m.beta_measured->message()});
     if (m.line.underdetermined) {

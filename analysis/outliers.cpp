@@ -1,4 +1,5 @@
 #include "analysis/outliers.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/error.hpp"
 #include "core/stats.hpp"
@@ -22,7 +23,7 @@ std::string figure(double v) {
     if (a >= 100) return fmt::format("{:.0f}", v);
     if (a >= 10) return fmt::format("{:.1f}", v);
     if (a >= 1) return fmt::format("{:.2f}", v);
-    return fmt::format("{:.3g}", v);
+    return fmt::format("{}", core::plain_number(v, 3));
 }
 
 void require_figure(const char* what, const std::optional<double>& v, const link_sample& l) {

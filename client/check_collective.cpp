@@ -1,4 +1,5 @@
 #include "client/check_collective.hpp"
+#include "core/figure_text.hpp"
 
 #include "client/daemon_client.hpp"
 #include "core/error.hpp"
@@ -22,7 +23,7 @@ std::string what_of(const core::collective_result& run, const core::collective_p
                        core::to_string(run.spec.transport), run.spec.memory);
 }
 
-std::string number(double v) { return fmt::format("{:.4g}", v); }
+std::string number(double v) { return fmt::format("{}", core::plain_number(v, 4)); }
 
 std::string host_of(const core::collective_result& run, unsigned rank) {
     return rank < run.spec.hosts.size() ? fmt::format("rank {} ({})", rank, run.spec.hosts[rank]) : fmt::format("rank {}", rank);

@@ -1,4 +1,5 @@
 #include "client/collective_links.hpp"
+#include "core/figure_text.hpp"
 
 #include "client/collective_spec_options.hpp"
 #include "client/result_files.hpp"
@@ -128,7 +129,7 @@ prediction_links probe_ring(const core::collective_spec& spec, const credentials
                                fmt::format("the probe of link {} -> {} gave no positive, finite latency and bandwidth "
                                            "figures (leave out --predict, or give --model MATRIX.json)",
                                            from, to));
-        if (progress) progress(fmt::format("probe {} -> {}: α {:.3g} µs, β {:.3g} Gbit/s", from, to, *f.lat_us, *f.gbit_per_s));
+        if (progress) progress(fmt::format("probe {} -> {}: α {} µs, β {} Gbit/s", from, to, core::plain_number(*f.lat_us, 3), core::plain_number(*f.gbit_per_s, 3)));
         out.links.push_back({from, to, analysis::link_model::from_us_gbit(*f.lat_us, *f.gbit_per_s)});
     }
     return out;

@@ -1,4 +1,5 @@
 #include "client/collective_predict.hpp"
+#include "core/figure_text.hpp"
 
 #include "analysis/model_warnings.hpp"
 #include "analysis/schedule_costs.hpp"
@@ -262,9 +263,9 @@ run_predictions predict_run(const core::collective_result& run, const prediction
         const auto& pp = out.points[i];
         const auto name = fmt::format("{} {}", core::to_string(run.points[i].op), core::to_string(run.points[i].algo));
         if (!pp || !bounded.insert(name).second) continue;
-        out.lines.push_back(fmt::format("{} at {}: α {:.3g} µs ({}), β {:.3g} Gbit/s ({})", name,
-                                        core::format_size(run.points[i].size_bytes), pp->model["alpha_us"].get<double>(),
-                                        pp->model["alpha_link"].get<std::string>(), pp->model["beta_gbit_per_s"].get<double>(),
+        out.lines.push_back(fmt::format("{} at {}: α {} µs ({}), β {} Gbit/s ({})", name,
+                                        core::format_size(run.points[i].size_bytes), core::plain_number(pp->model["alpha_us"].get<double>(), 3),
+                                        pp->model["alpha_link"].get<std::string>(), core::plain_number(pp->model["beta_gbit_per_s"].get<double>(), 3),
                                         pp->model["beta_link"].get<std::string>()));
     }
     for (const auto& w : fit_warnings(run, out.points, links)) out.lines.push_back(w);

@@ -71,7 +71,7 @@ std::string run_header(const core::collective_result& run) {
     }
     out += fmt::format("ranks: {}\n", fmt::join(ranks, ", "));
     const auto length = run.spec.iterations ? fmt::format("{} iterations", *run.spec.iterations)
-                                            : fmt::format("{:g} s", run.spec.duration_s.value_or(0));
+                                            : fmt::format("{} s", core::plain_number(run.spec.duration_s.value_or(0), 6));
     out += fmt::format("{} per size after {} warm-up, {}{}\n", length, run.spec.warmup_iterations,
                        core::to_string(run.spec.element), run.spec.verify ? ", verified" : "");
     return out;
@@ -110,9 +110,20 @@ std::string render_collective_table(const core::collective_result& run, const ru
     return out;
 }
 
-std::string render_collective_csv(const core::collective_result& run) {
-    std::string out = core::collective_csv_header() + "\n";
-    for (const auto& p : run.points) out += core::to_csv_row(run, p) + "\n";
+std::string render_collective_csv(const core::collective_result& run, const run_predictions& preds) {
+    const bool predicted = !preds.points.empty();
+    std::string out = core::collective_csv_header() +
+                      (predicted ? ",predicted_time_us,predicted_busbw_gbyte_per_s,prediction_error" : "") + "\n";
+    for (std::size_t i = 0; i < run.points.size(); ++i) {
+        out += core::to_csv_row(run, run.points[i]);
+        if (predicted) {
+            const auto* pp = i < preds.points.size() && preds.points[i] ? &*preds.points[i] : nullptr;
+            out += pp ? fmt::format(",{},{},{}", core::plain_number(pp->time_s * 1e6, 6), core::plain_number(pp->busbw_gbyte_per_s, 6),
+                                    core::plain_number(pp->error, 6))
+                      : std::string(",,,");  // not modelled
+        }
+        out += "\n";
+    }
     return out;
 }
 
@@ -120,7 +131,7 @@ std::string render_collective(output_format format, const core::collective_resul
                               const run_predictions& preds) {
     return render(format, {.table = [&] { return render_collective_table(run, preds); },
                            .json = [&] { return doc.dump(2) + "\n"; },
-                           .csv = [&] { return render_collective_csv(run); }});
+                           .csv = [&] { return render_collective_csv(run, preds); }});
 }
 
 std::string collective_progress_line(const core::collective_point& p, std::size_t index, std::size_t total) {

@@ -18,8 +18,12 @@ namespace meshperf::client {
 /// run's warnings and error. `preds.points` empty: no prediction columns.
 std::string render_collective_table(const core::collective_result& run, const run_predictions& preds = {});
 
-/// core::collective_csv_header() and one core::to_csv_row per point.
-std::string render_collective_csv(const core::collective_result& run);
+/// core::collective_csv_header() and one core::to_csv_row per point; with predictions
+/// (`preds.points` not empty: `collective --predict`, or `show` of a document that holds
+/// them) three more columns, predicted_time_us, predicted_busbw_gbyte_per_s (GB/s, as
+/// busbw_gbyte_per_s) and prediction_error ((measured − predicted) / predicted), empty for a
+/// point that is not modelled.
+std::string render_collective_csv(const core::collective_result& run, const run_predictions& preds = {});
 
 /// The text of the run in `format` (table, json or csv): the table, `doc` pretty-printed
 /// (with its predictions, ending in a newline), or the CSV. `doc` is the document `run` was

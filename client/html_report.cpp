@@ -104,7 +104,7 @@ std::string host_text(const core::host_info& h) {
 
 std::string beta_text(const analysis::line_fit& l) {
     if (!std::isfinite(l.beta_bytes_per_s)) return "∞ (no size dependence)";
-    return fmt::format("{:.4g} Gbit/s ({:.4g} GB/s)", l.beta_gbit_per_s(), l.beta_gbyte_per_s());
+    return fmt::format("{} Gbit/s ({} GB/s)", core::plain_number(l.beta_gbit_per_s(), 4), core::plain_number(l.beta_gbyte_per_s(), 4));
 }
 
 std::string n_half_text(const analysis::line_fit& l) {
@@ -114,8 +114,8 @@ std::string n_half_text(const analysis::line_fit& l) {
 
 void model_rows(std::string& out, const analysis::line_fit& l) {
     kv(out, "α (start-up latency)",
-       fmt::format("{:.3g} µs{}", l.alpha_us(), l.alpha_source == "latency" ? "" : " (from stream points: a lower bound)"));
-    if (l.stream_alpha_s) kv(out, "α of a stream message", fmt::format("{:.3g} µs", *l.stream_alpha_s * 1e6));
+       fmt::format("{} µs{}", core::plain_number(l.alpha_us(), 3), l.alpha_source == "latency" ? "" : " (from stream points: a lower bound)"));
+    if (l.stream_alpha_s) kv(out, "α of a stream message", fmt::format("{} µs", core::plain_number(*l.stream_alpha_s * 1e6, 3)));
     kv(out, "β (bandwidth)", beta_text(l));
     kv(out, "n½ = α·β", n_half_text(l));
     kv(out, "R²", fmt::format("{:.4f}", l.r_squared));
@@ -150,7 +150,7 @@ void render_model(std::string& out, const std::optional<analysis::model_fit>& m,
         for (const auto* seg : {&p.below, &p.above})
             row(out,
                 {fmt::format("{} … {}", esc(core::format_size(seg->min_size_bytes)), esc(core::format_size(seg->max_size_bytes))),
-                 fmt::format("{:.3g}", seg->alpha_us()), beta_text(*seg), n_half_text(*seg), fmt::format("{:.4f}", seg->r_squared),
+                 fmt::format("{}", core::plain_number(seg->alpha_us(), 3)), beta_text(*seg), n_half_text(*seg), fmt::format("{:.4f}", seg->r_squared),
                  fmt::format("{:.1f}%", seg->worst_rel_residual * 100)},
                 {false, true, true, true, true, true});
         out += "</table>\n";
@@ -394,11 +394,11 @@ void render_collective(std::string& out, const report_collective& c, std::size_t
         const auto& p = r.points[i];
         const auto pred = i < c.predicted_time_s.size() ? c.predicted_time_s[i] : std::nullopt;
         fmt::format_to(std::back_inserter(out),
-                       "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.4g}</td><td>{:.3g}</td>"
-                       "<td>{:.3g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                       "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                       "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                        core::to_string(p.op), core::to_string(p.algo), esc(core::format_size(p.size_bytes)), p.count,
-                       core::to_string(p.element), core::redop_name(p.op), p.time_s * 1e6, p.algbw_gbyte_per_s,
-                       p.busbw_gbyte_per_s, p.wrong ? std::to_string(*p.wrong) : "-", p.slowest_rank,
+                       core::to_string(p.element), core::redop_name(p.op), core::plain_number(p.time_s * 1e6, 4), core::plain_number(p.algbw_gbyte_per_s, 3),
+                       core::plain_number(p.busbw_gbyte_per_s, 3), p.wrong ? std::to_string(*p.wrong) : "-", p.slowest_rank,
                        p.slowest_link ? esc(fmt::format("{} ({:.3g} Gbit/s)", core::to_string(*p.slowest_link),
                                                         p.slowest_link->gbit_per_s))
                                       : "-",

@@ -11,6 +11,7 @@
 #include "client/render_table.hpp"
 #include "client/short_runs.hpp"
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 #include "analysis/matrix_schedule.hpp"
 #include "analysis/outliers.hpp"
 
@@ -263,7 +264,7 @@ std::string csv_field(const std::string& s) {
     return q + "\"";
 }
 
-std::string opt_number(std::optional<double> v) { return v ? fmt::format("{}", *v) : ""; }
+std::string opt_number(std::optional<double> v) { return v ? core::plain_number(*v, 6) : ""; }  // never 1e-05
 
 std::string render_csv(const matrix_runner& m, const analysis::matrix_analysis& a) {
     std::string out = "from,to,reachable,gbit_per_s,lat_us,bandwidth_ratio,latency_ratio,bad,retested,reason,error\n";

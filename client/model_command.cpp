@@ -1,6 +1,7 @@
 // meshperf model: the fitted model of a stored result, optionally fitted on some sizes and
 // checked against the others (a held-out test of the model; tests/netns/heldout.sh).
 #include "client/commands.hpp"
+#include "core/figure_text.hpp"
 #include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
 #include "client/render_table.hpp"
@@ -87,8 +88,8 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
                              {"predicted_s", pred},
                              {"rel_error", err},
                              {"fitted", fitted}});
-            rows.push_back({s.stream ? "bandwidth" : "latency", core::format_size(s.size_bytes), fmt::format("{:.4g}", s.time_s * 1e6),
-                            fmt::format("{:.4g}", pred * 1e6), fmt::format("{:+.1f}%", err * 100), fitted ? "yes" : "no"});
+            rows.push_back({s.stream ? "bandwidth" : "latency", core::format_size(s.size_bytes), fmt::format("{}", core::plain_number(s.time_s * 1e6, 4)),
+                            fmt::format("{}", core::plain_number(pred * 1e6, 4)), fmt::format("{:+.1f}%", err * 100), fitted ? "yes" : "no"});
         }
         write_output("", render(*format, {.table = [&] {
                                               std::string out = render_model_text(m);

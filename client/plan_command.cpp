@@ -3,6 +3,7 @@
 // from --from, --matrix or --alpha-us/--beta-gbit), runs the model and renders the answer,
 // in that order.
 #include "client/commands.hpp"
+#include "core/figure_text.hpp"
 #include "client/daemon_client.hpp"
 #include "client/output_format.hpp"
 #include "client/render_table.hpp"
@@ -109,12 +110,12 @@ double parse_count(const std::string& text, const char* what) {
 
 /// A time in µs, ms or s, for the table.
 std::string fmt_time(double s) {
-    if (s < 1e-3) return fmt::format("{:.3g} µs", s * 1e6);
-    if (s < 1) return fmt::format("{:.4g} ms", s * 1e3);
-    return fmt::format("{:.4g} s", s);
+    if (s < 1e-3) return fmt::format("{} µs", core::plain_number(s * 1e6, 3));
+    if (s < 1) return fmt::format("{} ms", core::plain_number(s * 1e3, 4));
+    return fmt::format("{} s", core::plain_number(s, 4));
 }
 /// Gbit/s with three significant digits (whole numbers from 100).
-std::string fmt_gbit(double g) { return g >= 100 ? fmt::format("{:.0f}", g) : fmt::format("{:.3g}", g); }
+std::string fmt_gbit(double g) { return g >= 100 ? fmt::format("{:.0f}", g) : fmt::format("{}", core::plain_number(g, 3)); }
 
 /// Where the inter-node link came from.
 struct link_source {
@@ -157,10 +158,10 @@ link_source from_matrix(const report_matrix& m, std::uint64_t bytes, const analy
               {"links_used", c.size()},
               {"links_skipped", skipped}};
     s.text = fmt::format("link: from the matrix, the slowest of {} links bounds a ring{}:\n"
-                         "  {} -> {}: α {:.3g} µs (one-way p50), β {} Gbit/s; a ring step of {} takes {} there, {} on the "
+                         "  {} -> {}: α {} µs (one-way p50), β {} Gbit/s; a ring step of {} takes {} there, {} on the "
                          "median link ({:.2f}×){}\n",
                          c.size(), skipped ? fmt::format(" ({} without both figures left out)", skipped) : "", name(v.link.from),
-                         name(v.link.to), *v.link.lat_us, fmt_gbit(*v.link.gbit_per_s),
+                         name(v.link.to), core::plain_number(*v.link.lat_us, 3), fmt_gbit(*v.link.gbit_per_s),
                          core::format_size(static_cast<std::uint64_t>(msg)), fmt_time(worst->step_s), fmt_time(median_step),
                          worst->step_s / median_step, v.bad ? "\n  (a bad link: " + v.reason + ")" : "");
     return s;
@@ -257,8 +258,8 @@ link_source given_link(const plan_options& o) {
     src.link = l;
     src.info = analysis::to_json(l);
     src.info["source"] = "given";
-    src.text = fmt::format("link: α {:.4g} µs, β {} Gbit/s ({:.4g} GB/s) as given\n", o.alpha_us, fmt_gbit(o.beta_gbit),
-                           o.beta_gbit / 8);
+    src.text = fmt::format("link: α {} µs, β {} Gbit/s ({} GB/s) as given\n", core::plain_number(o.alpha_us, 4), fmt_gbit(o.beta_gbit),
+                           core::plain_number(o.beta_gbit / 8, 4));
     return src;
 }
 
@@ -353,8 +354,9 @@ std::string csv(const std::vector<analysis::prediction>& ps) {
                       "busbw_gbit_per_s,bottleneck\n";
     for (const auto& p : ps)
         out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", analysis::to_string(p.coll), analysis::to_string(p.algo), p.bytes, p.nodes,
-                           p.gpus_per_node, p.ranks, p.time_s, p.latency_s, p.bandwidth_s, p.algbw_gbit_per_s, p.busbw_gbit_per_s,
-                           p.bottleneck());
+                           p.gpus_per_node, p.ranks, core::plain_number(p.time_s, 6), core::plain_number(p.latency_s, 6),
+                           core::plain_number(p.bandwidth_s, 6), core::plain_number(p.algbw_gbit_per_s, 6),
+                           core::plain_number(p.busbw_gbit_per_s, 6), p.bottleneck());
     return out;
 }
 
@@ -395,7 +397,7 @@ std::string plan_json(const plan_inputs& in, const plan_outcome& out) {
 
 /// The table's topology line: nodes, ranks, NICs and the intra-node link.
 std::string topology_line(const analysis::topology& topo) {
-    const auto intra = topo.intra ? fmt::format("α {:.3g} µs, β {} Gbit/s", topo.intra->alpha_s * 1e6,
+    const auto intra = topo.intra ? fmt::format("α {} µs, β {} Gbit/s", core::plain_number(topo.intra->alpha_s * 1e6, 3),
                                                 fmt_gbit(topo.intra->beta_bytes_per_s * 8e-9))
                        : topo.gpus_per_node > 1 ? "not given: free (intra_modelled false)"
                                                 : "unused";
@@ -407,8 +409,8 @@ std::string topology_line(const analysis::topology& topo) {
 /// The table's data-parallel step: gradients and buckets, then the step per algorithm.
 std::string dp_step_table(const analysis::dp_step_spec& step, const plan_outcome& out) {
     const auto& best = *out.best;
-    auto text = fmt::format("\ndata-parallel step: {:.4g} parameters × {} = {} of gradients, {} bucket{} of {} (last {})\n",
-                            static_cast<double>(step.params), core::to_string(step.type), core::format_size(best.gradient_bytes),
+    auto text = fmt::format("\ndata-parallel step: {} parameters × {} = {} of gradients, {} bucket{} of {} (last {})\n",
+                            core::plain_number(static_cast<double>(step.params), 4), core::to_string(step.type), core::format_size(best.gradient_bytes),
                             best.buckets, best.buckets == 1 ? "" : "s", core::format_size(best.bucket_bytes),
                             core::format_size(best.last_bucket_bytes));
     std::vector<std::vector<std::string>> rows{{"all-reduce", "comm per step", "bandwidth bound", "step (no overlap)",

@@ -27,9 +27,9 @@ std::string us(double ns) {
 std::string gbit(double g) { return significant_text(g, 3); }
 
 std::string rate(double per_s) {
-    if (per_s >= 1e6) return fmt::format("{:.3g} M", per_s / 1e6);
-    if (per_s >= 1e3) return fmt::format("{:.3g} k", per_s / 1e3);
-    return fmt::format("{:.3g}", per_s);
+    if (per_s >= 1e6) return fmt::format("{} M", core::plain_number(per_s / 1e6, 3));
+    if (per_s >= 1e3) return fmt::format("{} k", core::plain_number(per_s / 1e3, 3));
+    return fmt::format("{}", core::plain_number(per_s, 3));
 }
 
 // Marker after the precision figure for the interval it is (results written before the
@@ -48,7 +48,7 @@ const char* method_marker(const core::precision_info& p) {
 
 std::string precision(const core::precision_info& p) {
     if (!std::isfinite(p.achieved)) return "-";
-    return fmt::format("±{:.2g}%{}{}", p.achieved * 100, method_marker(p), p.adaptive && !p.met ? "*" : "");
+    return fmt::format("±{}%{}{}", core::plain_number(p.achieved * 100, 2), method_marker(p), p.adaptive && !p.met ? "*" : "");
 }
 
 bool numeric(const std::string& s) {

@@ -1,4 +1,5 @@
 #include "client/run_model.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
@@ -39,9 +40,9 @@ run_model fit_run_model(const core::run_result& run) {
 namespace {
 
 std::string line_text(const analysis::line_fit& l) {
-    std::string s = fmt::format("α {:.3g} µs{}", l.alpha_us(), l.alpha_source == "latency" ? "" : " (stream intercept: no latency points)");
+    std::string s = fmt::format("α {} µs{}", core::plain_number(l.alpha_us(), 3), l.alpha_source == "latency" ? "" : " (stream intercept: no latency points)");
     if (std::isfinite(l.beta_bytes_per_s))
-        s += fmt::format(", β {:.4g} Gbit/s ({:.4g} GB/s), n½ {}", l.beta_gbit_per_s(), l.beta_gbyte_per_s(),
+        s += fmt::format(", β {} Gbit/s ({} GB/s), n½ {}", core::plain_number(l.beta_gbit_per_s(), 4), core::plain_number(l.beta_gbyte_per_s(), 4),
                          core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
     else
         s += ", β unbounded (time does not grow with size here)";
@@ -77,7 +78,7 @@ std::string render_model_text(const run_model& m) {
                            core::format_size(p.worst_size_bytes));
         const auto& e = p.evidence;
         std::string why = fmt::format("    the break removes {:.0f}% of the line's error", e.explained_share * 100);
-        if (e.chi2_drop) why += fmt::format(", χ² drop {:.3g} > {:.3g} (the points' precision)", *e.chi2_drop, *e.chi2_critical);
+        if (e.chi2_drop) why += fmt::format(", χ² drop {} > {} (the points' precision)", core::plain_number(*e.chi2_drop, 3), core::plain_number(*e.chi2_critical, 3));
         if (e.stable_share) why += fmt::format(", same place in {:.0f}% of {} refits over the blocks", *e.stable_share * 100, e.refits);
         else why += "; not checked for stability (the points carry no precision)";
         out += why + "\n";

@@ -1,4 +1,5 @@
 #include "client/svg_heatmap.hpp"
+#include "core/figure_text.hpp"
 
 #include "client/svg_plot.hpp"
 #include "core/error.hpp"
@@ -76,7 +77,7 @@ T at(const std::vector<std::vector<T>>& m, std::size_t i, std::size_t j, T fallb
 
 std::string value_text(double v) {
     if (v >= 1e4) return fmt::format("{:.0f}", v);
-    return fmt::format("{:.3g}", v);
+    return fmt::format("{}", core::plain_number(v, 3));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "client/svg_panel.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/sizes.hpp"
 
@@ -46,9 +47,9 @@ std::vector<tick> size_ticks(double lo, double hi, double px) {
 }
 
 std::string value_label(double v) {
-    if (v >= 1e6) return fmt::format("{:g}M", v / 1e6);
-    if (v >= 1e4) return fmt::format("{:g}k", v / 1e3);
-    return fmt::format("{:g}", v);
+    if (v >= 1e6) return fmt::format("{}M", core::plain_number(v / 1e6, 6));
+    if (v >= 1e4) return fmt::format("{}k", core::plain_number(v / 1e3, 6));
+    return fmt::format("{}", core::plain_number(v, 6));
 }
 
 // 1·10^d ticks; 1, 2, 5·10^d or 1..9·10^d when the range is short. Unlabelled ticks are
@@ -86,7 +87,7 @@ std::vector<tick> value_ticks(double lo, double hi, double px) {
     auto fine = gather({1, 2, 3, 4, 5, 6, 7, 8, 9});
     if (fine.size() >= 2) return fine;
     // A range inside one mantissa step: label both ends.
-    return {{lo, fmt::format("{:.3g}", lo)}, {hi, fmt::format("{:.3g}", hi)}};
+    return {{lo, fmt::format("{}", core::plain_number(lo, 3))}, {hi, fmt::format("{}", core::plain_number(hi, 3))}};
 }
 
 /// A panel's plot area in px, and its axes onto it (x: size, y: the panel's figure).

@@ -1,4 +1,5 @@
 #include "client/svg_plot.hpp"
+#include "core/figure_text.hpp"
 
 #include "client/svg_panel.hpp"
 
@@ -118,15 +119,15 @@ std::vector<double> model_grid(const analysis::model_fit& m) {
 
 std::string fit_text(const analysis::model_fit& m) {
     auto beta = [](const analysis::line_fit& l) {
-        return std::isfinite(l.beta_bytes_per_s) ? fmt::format("{:.3g}", l.beta_gbit_per_s()) : std::string("∞");
+        return std::isfinite(l.beta_bytes_per_s) ? fmt::format("{}", core::plain_number(l.beta_gbit_per_s(), 3)) : std::string("∞");
     };
     if (m.piecewise) {
         const auto& p = *m.piecewise;
-        return fmt::format("fit: α {:.3g} / {:.3g} µs, β {} / {} Gbit/s, break {}–{}", p.below.alpha_us(), p.above.alpha_us(),
+        return fmt::format("fit: α {} / {} µs, β {} / {} Gbit/s, break {}–{}", core::plain_number(p.below.alpha_us(), 3), core::plain_number(p.above.alpha_us(), 3),
                            beta(p.below), beta(p.above), core::format_size(p.break_after_bytes),
                            core::format_size(p.break_before_bytes));
     }
-    return fmt::format("fit: α {:.3g} µs, β {} Gbit/s, n½ {}", m.line.alpha_us(), beta(m.line),
+    return fmt::format("fit: α {} µs, β {} Gbit/s, n½ {}", core::plain_number(m.line.alpha_us(), 3), beta(m.line),
                        core::format_size(static_cast<std::uint64_t>(std::llround(m.line.n_half_bytes()))));
 }
 

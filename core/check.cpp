@@ -1,4 +1,5 @@
 #include "core/check.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
@@ -32,7 +33,7 @@ std::string figure(double v) {
     if (a >= 100) return fmt::format("{:.0f}", v);
     if (a >= 10) return fmt::format("{:.1f}", v);
     if (a >= 1) return fmt::format("{:.2f}", v);
-    return fmt::format("{:.3g}", v);
+    return fmt::format("{}", core::plain_number(v, 3));
 }
 
 // About six significant digits, fixed notation (perfdata values match [-0-9.]+), trailing

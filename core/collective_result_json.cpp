@@ -1,5 +1,6 @@
 // The JSON and CSV forms of core/collective_result.hpp (docs/result-schema.md, "Collective results").
 #include "core/collective_result.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -68,7 +69,7 @@ collective_limits no_limits() {
     return lim;
 }
 
-std::string g(double v) { return fmt::format("{:.6g}", v); }
+std::string g(double v) { return fmt::format("{}", core::plain_number(v, 6)); }
 std::string us(double seconds) { return g(seconds * 1e6); }
 
 }  // namespace

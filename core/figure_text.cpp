@@ -18,4 +18,12 @@ std::string significant_text(double v, int digits, const std::string& not_finite
     return s;
 }
 
+std::string plain_number(double v, int digits, const std::string& not_finite) {
+    auto s = significant_text(v, digits, not_finite);
+    if (!std::isfinite(v) || s.find('.') == std::string::npos) return s;
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+    return s;
+}
+
 }  // namespace meshperf::core

@@ -12,4 +12,10 @@ namespace meshperf::core {
 /// that is not finite gives `not_finite`.
 std::string significant_text(double v, int digits = 3, const std::string& not_finite = "-");
 
+/// What printf's %.{digits}g gives, in fixed notation: `digits` significant digits, trailing
+/// zeros dropped (2.5, 0.000123, 292500, 2288330), never an exponent. The drop-in for
+/// "{:.4g}" and "{:g}" (6 digits) wherever people read the number, and in CSV. A value that
+/// is not finite gives `not_finite`.
+std::string plain_number(double v, int digits = 6, const std::string& not_finite = "-");
+
 }  // namespace meshperf::core

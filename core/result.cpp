@@ -1,4 +1,5 @@
 #include "core/result.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -275,7 +276,7 @@ std::string csv_quote(const std::string& s) {
 }
 
 namespace {
-std::string g(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string(); }
+std::string g(double v) { return std::isfinite(v) ? fmt::format("{}", core::plain_number(v, 6)) : std::string(); }
 }  // namespace
 
 std::string to_csv_row(const run_result& r, const point_result& p) {
@@ -291,7 +292,7 @@ std::string to_csv_row(const run_result& r, const point_result& p) {
         std::string flows;
         for (const auto& f : p.flows) {
             if (!flows.empty()) flows += ';';
-            flows += fmt::format("{}={:.6g}", f.direction, f.gbit_per_s);
+            flows += fmt::format("{}={}", f.direction, core::plain_number(f.gbit_per_s, 6));
         }
         row += fmt::format(",{},{},{}", g(p.gbit_per_s), g(p.msg_per_s), csv_quote(flows));
     } else {

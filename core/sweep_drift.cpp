@@ -1,4 +1,5 @@
 #include "core/sweep_drift.hpp"
+#include "core/figure_text.hpp"
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
@@ -76,10 +77,10 @@ void apply_drift(run_result& run, const sweep_drift& d) {
     const auto [lo, hi] = std::minmax_element(d.readings.begin(), d.readings.end(),
                                               [](const auto& a, const auto& b) { return a.rtt_ns_p50 < b.rtt_ns_p50; });
     run.warnings.push_back(fmt::format(
-        "{} drifted during the sweep: the {} reference, measured {} times, read {:.3g}..{:.3g} µs one-way (±{:.2g}%), "
+        "{} drifted during the sweep: the {} reference, measured {} times, read {}..{} µs one-way (±{}%), "
         "more than {} of {} points' own intervals; their precision includes the drift (marked d)",
-        to_string(d.test), format_size(d.size_bytes), d.readings.size(), lo->rtt_ns_p50 / 2e3, hi->rtt_ns_p50 / 2e3,
-        d.relative_half_width * 100, widened, run.spec.sizes.size()));
+        to_string(d.test), format_size(d.size_bytes), d.readings.size(), core::plain_number(lo->rtt_ns_p50 / 2e3, 3), core::plain_number(hi->rtt_ns_p50 / 2e3, 3),
+        core::plain_number(d.relative_half_width * 100, 2), widened, run.spec.sizes.size()));
 }
 
 std::vector<std::size_t> points_to_recheck(const run_result& run, test_kind test) {
@@ -115,10 +116,10 @@ void apply_recheck(run_result& run, sweep_drift& d, std::size_t index, const poi
     std::erase_if(p.warnings, [&](const std::string& w) { return w.starts_with(prefix); });
     std::string readings;
     for (const auto& r : d.rechecks)
-        if (r.size_bytes == p.size_bytes) readings += fmt::format("{}{:.3g}", readings.empty() ? "" : ", ", r.again_rtt_ns_p50 / 2e3);
-    p.warnings.push_back(fmt::format("{} the curve fell after it by more than the stated precision: read {:.3g} µs, then {} µs "
+        if (r.size_bytes == p.size_bytes) readings += fmt::format("{}{}", readings.empty() ? "" : ", ", core::plain_number(r.again_rtt_ns_p50 / 2e3, 3));
+    p.warnings.push_back(fmt::format("{} the curve fell after it by more than the stated precision: read {} µs, then {} µs "
                                      "one-way; its precision covers them",
-                                     prefix, first / 2e3, readings));
+                                     prefix, core::plain_number(first / 2e3, 3), readings));
 }
 
 json to_json(const sweep_drift& d) {

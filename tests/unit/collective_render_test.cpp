@@ -180,6 +180,27 @@ TEST_CASE("collective CSV: core's header, then one row per point with core's col
     CHECK(lines == 3);
 }
 
+TEST_CASE("collective CSV with predictions: predicted time, busbw and error columns (issue 26)") {
+    const auto run = run_of({allreduce_4(), incast_4()});
+    client::run_predictions preds;
+    preds.points = {client::point_prediction{80e-6, 50, 75, 0.25, nullptr}, std::nullopt};
+    const auto csv = client::render_collective_csv(run, preds);
+    const auto head = csv.substr(0, csv.find('\n'));
+    CHECK(head == core::collective_csv_header() + ",predicted_time_us,predicted_busbw_gbyte_per_s,prediction_error");
+    const auto row = line_starting(csv, "4000000");
+    CHECK(row.substr(row.size() - 11) == ",80,75,0.25");
+    const auto incast = line_starting(csv, "1000000");
+    CHECK(incast.substr(incast.size() - 3) == ",,,");  // not modelled
+}
+
+TEST_CASE("collective CSV: no scientific notation, however large or small the figure (issue 26)") {
+    auto slow = allreduce_4();
+    slow.time_s = 2.28833;  // 2288330 µs: "{:.6g}" gave 2.28833e+06
+    const auto csv = client::render_collective_csv(run_of({slow}));
+    CHECK(csv.find("e+0") == std::string::npos);
+    CHECK(csv.find(",2288330,") != std::string::npos);
+}
+
 TEST_CASE("collective progress line: the point's op, size, time and busbw") {
     CHECK(client::collective_progress_line(allreduce_4(), 3, 12) == "[  3/12] allreduce ring  3.81 MiB  100.0 µs  busbw 60.0 GB/s");
 }
