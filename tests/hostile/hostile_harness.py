@@ -259,8 +259,9 @@ class FakePeer:
     byte every `drip_s` when given). It stands where a peer meshperfd should be: the
     initiator's session upgrade is what it answers."""
 
-    def __init__(self, reply, hold_s=0.0, drip_s=0.0):
+    def __init__(self, reply, hold_s=0.0, drip_s=0.0, wait_head=True):
         self.reply = reply
+        self.wait_head = wait_head  # False: answer the first bytes (a TLS ClientHello has no blank line)
         self.hold_s = hold_s  # keep the connection open this long after the reply
         self.drip_s = drip_s  # send the reply a byte at a time, this far apart
         self.requests = []
@@ -291,6 +292,8 @@ class FakePeer:
                         if not chunk:
                             break
                         head += chunk
+                        if not self.wait_head:
+                            break
                     self.requests.append(head)
                     if self.drip_s:
                         for i in range(len(self.reply)):
@@ -324,10 +327,11 @@ def strict_json(tc, raw, what):
         tc.fail(f"{what}: not JSON ({e}): {raw[:200]!r}")
 
 
-def api_get(d, path, timeout=10):
-    """(status, raw body) of GET path, plain HTTP, on a new connection; (None, b"") when no answer."""
+def api_get(d, path, timeout=10, tls=None):
+    """(status, raw body) of GET path on a new connection (TLS with the client context `tls`);
+    (None, b"") when no answer."""
     req = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
-    data, _ = exchange(d.port, req, timeout=timeout, answers=0)
+    data, _ = exchange(d.port, req, timeout=timeout, answers=0, tls=tls)
     head, _, body = data.partition(b"\r\n\r\n")
     if b"transfer-encoding: chunked" in head.lower():
         body = dechunk(body)
@@ -349,15 +353,16 @@ def dechunk(body):
     return out
 
 
-def api_post_json(d, path, body_bytes, timeout=10, headers=()):
+def api_post_json(d, path, body_bytes, timeout=10, headers=(), tls=None):
     """(status, raw body) of POST path with a JSON body given as bytes."""
     head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close", "Content-Type: application/json",
             f"Content-Length: {len(body_bytes)}", *headers]
-    data, _ = exchange(d.port, ("\r\n".join(head) + "\r\n\r\n").encode() + body_bytes, timeout=timeout, answers=0)
+    data, _ = exchange(d.port, ("\r\n".join(head) + "\r\n\r\n").encode() + body_bytes, timeout=timeout, answers=0,
+                       tls=tls)
     return status_of(data), data.partition(b"\r\n\r\n")[2]
 
 
-def wait_run_end(d, run_id, deadline_s=30):
+def wait_run_end(d, run_id, deadline_s=30, tls=None):
     """Polls GET /v1/runs/{id} until the run is no longer queued or running; returns
     (status, raw body) of the last answer. Bounded by deadline_s."""
     end = time.monotonic() + deadline_s
@@ -365,7 +370,7 @@ def wait_run_end(d, run_id, deadline_s=30):
     while time.monotonic() < end:
         if daemon_dead_reason(d):
             return None, b""
-        status, raw = api_get(d, f"/v1/runs/{run_id}")
+        status, raw = api_get(d, f"/v1/runs/{run_id}", tls=tls)
         if status == 200:
             try:
                 if json.loads(raw.decode("utf-8", errors="replace")).get("state") not in ("queued", "running"):

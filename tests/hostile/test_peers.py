@@ -9,11 +9,13 @@ ends with (hostile_harness.check_daemon).
 import glob
 import json
 import os
+import shutil
+import tempfile
 import time
 import unittest
 
 from hostile_harness import (FOUND_DIR, Daemon, FakePeer, Figures, api_get, api_post_json, check_daemon,
-                             daemon_dead_reason, log_tail, save_found, strict_json, wait_run_end)
+                             daemon_dead_reason, log_tail, make_certs, save_found, strict_json, wait_run_end)
 import http_corpus as corpus
 
 RUN_END_S = 30  # a refused or broken session ends well within the 10 s handshake timeout
@@ -21,16 +23,18 @@ SLOW_PEER_S = 15  # a peer that stalls or drips its answer: the upgrade's 10 s d
 
 
 class PeerReplyRunner:
-    def __init__(self, tc):
+    def __init__(self, tc, extra_args=(), tls=None):
         self.tc = tc
-        self.d = Daemon()
+        self.extra_args = list(extra_args)
+        self.tls = tls  # the client context for a TLS daemon's API
+        self.d = Daemon(extra_args=self.extra_args)
         self.figures = Figures()
         self.killed = []
         self.errors = {}
 
     def restart(self):
         self.d.cleanup()
-        self.d = Daemon()
+        self.d = Daemon(extra_args=self.extra_args)
 
     def run_against(self, name, reply, **peer_args):
         tc = self.tc
@@ -38,11 +42,11 @@ class PeerReplyRunner:
         try:
             spec = json.dumps({"peer": peer.address, "tests": ["latency"], "sizes": [64], "max_point_s": 0.05,
                                "warmup_s": 0}).encode()
-            status, raw = api_post_json(self.d, "/v1/runs", spec)
+            status, raw = api_post_json(self.d, "/v1/runs", spec, tls=self.tls)
             tc.assertEqual(status, 202, f"{name}: POST /v1/runs answered {status}: {raw[:200]!r}")
             run_id = strict_json(tc, raw, f"{name}: the 202 answer")["id"]
             t0 = time.monotonic()
-            status, raw = wait_run_end(self.d, run_id, RUN_END_S)
+            status, raw = wait_run_end(self.d, run_id, RUN_END_S, tls=self.tls)
             elapsed = time.monotonic() - t0
             dead = daemon_dead_reason(self.d)
             if dead:
@@ -58,7 +62,7 @@ class PeerReplyRunner:
             tc.assertIsInstance(doc.get("error"), str)
             tc.assertIn(peer.address, doc["error"])
             self.errors[name] = (doc["error"], elapsed)
-            status, raw = api_get(self.d, "/v1/runs?limit=5")
+            status, raw = api_get(self.d, "/v1/runs?limit=5", tls=self.tls)
             tc.assertEqual(status, 200, f"{name}: GET /v1/runs answered {status}: {raw[:200]!r}")
             listed = strict_json(tc, raw, f"{name}: the history")
             tc.assertIn(run_id, [r["id"] for r in listed["runs"]])
@@ -125,6 +129,32 @@ class FakePeerTests(unittest.TestCase):
             runner.run(cases)
         finally:
             runner.close()
+
+
+
+@unittest.skipUnless(shutil.which("openssl"), "needs the openssl command to make certificates")
+class TlsInitiatorTests(unittest.TestCase):
+    """The initiator speaks TLS to its peers (--tls-cert/--tls-key/--tls-ca): a fake peer that
+    answers its ClientHello with plain HTTP in non-UTF-8, a TLS alert, or garbage."""
+
+    def test_fake_peers_of_a_tls_initiator(self):
+        work = tempfile.mkdtemp(prefix="meshperf-hostile-tls-peer-")
+        try:
+            ca, cert, key = make_certs(work)
+            from hostile_harness import client_tls
+            runner = PeerReplyRunner(self, ["--tls-cert", cert, "--tls-key", key, "--tls-ca", ca],
+                                     tls=client_tls(ca, cert, key))
+            try:
+                runner.run([
+                    ("tls_initiator_plain_http_non_utf8", b"HTTP/1.1 404 \xe9t\xe9\r\nContent-Length: 0\r\n\r\n"),
+                    ("tls_initiator_alert", b"\x15\x03\x03\x00\x02\x02\x28"),
+                    ("tls_initiator_handshake_garbage", b"\x16\x03\x03\x00\x30" + b"\xe9" * 48),
+                    ("tls_initiator_nothing", b""),
+                ], wait_head=False)
+            finally:
+                runner.close()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
