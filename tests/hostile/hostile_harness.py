@@ -259,8 +259,9 @@ class FakePeer:
     byte every `drip_s` when given). It stands where a peer meshperfd should be: the
     initiator's session upgrade is what it answers."""
 
-    def __init__(self, reply, hold_s=0.0, drip_s=0.0, wait_head=True):
+    def __init__(self, reply, hold_s=0.0, drip_s=0.0, wait_head=True, tls=None):
         self.reply = reply
+        self.tls = tls  # an ssl server context: the handshake is completed, then the reply sent over TLS
         self.wait_head = wait_head  # False: answer the first bytes (a TLS ClientHello has no blank line)
         self.hold_s = hold_s  # keep the connection open this long after the reply
         self.drip_s = drip_s  # send the reply a byte at a time, this far apart
@@ -283,31 +284,36 @@ class FakePeer:
                 continue
             except OSError:
                 return
-            with c:
+            conn = c  # the TLS socket once wrapped (wrapping detaches `c`): closed below either way
+            try:
                 c.settimeout(5)
                 head = b""
-                try:
-                    while b"\r\n\r\n" not in head and len(head) < 65536:
-                        chunk = c.recv(65536)
-                        if not chunk:
+                if self.tls is not None:
+                    conn = self.tls.wrap_socket(c, server_side=True)
+                while b"\r\n\r\n" not in head and len(head) < 65536:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    head += chunk
+                    if not self.wait_head:
+                        break
+                self.requests.append(head)
+                if self.drip_s:
+                    for i in range(len(self.reply)):
+                        if self.stopping:
                             break
-                        head += chunk
-                        if not self.wait_head:
-                            break
-                    self.requests.append(head)
-                    if self.drip_s:
-                        for i in range(len(self.reply)):
-                            if self.stopping:
-                                break
-                            c.sendall(self.reply[i:i + 1])
-                            time.sleep(self.drip_s)
-                    else:
-                        c.sendall(self.reply)
-                    end = time.monotonic() + self.hold_s
-                    while time.monotonic() < end and not self.stopping:
-                        time.sleep(0.05)
-                except OSError:
-                    pass
+                        conn.sendall(self.reply[i:i + 1])
+                        time.sleep(self.drip_s)
+                else:
+                    conn.sendall(self.reply)
+                end = time.monotonic() + self.hold_s
+                while time.monotonic() < end and not self.stopping:
+                    time.sleep(0.05)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+                c.close()
 
     def close(self):
         self.stopping = True

@@ -151,6 +151,18 @@ class TlsInitiatorTests(unittest.TestCase):
                     ("tls_initiator_handshake_garbage", b"\x16\x03\x03\x00\x30" + b"\xe9" * 48),
                     ("tls_initiator_nothing", b""),
                 ], wait_head=False)
+                # A peer with a good certificate that completes the handshake, then answers
+                # the upgrade with hostile bytes over TLS.
+                import ssl
+                server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                server.load_cert_chain(cert, key)
+                server.load_verify_locations(ca)
+                server.verify_mode = ssl.CERT_REQUIRED
+                replies = dict(corpus.peer_reply_corpus(count=0))
+                runner.run([(f"tls_peer_{n}", replies[n]) for n in (
+                    "status_reason_ete_404", "status_101_upgrade_header_non_utf8", "status_101_then_garbage",
+                    "status_101_then_error_frame_non_utf8", "header_70KiB", "chunked_size_overflow",
+                    "status_code_503_non_utf8_error_body", "nothing_then_close")], tls=server)
             finally:
                 runner.close()
         finally:
