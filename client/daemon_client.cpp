@@ -33,7 +33,8 @@ client_error no_answer(const transport::endpoint_address& addr, std::chrono::mil
 /// for any other answer.
 std::optional<auth_refused> refusal_of(const transport::http_response& r, const transport::endpoint_address& addr,
                                        const credentials& creds) {
-    if (r.status == 401) {
+    const bool throttled = r.status == 429 && error_of(r).find("failed authentications") != std::string::npos;
+    if (r.status == 401 || (throttled && creds.token.empty())) {
         if (creds.token.empty())
             return auth_refused(fmt::format("{} wants a bearer token and none was given: give --token-file FILE (the cluster "
                                             "token, as the daemon's --token-file) or set MESHPERF_TOKEN",
@@ -43,7 +44,7 @@ std::optional<auth_refused> refusal_of(const transport::http_response& r, const 
                                         "daemon's --token-file holds it)",
                                         addr.to_string(), creds.token_source));
     }
-    if (r.status == 429 && error_of(r).find("failed authentications") != std::string::npos)
+    if (throttled)
         return auth_refused(fmt::format("{} refuses this address for a while after failed authentications ({}): the token{} "
                                         "is most likely wrong; fix it, then retry",
                                         addr.to_string(), error_of(r),
