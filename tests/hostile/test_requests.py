@@ -12,7 +12,6 @@ import os
 import shutil
 import socket
 import tempfile
-import threading
 import time
 import unittest
 

@@ -1,11 +1,12 @@
 """A frozen initiator must not lock its peer out (issue 25, attack 8).
 
 "A peer whose initiator has made no progress for a bounded time (heartbeats on the session;
-default <= 15 s, configurable) releases its gate and ends the session." Two cases:
+default <= 15 s, configurable) releases its gate and ends the session." Cases:
   - real daemons A and B: a bandwidth run from A to B, A frozen with SIGSTOP mid-point; B's
     measurement gate (GET /v1/info queue.measuring) must be free within RELEASE_S, and a
     run from a third daemon C to B must then complete;
-  - a session opened by hand (the upgrade answered 101) that then sends nothing at all.
+  - a session opened by hand (the upgrade answered 101) that then sends nothing at all;
+  - fake initiators (HostileInitiatorTests): a session opened by hand, hostile frames, close.
 The gate is polled every 0.25 s; POLL_SLACK_S covers the poll interval and scheduling.
 Stopped processes get SIGCONT before they are killed.
 """
@@ -17,11 +18,11 @@ import socket
 import time
 import unittest
 
-from hostile_harness import Daemon, api_get, api_post_json, check_daemon, daemon_dead_reason, save_found, strict_json, wait_run_end
+from hostile_harness import (Daemon, api_get, api_post_json, check_daemon, daemon_dead_reason, save_found, strict_json,
+                             wait_run_end)
 from http_corpus import frame
 
 GATE_AFTER_CLOSE_S = 3.0  # a session whose initiator closed its connection frees the gate at once
-
 RELEASE_S = float(os.environ.get("MESHPERF_HOSTILE_RELEASE_S", "15"))
 POLL_SLACK_S = 1.0
 
