@@ -29,7 +29,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& known_keys()
         {"daemon", {"listen", "state_dir", "token_file"}},
         {"auth", {"metrics_require_token", "failed_auth_free_attempts", "failed_auth_first_delay", "failed_auth_max_delay"}},
         {"limits", {"max_streams", "max_qps", "max_iterations", "max_point_duration", "max_run_duration", "max_bytes_per_point",
-                    "max_queued_runs", "max_connections", "allowed_peer_cidrs"}},
+                    "max_queued_runs", "max_connections", "allowed_peer_cidrs", "initiator_silence"}},
         {"store", {"max_runs", "max_age_days", "max_bytes", "integrity_check", "max_pending", "retry_interval"}},
         {"schedule", {"peers", "transports", "tests", "memory", "sizes", "interval", "jitter", "point_duration"}},
     };
@@ -342,6 +342,7 @@ daemon_config parse_config(std::string_view text, const std::string& origin) {
     if (auto v = l.integer("max_iterations", 1, std::int64_t{1} << 40)) c.limits.max_iterations = static_cast<std::uint64_t>(*v);
     if (auto v = l.duration("max_point_duration", 0.01, 86400)) c.limits.max_duration_s = *v;
     if (auto v = l.duration("max_run_duration", 0.01, 7 * 86400)) c.limits.max_run_s = *v;
+    if (auto v = l.duration("initiator_silence", 2, 600)) c.limits.initiator_silence_s = *v;
     if (c.limits.max_run_s < c.limits.max_duration_s)
         l.fail("max_run_duration", fmt::format("({} s) must not be shorter than max_point_duration ({} s)", c.limits.max_run_s,
                                                c.limits.max_duration_s));

@@ -54,6 +54,7 @@ TEST_CASE("config: the shipped example parses and holds the defaults it claims")
     CHECK(example.limits.max_iterations == defaults.limits.max_iterations);
     CHECK(example.limits.max_duration_s == defaults.limits.max_duration_s);
     CHECK(example.limits.max_run_s == defaults.limits.max_run_s);
+    CHECK(example.limits.initiator_silence_s == defaults.limits.initiator_silence_s);
     CHECK(example.auth_throttle.first_delay == defaults.auth_throttle.first_delay);
     CHECK(example.auth_throttle.max_delay == defaults.auth_throttle.max_delay);
     CHECK(example.schedule.sizes == defaults.schedule.sizes);
@@ -179,6 +180,13 @@ TEST_CASE("config: load_config refuses a missing file with a clear message") {
     } catch (const core::spec_error& e) {
         CHECK(contains(e.what(), "--config /nonexistent/meshperfd.toml: no such file"));
     }
+}
+
+TEST_CASE("config: initiator_silence bounds how long a frozen initiator holds this daemon") {
+    CHECK(parse_config("", "empty.toml").limits.initiator_silence_s == 10.0);
+    CHECK(parse_config("[limits]\ninitiator_silence = \"4s\"\n", "t.toml").limits.initiator_silence_s == 4.0);
+    CHECK(contains(error_of("[limits]\ninitiator_silence = \"1s\"\n"), "initiator_silence"));
+    CHECK(contains(error_of("[limits]\ninitiator_silence = \"11m\"\n"), "initiator_silence"));
 }
 
 TEST_CASE("config: durations") {
