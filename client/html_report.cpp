@@ -399,10 +399,10 @@ void render_collective(std::string& out, const report_collective& c, std::size_t
                        core::to_string(p.op), core::to_string(p.algo), esc(core::format_size(p.size_bytes)), p.count,
                        core::to_string(p.element), core::redop_name(p.op), core::plain_number(p.time_s * 1e6, 4), core::plain_number(p.algbw_gbyte_per_s, 3),
                        core::plain_number(p.busbw_gbyte_per_s, 3), p.wrong ? std::to_string(*p.wrong) : "-", p.slowest_rank,
-                       p.slowest_link ? esc(fmt::format("{} ({:.3g} Gbit/s)", core::to_string(*p.slowest_link),
-                                                        p.slowest_link->gbit_per_s))
+                       p.slowest_link ? esc(fmt::format("{} ({} Gbit/s)", core::to_string(*p.slowest_link),
+                                                        core::plain_number(p.slowest_link->gbit_per_s, 3)))
                                       : "-",
-                       pred ? fmt::format("{:.4g}", *pred * 1e6) : "-",
+                       pred ? core::plain_number(*pred * 1e6, 4) : "-",
                        pred ? fmt::format("{:+.1f}%", (p.time_s - *pred) / *pred * 100) : "-");
     }
     out += "</table>\n</section>\n";
@@ -426,7 +426,7 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
     fmt::format_to(std::back_inserter(out), "<p class=\"meta\">{}</p>\n", esc(summary));
 
     const auto labels = distinct_labels(runs);
-    if (runs.size() + matrices.size() > 1) {
+    if (runs.size() + matrices.size() + collectives.size() > 1) {
         out += "<nav><ol>\n";
         for (std::size_t i = 0; i < runs.size(); ++i)
             fmt::format_to(std::back_inserter(out), "<li><a href=\"#run-{}\">{}</a></li>\n", i + 1, esc(labels[i]));
@@ -435,6 +435,9 @@ std::string render_html_report(std::span<const core::run_result> runs, std::span
                            esc(matrices[i].title.empty()
                                    ? fmt::format("Cluster matrix, {} hosts", matrices[i].analysis.host_count)
                                    : matrices[i].title));
+        for (std::size_t i = 0; i < collectives.size(); ++i)
+            fmt::format_to(std::back_inserter(out), "<li><a href=\"#collective-{}\">{}</a></li>\n", i + 1,
+                           esc(fmt::format("Collective {}: {} ranks", collectives[i].run.id, collectives[i].run.spec.hosts.size())));
         out += "</ol></nav>\n";
     }
 

@@ -22,7 +22,8 @@ std::string default_title(const core::collective_result& run) {
 std::string render_collective_svg(const core::collective_result& run, std::span<const std::optional<double>> predicted_time_s,
                                   const std::string& title) {
     panel time{"Time per iteration (slowest rank, mean)", "µs", "no sizes measured", {}, {}, {}};
-    panel busbw{"Bus bandwidth (busbw)", "Gbit/s", "no sizes measured", {}, {}, {}};
+    // GB/s, nccl-tests' unit, as the table and the CSV give busbw.
+    panel busbw{"Bus bandwidth (busbw)", "GB/s", "no sizes measured", {}, {}, {}};
     std::vector<legend_entry> legend;
     std::map<std::pair<core::collective_op, core::collective_algo>, std::size_t> style_of;
     double x_lo = 0, x_hi = 0;
@@ -42,18 +43,18 @@ std::string render_collective_svg(const core::collective_result& run, std::span<
         }
         const auto s = style_of[key];
         const double x = static_cast<double>(pt.size_bytes);
-        if (!plottable(pt.time_s) || !plottable(pt.busbw_gbit_per_s)) {
+        if (!plottable(pt.time_s) || !plottable(pt.busbw_gbyte_per_s)) {
             ++skipped;
             continue;
         }
         x_lo = x_lo == 0 ? x : std::min(x_lo, x);
         x_hi = std::max(x_hi, x);
         time.data[s].points.push_back({x, pt.time_s * 1e6});
-        busbw.data[s].points.push_back({x, pt.busbw_gbit_per_s});
+        busbw.data[s].points.push_back({x, pt.busbw_gbyte_per_s});
         if (i < predicted_time_s.size() && predicted_time_s[i] && plottable(*predicted_time_s[i])) {
             const double t = *predicted_time_s[i];
             time.models[s].points.push_back({x, t * 1e6});
-            busbw.models[s].points.push_back({x, core::busbw_bytes_per_s(pt.op, pt.ranks, pt.size_bytes, t) * 8e-9});
+            busbw.models[s].points.push_back({x, core::busbw_bytes_per_s(pt.op, pt.ranks, pt.size_bytes, t) * 1e-9});
             predicted_any = true;
         }
     }

@@ -13,7 +13,8 @@ namespace meshperf::client {
 
 /// Draws `run`. `predicted_time_s`: empty, or one entry per point of run.points (nullopt
 /// where a size has no prediction), drawn as the predicted curves; busbw predicted from it
-/// with the same factor as the measured. `title`: empty for one made from the run.
+/// with the same factor as the measured, in GB/s (nccl-tests' unit, as the table and the
+/// CSV). `title`: empty for one made from the run.
 std::string render_collective_svg(const core::collective_result& run, std::span<const std::optional<double>> predicted_time_s = {},
                                   const std::string& title = {});
 

@@ -43,6 +43,16 @@ std::vector<tick> size_ticks(double lo, double hi, double px) {
         const auto v = std::ldexp(1.0, e);
         ticks.push_back({v, e % step == 0 ? core::format_size(static_cast<std::uint64_t>(v)) : std::string()});
     }
+    // The largest size always has its label (the last measured size of a 1K..32M sweep had
+    // none); it takes the place of the label before it, which would crowd it.
+    if (!ticks.empty() && ticks.back().label.empty()) {
+        for (auto it = ticks.rbegin(); it != ticks.rend(); ++it)
+            if (!it->label.empty()) {
+                it->label.clear();
+                break;
+            }
+        ticks.back().label = core::format_size(static_cast<std::uint64_t>(ticks.back().v));
+    }
     return ticks;
 }
 

@@ -47,6 +47,19 @@ TEST_CASE("a collective run is drawn as time and busbw panels, predictions dashe
     CHECK(render_collective_svg(empty).find("no sizes measured") != std::string::npos);
 }
 
+TEST_CASE("busbw is plotted in GB/s, as the table says, and the largest size has its tick label (issue 26)") {
+    core::collective_result run;
+    run.id = "r-1";
+    run.spec.hosts = {"a:1", "b:1", "c:1", "d:1"};
+    for (std::uint64_t n = 1 << 10; n <= (32u << 20); n *= 2) run.points.push_back(ring_point(n, 1e-5 + n * 1e-10));
+    const auto svg = render_collective_svg(run);
+    CHECK(svg.find("GB/s") != std::string::npos);
+    CHECK(svg.find("Gbit/s") == std::string::npos);
+    CHECK(svg.find(">32 MiB<") != std::string::npos);  // 1K..32M: 16 octaves labelled every 2nd from 1 KiB
+    CHECK(svg.find(">16 MiB<") == std::string::npos);  // its label gives way to the last
+    CHECK(svg.find(">1 KiB<") != std::string::npos);
+}
+
 TEST_CASE("meshperf report carries a collective run: ranks, plot, nccl-tests' columns and the prediction's error") {
     client::report_collective c;
     c.run.id = "r-9";
@@ -62,6 +75,21 @@ TEST_CASE("meshperf report carries a collective run: ranks, plot, nccl-tests' co
     CHECK(error > 30);
     CHECK(html.find(fmt::format("{:+.1f}%", error)) != std::string::npos);
     CHECK(html.find("1 collective run") != std::string::npos);
+}
+
+TEST_CASE("the report's contents list its collective sections too (issue 26)") {
+    std::vector<client::report_collective> cs(2);
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+        cs[i].run.id = fmt::format("c-{}", i + 1);
+        cs[i].run.state = "completed";
+        cs[i].run.spec.hosts = {"a:1", "b:1", "c:1", "d:1"};
+        cs[i].run.points = {ring_point(1 << 20, 0.01)};
+    }
+    const auto html = client::render_html_report({}, {}, {}, cs);
+    REQUIRE(html.find("<nav>") != std::string::npos);
+    CHECK(html.find("<li><a href=\"#collective-1\">Collective c-1: 4 ranks</a></li>") != std::string::npos);
+    CHECK(html.find("<li><a href=\"#collective-2\">Collective c-2: 4 ranks</a></li>") != std::string::npos);
+    CHECK(html.find("<section id=\"collective-2\">") != std::string::npos);
 }
 
 }  // namespace svg_collective_test
