@@ -145,9 +145,11 @@ void run_manager::publish_positions() {
     }
 }
 
-void run_manager::commit(const std::shared_ptr<run_record>& r) {
+void run_manager::commit(const std::shared_ptr<run_record>& r) { commit(r, r->plain_document()); }
+
+void run_manager::commit(const std::shared_ptr<run_record>& r, const json& doc) {
     try {
-        store_.save(r->plain_document());
+        store_.save(doc);
     } catch (const std::exception& e) {
         bool first;
         {
@@ -241,11 +243,19 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
                 r->result_.peer = core::host_info_from_json(e["peer"]);
             }
             if (e.value("event", "") == "point") {
+                // Committed before anyone can see it (live document, event): every point a
+                // client has seen is a point kept, whatever happens next.
+                auto point = core::point_result_from_json(e["point"]);
+                json doc;
                 {
                     std::lock_guard lock(r->m_);
-                    r->result_.points.push_back(core::point_result_from_json(e["point"]));
+                    auto with_point = r->result_;
+                    with_point.points.push_back(point);
+                    doc = core::to_json(with_point);
                 }
-                commit(r);  // every point streamed is a point kept, whatever happens next
+                commit(r, doc);
+                std::lock_guard lock(r->m_);
+                r->result_.points.push_back(std::move(point));
             }
             r->push_event(e);
         };
@@ -279,12 +289,21 @@ void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
         commit(r);
         r->push_event({{"event", "running"}});
         auto emit = [&](const json& e) {
+            if (e.value("event", "") == "point") {
+                json doc;  // committed before the live document shows the point (as a sweep's)
+                {
+                    std::lock_guard lock(r->m_);
+                    auto with_point = *r->collective_;
+                    with_point.points = result.points;
+                    doc = core::to_json(with_point);
+                }
+                commit(r, doc);
+            }
             {
                 std::lock_guard lock(r->m_);
                 if (e.value("event", "") == "started") r->collective_->hosts = result.hosts;
                 if (e.value("event", "") == "point") r->collective_->points = result.points;
             }
-            if (e.value("event", "") == "point") commit(r);
             r->push_event(e);
         };
         try {

@@ -100,6 +100,8 @@ private:
     /// Commits the run's document as it stands (state, points so far) to the store; a
     /// failure is logged once per run, the final save keeps the result in memory.
     void commit(const std::shared_ptr<run_record>& r);
+    /// The same with the document to store (a point not yet published to the record).
+    void commit(const std::shared_ptr<run_record>& r, const nlohmann::json& doc);
     /// The state and error of a run stopped by its cancel flag: "cancelled by request", or
     /// failed "interrupted: daemon stopping" when the daemon is shutting down.
     std::pair<std::string, std::string> cancelled_outcome() const;

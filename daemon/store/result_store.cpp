@@ -9,6 +9,7 @@
 #include "daemon/store/store_rows.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -17,6 +18,13 @@
 namespace meshperf::daemon {
 
 namespace {
+
+/// SQLite's message, and the system's when there is one ("disk I/O error: No space left on device").
+std::string reason_of(sqlite3* db) {
+    std::string why = sqlite3_errmsg(db);
+    if (const int e = sqlite3_system_errno(db); e != 0) why += fmt::format(" ({})", std::strerror(e));
+    return why;
+}
 
 bool is_damage(int rc) {
     const int primary = rc & 0xff;
@@ -29,6 +37,7 @@ bool try_exec(sqlite3* db, const char* sql, std::string& why, int& rc) {
     rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
     if (rc == SQLITE_OK) return true;
     why = err ? err : sqlite3_errstr(rc);
+    if (const int e = sqlite3_system_errno(db); e != 0) why += fmt::format(" ({})", std::strerror(e));
     sqlite3_free(err);
     return false;
 }
@@ -38,14 +47,14 @@ bool try_exec(sqlite3* db, const char* sql, std::string& why, int& rc) {
 std::string check_database(sqlite3* db, bool full, int& rc) {
     sqlite_statement st;
     rc = sqlite3_prepare_v2(db, full ? "PRAGMA integrity_check(20)" : "PRAGMA quick_check(20)", -1, &st.s, nullptr);
-    if (rc != SQLITE_OK) return sqlite3_errmsg(db);
+    if (rc != SQLITE_OK) return reason_of(db);
     std::string found;
     while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
         const auto line = sqlite_column_text(st.s, 0);
         if (line == "ok") continue;
         found += (found.empty() ? "" : "; ") + line;
     }
-    if (rc != SQLITE_DONE) return sqlite3_errmsg(db);
+    if (rc != SQLITE_DONE) return reason_of(db);
     rc = SQLITE_OK;
     return found.empty() ? "ok" : found;
 }
@@ -123,7 +132,7 @@ bool result_store::open_rw(std::string& why) {
         sqlite3* db = nullptr;
         int rc = sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
         if (rc != SQLITE_OK) {
-            why = db ? sqlite3_errmsg(db) : "out of memory";
+            why = db ? reason_of(db) : "out of memory";
             sqlite3_close(db);
             if (is_damage(rc) && attempt == 0) {
                 move_aside(why);
@@ -211,7 +220,7 @@ bool result_store::probe_write(sqlite3* db, std::string& why) {
         sqlite3_bind_text(st.s, 1, now.c_str(), -1, SQLITE_TRANSIENT);
         if (sqlite3_step(st.s) == SQLITE_DONE) return true;
     }
-    why = sqlite3_errmsg(db);
+    why = reason_of(db);
     return false;
 }
 
@@ -322,7 +331,7 @@ void result_store::write(const nlohmann::json& run) {
         rc = sqlite3_step(st.s);
     }
     if (rc != SQLITE_DONE) {
-        const std::string msg = sqlite3_errmsg(db_);
+        const std::string msg = reason_of(db_);
         writable_ = false;
         status_ = fmt::format("not writable: {}{}", msg, is_damage(rc) ? " (the file is damaged: restart meshperfd to move it aside)" : "");
         throw store_write_error(fmt::format("cannot store run {} in {}: {}", id, path_, msg));
@@ -367,7 +376,7 @@ void result_store::save(const nlohmann::json& run) {
     std::lock_guard lock(m_);
     const auto id = run.value("id", "");
     drop_pending(id);  // this document supersedes an unstored one of the same run
-    flush_pending();
+    retry_locked();    // older unstored ones first (reopening a read-only store, at most once a second)
     try {
         write(run);
     } catch (const store_write_error&) {
@@ -391,6 +400,9 @@ std::size_t result_store::retry_pending() {
 
 std::size_t result_store::retry_locked() {
     if (!rw_) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_reopen_ < std::chrono::seconds(1)) return pending_.size();
+        last_reopen_ = now;
         sqlite3* degraded = db_;
         db_ = nullptr;
         std::string why;

@@ -9,6 +9,7 @@
 /// begun; a damaged row answers an error, never a made-up document.
 #include "daemon/store/store_options.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <map>
@@ -130,6 +131,7 @@ private:
     bool writable_ = false;  // and the last write went through
     bool checked_ = false;   // quick_check/integrity_check ran in this process
     bool marked_ = false;    // runs of earlier processes are marked interrupted
+    std::chrono::steady_clock::time_point last_reopen_{};  // the last try to reopen for writing
     std::string status_ = "writable";
     std::map<std::string, nlohmann::json> pending_;  // id -> latest unstored document
     std::vector<std::string> pending_order_;          // ids, oldest first

@@ -97,6 +97,25 @@ class PointsKeptTests(StoreBase):
         row = next(r for r in a.http("GET", "/v1/runs")[1]["runs"] if r["id"] == run_id)
         self.assertEqual((row["state"], row["points"]), ("failed", len(doc["points"])))
 
+    def test_kill_9_keeps_a_collectives_points(self):
+        ranks = [self.daemon() for _ in range(2)]
+        spec = {"hosts": [d.address for d in ranks], "ops": "allreduce", "sizes": "4K,8K,16K,32K,64K,128K,256K,512K",
+                "duration_s": 0.15, "warmup_iterations": 1}
+        status, doc = ranks[0].http("POST", "/v1/collectives", spec)
+        self.assertEqual(status, 202, doc)
+        run_id = doc["id"]
+        wait_for(lambda: len(ranks[0].http("GET", f"/v1/runs/{run_id}")[1]["points"]) >= 2, 30, "2 collective points")
+        seen = len(ranks[0].http("GET", f"/v1/runs/{run_id}")[1]["points"])
+        ranks[0].proc.send_signal(signal.SIGKILL)
+        ranks[0].proc.wait(10)
+        ranks[0].log.close()
+        self.restart(ranks[0])
+        doc = ranks[0].http("GET", f"/v1/runs/{run_id}")[1]
+        print(f"\nstore: collective kill -9 after {seen} points: stored {len(doc['points'])}")
+        self.assertEqual(doc["state"], "failed")
+        self.assertTrue(doc["error"].startswith("interrupted:"), doc["error"])
+        self.assertGreaterEqual(len(doc["points"]), seen)
+
     def test_sigterm_stores_interrupted_daemon_stopping(self):
         b = self.daemon()
         a = self.daemon()
