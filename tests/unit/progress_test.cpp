@@ -38,6 +38,24 @@ TEST_CASE("time bound of a point from the spec") {
     CHECK_FALSE(client::point_time_bound_s(s));
 }
 
+TEST_CASE("time bound of a sweep: every point, the drift reference readings, and the per-point overhead") {
+    core::run_spec s;
+    s.warmup_s = 0.1;
+    s.max_point_s = 0.3;
+    s.tests = {core::test_kind::latency};
+    s.sizes = {262144, 1048576};  // under drift_min_sizes: no reference readings
+    CHECK(client::reference_point_count(s) == 0);
+    CHECK(*client::sweep_time_bound_s(s) == doctest::Approx(2 * (0.4 + client::point_overhead_s)));
+    // 1..64: 7 sizes; the reference is read again after point 4 and after the last.
+    s.sizes = {1, 2, 4, 8, 16, 32, 64};
+    CHECK(client::reference_point_count(s) == 2);
+    s.tests = {core::test_kind::latency, core::test_kind::bandwidth};  // bandwidth has none
+    CHECK(client::reference_point_count(s) == 2);
+    CHECK(*client::sweep_time_bound_s(s) == doctest::Approx((14 + 2) * (0.4 + client::point_overhead_s)));
+    s.iterations = 100;
+    CHECK_FALSE(client::sweep_time_bound_s(s));
+}
+
 TEST_CASE("time left: measured mean per point, else the spec's bound; never negative or NaN") {
     CHECK(*client::estimate_seconds_left(0, 16, 0, 1.1) == doctest::Approx(17.6));
     CHECK(*client::estimate_seconds_left(4, 16, 2.0, 1.1) == doctest::Approx(6.0));  // 0.5 s a point measured
