@@ -21,7 +21,10 @@
 #  4. link restored: mp30a is resumed (IDLE, no reason);
 #  5. an operator's drain: kept through OK checks and through a CRITICAL one, reason unchanged;
 #  6. mp30b's meshperfd frozen (SIGSTOP): a job on mp30a starts within the prolog's budget,
-#     the prolog logged UNKNOWN, and the node is not drained.
+#     the prolog logged UNKNOWN, and the node is not drained;
+#  7. a CRITICAL prolog (a job beside a running one, so the health check, IDLE only, does
+#     not drain first): the node drains with meshperf's reason, the job does not run and is
+#     requeued (Slurm holds it: launch_failed_requeued_held).
 # Skips (77) when not root, a tool is missing, or slurmctld/slurmd cannot start here.
 # Every process (munged, slurmctld, slurmd, jobs, daemons) and the namespace are removed on
 # every exit path.
@@ -140,7 +143,8 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 MpiDefault=none
-SelectType=select/linear
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
 SchedulerParameters=sched_interval=2
 ReturnToService=2
 HealthCheckProgram=$deploy/meshperf-healthcheck
@@ -150,8 +154,8 @@ Prolog=$deploy/meshperf-prolog
 Epilog=$deploy/meshperf-epilog
 PrologFlags=Alloc
 MinJobAge=600
-NodeName=$NODE_A NodeAddr=$ADDR_A CPUs=1 State=UNKNOWN
-NodeName=$NODE_B NodeAddr=$ADDR_B CPUs=1 State=UNKNOWN
+NodeName=$NODE_A NodeAddr=$ADDR_A CPUs=2 State=UNKNOWN
+NodeName=$NODE_B NodeAddr=$ADDR_B CPUs=2 State=UNKNOWN
 PartitionName=mp30 Nodes=ALL Default=YES MaxTime=10 State=UP
 EOF
 mkdir -p "$WORK/ctld" "$WORK/spool-$NODE_A" "$WORK/spool-$NODE_B" "$WORK/jobs"
@@ -330,6 +334,35 @@ grep -q "meshperf-prolog.*job $jobid: UNKNOWN" "$hc_log" \
     || fail "the prolog did not log UNKNOWN for job $jobid: $(grep meshperf-prolog "$hc_log" | tail -n 3)"
 case $(node_field %T) in drain*) fail "the node was drained while its peer hung: $(node_field %E)" ;; esac
 step "6. peer frozen (SIGSTOP, $((submitted - stopped_at)) s before submission): job $jobid started $((started - submitted)) s after sbatch (budget $PROLOG_BUDGET s); prolog: $(grep "meshperf-prolog.*job $jobid:" "$hc_log" | sed 's/.*job /job /')"
+
+# 7. A CRITICAL prolog. The health check would drain an idle node first, so a one-CPU job
+# keeps mp30a MIXED (HealthCheckNodeState=IDLE skips it) while a second job's prolog checks.
+# (first an OK health check after the thaw: a check just after SIGCONT can read low)
+mark=$(wc -l <"$hc_log")
+wait_for 40 "an OK health check after the peer was thawed" \
+    'tail -n +$((mark + 1)) "$hc_log" | grep -q "meshperf-healthcheck.*: OK: MESHPERF OK"'
+wait_for 20 "$NODE_A idle before step 7" '[ "$(node_field %T)" = idle ]'
+blocker=$(cd "$WORK/jobs" && sbatch --parsable -N 1 -n 1 -w "$NODE_A" -t 2 -o /dev/null --wrap "sleep 60" 2>"$WORK/err") \
+    || fail "sbatch: $(cat "$WORK/err")"
+blocker=${blocker%%;*}
+wait_for 30 "blocker job $blocker running" 'timeout 5 scontrol show job -o "$blocker" | grep -q "JobState=RUNNING"'
+# RUNNING comes with the allocation, before the prolog ends: wait for the prolog's verdict
+wait_for 30 "the prolog of job $blocker" 'grep -q "meshperf-prolog.*job $blocker: OK" "$hc_log"'
+shape "$SLOW_MBIT"
+jobid=$(cd "$WORK/jobs" && sbatch --parsable -N 1 -n 1 -w "$NODE_A" -t 2 -o "$WORK/jobs/prolog7-%j.out" \
+    --wrap "date +%s >'$WORK/jobs/started7'" 2>"$WORK/err") || fail "sbatch: $(cat "$WORK/err")"
+jobid=${jobid%%;*}
+wait_for 40 "the prolog's CRITICAL for job $jobid" 'grep -q "meshperf-prolog.*job $jobid: CRITICAL" "$hc_log"'
+wait_for 30 "$NODE_A drained after a CRITICAL prolog" 'case $(node_field %T) in drain*) true ;; *) false ;; esac'
+sleep 3
+[ -s "$WORK/jobs/started7" ] && fail "job $jobid ran although its prolog was CRITICAL"
+reason7=$(node_field %E)
+job7=$(timeout 5 scontrol show job -o "$jobid" | grep -oE 'JobState=[A-Z_]+|Reason=[^ ]+|Restarts=[0-9]+' | tr '\n' ' ')
+case $reason7 in "meshperf: MESHPERF CRITICAL - "*) ;; *) fail "after a CRITICAL prolog the reason is '$reason7'" ;; esac
+case $job7 in *JobState=PENDING*Restarts=1*) ;; *) fail "job $jobid after its CRITICAL prolog: $job7 (expected requeued, pending)" ;; esac
+step "7. prolog CRITICAL (job $jobid beside a running job): node $(node_field %T), reason '$reason7'; job: $job7"
+timeout 5 scancel "$jobid" "$blocker"
+shape "$HEALTHY_MBIT"
 
 say "PASS in $(elapsed) s"
 exit 0
