@@ -24,7 +24,8 @@
 #     the prolog logged UNKNOWN, and the node is not drained;
 #  7. a CRITICAL prolog (a job beside a running one, so the health check, IDLE only, does
 #     not drain first): the node drains with meshperf's reason, the job does not run and is
-#     requeued (Slurm holds it: launch_failed_requeued_held).
+#     requeued (Slurm holds it: launch_failed_requeued_held); the running job's epilog reads
+#     CRITICAL; restored, the health check resumes the node the prolog drained.
 # Skips (77) when not root, a tool is missing, or slurmctld/slurmd cannot start here.
 # Every process (munged, slurmctld, slurmd, jobs, daemons) and the namespace are removed on
 # every exit path.
@@ -361,8 +362,14 @@ job7=$(timeout 5 scontrol show job -o "$jobid" | grep -oE 'JobState=[A-Z_]+|Reas
 case $reason7 in "meshperf: MESHPERF CRITICAL - "*) ;; *) fail "after a CRITICAL prolog the reason is '$reason7'" ;; esac
 case $job7 in *JobState=PENDING*Restarts=1*) ;; *) fail "job $jobid after its CRITICAL prolog: $job7 (expected requeued, pending)" ;; esac
 step "7. prolog CRITICAL (job $jobid beside a running job): node $(node_field %T), reason '$reason7'; job: $job7"
+# The blocker ends: its epilog checks the slow link too (CRITICAL, logged; the node is
+# already drained with meshperf's reason). Restored, the health check resumes the node
+# the prolog drained.
 timeout 5 scancel "$jobid" "$blocker"
+wait_for 40 "the epilog of job $blocker" 'grep -q "meshperf-epilog.*job $blocker ended: CRITICAL" "$hc_log"'
 shape "$HEALTHY_MBIT"
+wait_for 60 "$NODE_A resumed after the prolog's drain" '[ "$(node_field %T)" = idle ]'
+step "7. epilog of job $blocker: CRITICAL logged; link restored: $NODE_A resumed by the health check"
 
 say "PASS in $(elapsed) s"
 exit 0
