@@ -81,6 +81,18 @@ show_logs() {
     timeout 5 sinfo -R 2>&1
 }
 netns_on_failure() { show_logs; }
+# Job processes (slurmstepd, batch scripts, checks) outlive slurmd: every process in a
+# slurmd's mount namespace is this test's, and is killed on every exit before lib.sh's cleanup.
+MNT_NS=()
+kill_mount_namespaces() {
+    local ns p
+    [ ${#MNT_NS[@]} -gt 0 ] || return 0
+    for p in /proc/[0-9]*; do
+        ns=$(readlink "$p/ns/mnt" 2>/dev/null) || continue
+        for m in "${MNT_NS[@]}"; do [ "$ns" = "$m" ] && kill -KILL "${p#/proc/}" 2>/dev/null; done
+    done
+}
+trap 'rc=$?; kill_mount_namespaces; (exit $rc); netns_cleanup' EXIT
 
 # The namespace, then everything the cleanup of lib.sh does not know about: job processes
 # slurmd left behind (slurmstepd), and munged.
@@ -218,6 +230,10 @@ start_slurmd() {  # a|b NODE [NETNS]
 }
 start_slurmd a "$NODE_A"
 start_slurmd b "$NODE_B" "$NS_B"
+sleep 0.2
+for p in "$PID_SLURMD_a" "$PID_SLURMD_b"; do
+    m=$(readlink "/proc/$p/ns/mnt" 2>/dev/null) && [ "$m" != "$(readlink /proc/self/ns/mnt)" ] && MNT_NS+=("$m")
+done
 
 # Both nodes registered: the first health check ran before registration (slurmd does so).
 deadline=$(( $(date +%s) + 40 ))
