@@ -3,8 +3,9 @@
 A daemon frozen with SIGSTOP accepts connections (the kernel does) and says nothing: the
 CLI must not wait for it. A sweep whose initiator freezes exits 3 within the stream's
 silence limit (client/daemon_client.hpp, stream_silence_limit = 10 s), naming the daemon and
-keeping the points measured; a matrix marks a frozen host down and goes on. A wrong token
-is said once, exit 3; a --prom-file in a folder that does not exist is UNKNOWN (3).
+keeping the points measured; check is UNKNOWN (3) within the same limit; a matrix marks
+a frozen host down and goes on. A wrong token is said once, exit 3; a --prom-file in a
+folder that does not exist is UNKNOWN (3).
 Every stopped daemon is continued and killed in tearDown.
 """
 import json
@@ -79,6 +80,28 @@ class FrozenDaemonTest(unittest.TestCase):
         for p in doc["points"]:
             self.assertEqual(p["test"], "latency")
             self.assertGreater(p["lat_ns"]["p50"], 0)
+
+    def test_check_with_frozen_initiator_is_unknown_within_the_silence_limit(self):
+        a, b = self.daemon(), self.daemon()
+        cli = subprocess.Popen([CLI, "check", b.address, "--initiator", a.address, "--max-lat-us", "100000",
+                                "--test", "latency", "--warmup", "3"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1)
+            self.assertIsNone(cli.poll(), "the check ended before the freeze")
+            self.freeze(a)
+            frozen_at = time.monotonic()
+            out, err = cli.communicate(timeout=SILENCE_LIMIT_S + MARGIN_S + 10)
+            took = time.monotonic() - frozen_at
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+                cli.communicate()
+        self.assertEqual(cli.returncode, 3, out + err)
+        self.assertLess(took, SILENCE_LIMIT_S + MARGIN_S, out + err)
+        self.assertTrue(out.startswith("MESHPERF UNKNOWN"), out)
+        self.assertIn(a.address, out)
+        self.assertIn("stopped answering", out)
 
     def test_matrix_marks_a_frozen_host_down_and_goes_on(self):
         hosts = [self.daemon() for _ in range(4)]
