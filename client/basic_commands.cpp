@@ -1,3 +1,4 @@
+#include "client/cli_wording.hpp"
 #include "client/collective_render.hpp"
 #include "client/collective_run.hpp"
 #include "client/commands.hpp"
@@ -22,11 +23,30 @@ namespace {
 /// both forms.
 json read_shown_file(const std::string& path) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
-        throw client_error(exit_usage, fmt::format("show: {} is no file: give HOST RUN_ID for a stored run, or the FILE of a "
+    if (!std::filesystem::exists(path, ec))
+        throw client_error(exit_usage, fmt::format("show: no such file {}: give HOST RUN_ID for a stored run, or the FILE of a "
                                                    "saved result",
                                                    path));
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw client_error(exit_usage, fmt::format("show: {} is not a regular file: give HOST RUN_ID for a stored run, or the "
+                                                   "FILE of a saved result",
+                                                   path));
     return read_json_file(path);
+}
+
+/// GET /v1/runs/ID from HOST; a HOST that is a saved file is a usage error (it was resolved
+/// as a host name), and the daemon's advice for an unknown id names the CLI command.
+json fetch_shown_run(const std::string& host, const std::string& id, const credentials& creds) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(host, ec) || (host.size() > 5 && host.ends_with(".json")))
+        throw client_error(exit_usage, fmt::format("show: {} is a file, and a saved result is shown without a run id: meshperf "
+                                                   "show {} (or give HOST RUN_ID for a stored run)",
+                                                   host, host));
+    try {
+        return daemon_client(host, creds).get("/v1/runs/" + id);
+    } catch (const client_error& e) {
+        throw client_error(e.code(), with_runs_command(e.what(), host));
+    }
 }
 
 }  // namespace
@@ -77,8 +97,7 @@ command_runner add_show_command(CLI::App& app, const common_options& common) {
     add_format_option(*cmd, *format, {output_format::table, output_format::json, output_format::csv});
     cmd->add_option("-o,--output", *output, "write to FILE instead of stdout");
     return [=, &common] {
-        const auto doc = id->empty() ? read_shown_file(*host)
-                                     : daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/runs/" + *id);
+        const auto doc = id->empty() ? read_shown_file(*host) : fetch_shown_run(*host, *id, client_credentials(common.token_file, common.tls));
         if (doc.value("schema", "") == core::collective_result_schema) {
             const auto run = read_collective(doc);
             write_output(*output, render_collective(*format, run, doc, predictions_from_json(doc)));

@@ -37,16 +37,22 @@ std::string changes_text(const std::vector<std::pair<std::uint64_t, std::uint64_
     return fmt::format("{}{}", fmt::join(shown, ", "), more);
 }
 
-/// The size step of the run and what needs it, from the options alone (before the spec is
-/// validated, so a bad op or dtype is refused there with core's sentence).
+/// The size step of the run and the ops that need it (not every op of the list: incast
+/// needs none, broadcast one element), from the options alone (before the spec is validated,
+/// so a bad op or dtype is refused there with core's sentence).
 std::pair<std::uint64_t, std::string> step_of(const collective_options& o, unsigned ranks) {
     core::collective_spec s;
     s.ops = core::parse_collective_op_list(o.ops);
     s.element = core::parse_dtype(o.dtype);
     s.hosts.resize(ranks);
+    const auto step = core::size_step(s);
     std::vector<std::string_view> names;
-    for (auto op : s.ops) names.push_back(core::to_string(op));
-    return {core::size_step(s), fmt::format("{} over {} ranks of {}", fmt::join(names, ", "), ranks, core::to_string(s.element))};
+    for (auto op : s.ops)
+        if (core::size_step(op, ranks, s.element) == step) names.push_back(core::to_string(op));
+    if (names.empty())  // a step that no single op needs alone (their common multiple)
+        for (auto op : s.ops)
+            if (core::size_step(op, ranks, s.element) > 1) names.push_back(core::to_string(op));
+    return {step, fmt::format("{} over {} ranks of {}", fmt::join(names, ", "), ranks, core::to_string(s.element))};
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // meshperf local [HOST]: copy-engine sweeps (host<->GPU, GPU<->GPU) on this node, in this
 // process, or on HOST's node by its meshperfd (POST /v1/local). Built in every meshperf: the
 // in-process sweep is local_here.cpp or, without CUDA, local_here_unavailable.cpp.
+#include "client/cli_wording.hpp"
 #include "client/commands.hpp"
 #include "client/output_format.hpp"
 #include "client/daemon_client.hpp"
@@ -91,7 +92,7 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
             size_note = core::size_order_note("--sizes", o->sizes, sizes);
             core::validate(spec);
         } catch (const core::spec_error& e) {
-            throw client_error(exit_usage, e.what());
+            throw client_error(exit_usage, with_option_name(with_option_name(e.what(), "copies", "--copy"), "sizes", "--sizes"));
         }
         if (!size_note.empty()) std::fprintf(stderr, "%s\n", size_note.c_str());
         const bool tty = ::isatty(STDERR_FILENO);

@@ -1,6 +1,7 @@
 // meshperf local: the copy sweep in this process, where meshperf is built with CUDA.
 #include "client/local_here.hpp"
 
+#include "client/cli_wording.hpp"
 #include "client/daemon_client.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
@@ -17,10 +18,10 @@ nlohmann::json sweep_here(const core::local_copy_spec& spec, bool progress) {
     try {
         kinds = gpu::parse_copy_kinds(spec.copies);
     } catch (const core::spec_error& e) {
-        throw client_error(exit_usage, e.what());
+        throw client_error(exit_usage, with_option_name(e.what(), "copies", "--copy"));
     }
     const auto& status = gpu::cuda_availability();
-    if (!status.ok()) throw client_error(exit_run_failed, status.message);
+    if (!status.ok()) throw client_error(exit_run_failed, for_local_command(status.message));
     gpu::copy_options opts;
     opts.sizes = spec.sizes;
     opts.device = spec.device;

@@ -380,15 +380,18 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--suspect-fraction", o->suspect_fraction, "a host is suspect when more than this share of its links is bad")
         ->capture_default_str();
     cmd->add_option("--parallel", o->max_parallel,
-                    "at most N pairs measured at once (and N daemons probed at once); a round with more pairs runs in waves")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{4096}))
-        ->capture_default_str();
+                    "at most N pairs measured at once (and N daemons probed at once, 1..4096); a round with more pairs runs in waves")
+        ->capture_default_str();  // checked in the command, to say what the number means
     cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again");
     auto* progress = cmd->add_flag("--progress", o->progress,
                                    "progress on stderr even when it is not a terminal: plain lines with the time left, for logs");
     cmd->add_flag("-q,--quiet,--no-progress", o->quiet, "no progress display (the default when stderr is not a terminal)")
         ->excludes(progress);
     return [o, &common]() -> int {
+        if (o->max_parallel < 1 || o->max_parallel > 4096)
+            throw client_error(exit_usage, fmt::format("--parallel {}: give how many pairs to measure at once, 1 to 4096 (default "
+                                                       "64; 1 measures one pair after the other)",
+                                                       o->max_parallel));
         std::vector<std::string> hosts = read_host_list(o->hosts);
         try {
             analysis::outlier_options opt{o->bad_bw_fraction, o->bad_lat_multiple, o->suspect_fraction};

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <optional>
 #include <set>
@@ -23,8 +24,9 @@ using nlohmann::json;
 
 namespace {
 
-/// The measured sizes the model is fitted on: those of --fit-sizes that were measured, every
-/// other one with --every-other, else all. A bad --fit-sizes list is a usage error.
+/// The measured sizes the model is fitted on: those of --fit-sizes, every other one with
+/// --every-other, else all. A bad --fit-sizes list, or one naming a size that was not
+/// measured, is a usage error.
 std::set<std::uint64_t> choose_fit_sizes(const std::set<std::uint64_t>& measured, const std::optional<std::string>& fit_sizes,
                                          bool every_other) {
     std::set<std::uint64_t> out;
@@ -35,8 +37,18 @@ std::set<std::uint64_t> choose_fit_sizes(const std::set<std::uint64_t>& measured
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
-        for (auto s : list)
+        std::vector<std::string> missing;
+        for (auto s : list) {
             if (measured.count(s)) out.insert(s);
+            else missing.push_back(core::format_size(s));
+        }
+        if (!missing.empty()) {
+            std::vector<std::uint64_t> have(measured.begin(), measured.end());
+            throw client_error(exit_usage, fmt::format("--fit-sizes {}: size{} {} not measured in this result (it has {})", *fit_sizes,
+                                                       missing.size() == 1 ? "" : "s", fmt::format("{}", fmt::join(missing, ", ")),
+                                                       have.empty() ? std::string("no latency or bandwidth points")
+                                                                    : core::format_size_list(have)));
+        }
         return out;
     }
     if (!every_other) return measured;

@@ -1,5 +1,6 @@
 #include "client/render_table.hpp"
 
+#include "client/cli_wording.hpp"
 #include "client/figure_text.hpp"
 #include "client/point_warnings.hpp"
 #include "client/run_model.hpp"
@@ -197,7 +198,8 @@ std::string render_run_list(const json& list) {
         const auto error = r.find("error");
         rows.push_back({r.value("id", ""), r.value("kind", "sweep"), r.value("state", ""), run_list_target(r),
                         r.value("created_at", ""), std::to_string(r.value("points", 0)),
-                        error != r.end() && error->is_string() ? error->get<std::string>() : ""});
+                        // the whole error is in --format json; a long one would make the table hundreds wide
+                        error != r.end() && error->is_string() ? shortened(error->get<std::string>(), run_list_error_width) : ""});
     }
     return rows.size() > 1 ? format_table(rows) : "no runs\n";
 }

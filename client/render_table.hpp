@@ -3,6 +3,7 @@
 /// Gbit/s, latency in µs), run lists and daemon info.
 #include "core/result.hpp"
 
+#include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,8 +20,11 @@ std::string render_run_table(const core::run_result& run);
 /// One line for a point as it arrives (progress display).
 std::string point_progress_line(const core::point_result& p, std::size_t index, std::size_t total);
 
+/// The most characters of a run's error the `runs` table shows (then "…"; JSON has it all).
+inline constexpr std::size_t run_list_error_width = 60;
+
 /// GET /v1/runs list as a table: sweeps with their peer, collectives (row "kind":
-/// "collective") with their count of hosts.
+/// "collective") with their count of hosts, errors cut to run_list_error_width.
 std::string render_run_list(const nlohmann::json& list);
 
 /// GET /v1/info as readable text.

@@ -1,4 +1,5 @@
 #include "client/result_files.hpp"
+#include "client/cli_wording.hpp"
 
 #include "client/daemon_client.hpp"
 #include "core/collective_result.hpp"
@@ -114,7 +115,7 @@ json read_json_file(const std::string& path) {
     try {
         return json::parse(buf.str());
     } catch (const json::exception& e) {
-        throw client_error(exit_usage, fmt::format("{} is not JSON: {}", path, e.what()));
+        throw client_error(exit_usage, fmt::format("{} is not JSON: {}", path, json_error_text(e.what())));
     }
 }
 

@@ -8,6 +8,8 @@ through shows as "cannot reach" (exit 3) instead of the usage error (exit 2).
 """
 import json
 import os
+import shutil
+import tempfile
 import unittest
 
 from meshperf_harness import QUICK, Daemon, free_port, run_cli
@@ -249,6 +251,74 @@ class ProgressTests(unittest.TestCase):
         self.assertNotIn("[  1/6]", err)
         rc, out, err = run_cli("sweep", "--initiator", self.a.address, self.b.address, "--progress", "--no-progress")
         self.assertEqual(rc, EXIT_USAGE, out + err)
+
+
+class Issue26RoughEdgeTests(unittest.TestCase):
+    """Issue 26's rough edges: messages that named API calls, JSON fields or library tags,
+    or told a user nothing, say what is wrong and what to run."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.a = Daemon()
+        cls.b = Daemon()
+        cls.dir = tempfile.mkdtemp(prefix="meshperf-issue26-")
+        cls.not_json = os.path.join(cls.dir, "notes.json")
+        with open(cls.not_json, "w") as f:
+            f.write("not json {")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.a.cleanup()
+        cls.b.cleanup()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def assert_usage(self, args, *fragments, absent=()):
+        rc, out, err = run_cli(*args, timeout=60)
+        self.assertEqual(rc, EXIT_USAGE, f"stdout: {out}\nstderr: {err}")
+        for f in fragments:
+            self.assertIn(f, err)
+        for f in absent:
+            self.assertNotIn(f, err)
+        return err
+
+    def test_show_unknown_run_names_the_runs_command(self):
+        self.assert_usage(("show", self.a.address, "r-nonexistent"), f"list them with: meshperf runs {self.a.address}",
+                          absent=("GET /v1/runs",))
+
+    def test_show_a_file_with_a_run_id(self):
+        self.assert_usage(("show", self.not_json, "r-123"), f"show: {self.not_json} is a file",
+                          f"meshperf show {self.not_json}", absent=("cannot resolve",))
+
+    def test_no_such_file(self):
+        self.assert_usage(("show", os.path.join(self.dir, "nofile.json")), "show: no such file", absent=("is no file",))
+
+    def test_not_json_says_where(self):
+        for args in (("show", self.not_json), ("model", self.not_json)):
+            with self.subTest(args=args):
+                self.assert_usage(args, f"{self.not_json} is not JSON: parse error at line 1, column 2",
+                                  absent=("json.exception",))
+
+    def test_parallel_zero_is_a_sentence(self):
+        self.assert_usage(("matrix", "--hosts", f"{self.a.address},{self.b.address}", "--parallel", "0"),
+                          "meshperf: --parallel 0: give how many pairs to measure at once, 1 to 4096")
+
+    def test_local_names_its_options(self):
+        self.assert_usage(("local", "--copy", "h2x"), "--copy: unknown copy 'h2x'", absent=("field 'copies'",))
+        rc, out, err = run_cli("local", "--sizes", "4K", timeout=120)
+        if rc != EXIT_OK:  # no GPU here: the advice must not name an option local lacks
+            self.assertNotIn("--memory host", err)
+
+    def test_model_fit_sizes_not_measured(self):
+        rc, out, err = run_cli("sweep", "--initiator", self.a.address, self.b.address, "--test", "latency",
+                               "--sizes", "64,1K,16K", "--format", "json", *QUICK)
+        self.assertEqual(rc, EXIT_OK, err)
+        path = os.path.join(self.dir, "sweep.json")
+        with open(path, "w") as f:
+            f.write(out)
+        err = self.assert_usage(("model", path, "--fit-sizes", "3,1K"), "--fit-sizes 3,1K: size 3 B not measured in this result",
+                                "(it has 64,1K,16K)", absent=("no points",))
+        rc, out, err = run_cli("model", path, "--fit-sizes", "64,16K")
+        self.assertEqual(rc, EXIT_OK, err)
 
 
 if __name__ == "__main__":

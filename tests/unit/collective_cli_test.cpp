@@ -153,6 +153,16 @@ TEST_CASE("collective spec: a range's sizes are rounded down to the ops' step, a
           "needs: 1024 -> 1020, 2048 -> 2040, 4096 -> 4092");
 }
 
+TEST_CASE("collective spec: the rounding note names only the ops that need the step (issue 26)") {
+    // 4 ranks of fp32: allgather and alltoall need 16 B; broadcast needs 4 B and incast none.
+    const auto built = options("a,b,c,d", "allgather,alltoall,broadcast,incast", "1000..4000").build();
+    REQUIRE_FALSE(built.notes.empty());
+    CHECK(built.notes[0].find("rounded to a multiple of 16 B, as allgather, alltoall over 4 ranks of fp32 needs:") !=
+          std::string::npos);
+    CHECK(built.notes[0].find("broadcast") == std::string::npos);
+    CHECK(built.notes[0].find("incast") == std::string::npos);
+}
+
 TEST_CASE("collective sizes: a size below the step goes up to it; reordering is noted; lists are kept as written") {
     std::vector<std::string> notes;
     CHECK(client::collective_sizes("4..16", 12, "x", notes) == std::vector<std::uint64_t>{12});
