@@ -142,7 +142,8 @@ class FaultTests(unittest.TestCase):
         self.assert_daemon_ok()
 
     def test_version_mismatch(self):
-        other = Daemon(env={"MESHPERF_SESSION_PROTOCOL": "2"})
+        # Version 1 is the protocol before heartbeat frames (2026-12-03): a real older daemon.
+        other = Daemon(env={"MESHPERF_SESSION_PROTOCOL": "1"})
         try:
             rc, out, err = self.sweep(other.address)
             # The peer refused the session with 426; it must still be up (it used to crash).

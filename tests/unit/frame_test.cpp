@@ -18,7 +18,8 @@ namespace {
 
 constexpr frame_type all_types[] = {frame_type::hello,      frame_type::hello_ok,  frame_type::point_begin, frame_type::point_ready,
                                     frame_type::progress,   frame_type::point_stop, frame_type::point_done, frame_type::error,
-                                    frame_type::bye,        frame_type::endpoint,   frame_type::point_go};
+                                    frame_type::bye,        frame_type::endpoint,   frame_type::point_go,
+                                    frame_type::heartbeat};
 
 decoded_frame decode(const std::string& bytes) { return decode_frame(std::span<const char>(bytes.data(), bytes.size())); }
 decoded_frame decode(const std::string& bytes, std::size_t n) { return decode_frame(std::span<const char>(bytes.data(), n)); }
@@ -96,10 +97,11 @@ TEST_CASE("frame type names") {
     CHECK(frame_type_name(7) == "point_done");
     CHECK(frame_type_name(10) == "endpoint");
     CHECK(frame_type_name(11) == "point_go");
+    CHECK(frame_type_name(12) == "heartbeat");
     // Every named type has its own name; the values are part of the protocol.
     for (auto t : all_types) CHECK(frame_type_name(static_cast<std::uint16_t>(t)).rfind("type ", 0) == std::string::npos);
     CHECK(frame_type_name(0) == "type 0");
-    CHECK(frame_type_name(12) == "type 12");
+    CHECK(frame_type_name(13) == "type 13");
     CHECK(frame_type_name(77) == "type 77");
     CHECK(frame_type_name(65535) == "type 65535");
 }
