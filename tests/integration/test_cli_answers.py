@@ -320,6 +320,47 @@ class Issue26RoughEdgeTests(unittest.TestCase):
         rc, out, err = run_cli("model", path, "--fit-sizes", "64,16K")
         self.assertEqual(rc, EXIT_OK, err)
 
+    def test_a_beta_above_every_stream_is_not_used_silently(self):
+        # Issue 26, item 4: streams held below what ping-pong points show (a token bucket's
+        # burst); here the bandwidth points of a real sweep are scaled so that the fastest
+        # reads 30% of the rate the latency points' slope gives, whatever this machine does.
+        rc, out, err = run_cli("sweep", "--initiator", self.a.address, self.b.address, "--test", "latency,bandwidth",
+                               "--sizes", "64K..1M", "--format", "json", *QUICK)
+        self.assertEqual(rc, EXIT_OK, err)
+        doc = json.loads(out)
+        lat = {p["size_bytes"]: p["lat_ns"]["p50"] for p in doc["points"] if p["test"] == "latency"}
+        slope_gbit = (max(lat) - min(lat)) * 8 / max(lat[max(lat)] - lat[min(lat)], 1.0)
+        scale = 0.3 * slope_gbit / max(p["gbit_per_s"] for p in doc["points"] if p["test"] == "bandwidth")
+        for p in doc["points"]:
+            if p["test"] == "bandwidth":
+                for k in ("gbit_per_s", "gbyte_per_s", "msg_per_s"):
+                    p[k] *= scale
+                for fl in p["flows"]:
+                    for k in ("gbit_per_s", "gbyte_per_s", "msg_per_s"):
+                        if k in fl:
+                            fl[k] *= scale
+                p["precision"]["block_values"] = [v * scale for v in p["precision"].get("block_values", [])]
+        fastest = max(p["gbit_per_s"] for p in doc["points"] if p["test"] == "bandwidth")
+        path = os.path.join(self.dir, "slow-streams.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        rc, out, err = run_cli("model", path, "--format", "json")
+        self.assertEqual(rc, EXIT_OK, err)
+        model = json.loads(out)["model"]
+        self.assertTrue(model["beta_check"]["exceeds"], model["beta_check"])
+        self.assertTrue(any("above the fastest bandwidth point" in w for w in model["warnings"]), model["warnings"])
+        rc, out, err = run_cli("plan", "--from", path, "--nodes", "4", "--bytes", "1M", "--format", "json")
+        self.assertEqual(rc, EXIT_OK, err)
+        plan = json.loads(out)
+        self.assertAlmostEqual(plan["link"]["model"]["beta_gbit_per_s"], fastest, places=6)
+        self.assertTrue(plan["link"]["model"]["beta_check"]["replaced"])
+        beta = [w for w in plan["warnings"] if w["kind"] == "beta_above_measured"]
+        self.assertEqual(len(beta), 1, plan["warnings"])
+        self.assertIn("predictions use the measured", beta[0]["message"])
+        rc, out, err = run_cli("plan", "--from", path, "--nodes", "4", "--bytes", "1M")
+        self.assertEqual(rc, EXIT_OK, err)
+        self.assertIn("warning: the fitted β", out)
+
 
 if __name__ == "__main__":
     unittest.main()
