@@ -3,6 +3,7 @@
 // says what its links were judged against and why (issue 26, item 5).
 #include "analysis/outliers.hpp"
 #include "client/matrix_text.hpp"
+#include "client/svg_heatmap.hpp"
 
 #include <doctest/doctest.h>
 #include <string>
@@ -74,6 +75,15 @@ TEST_CASE("reference text: a matrix of 3 hosts says it judged against the better
     CHECK(text.find("links judged against the median of their better half (0.200 Gbit/s, 5.0 us): with 3 hosts one slow "
                     "host's links are half of all links or more") != std::string::npos);
     CHECK(client::matrix_reference_text(six_hosts(2, 5)).find("better half") == std::string::npos);
+}
+
+TEST_CASE("heatmaps: a link slow in bandwidth is outlined in the bandwidth heatmap only") {
+    const auto a = six_hosts(2, 5);
+    const auto bw = client::heatmap_from_analysis(a, {}, client::heatmap_metric::bandwidth);
+    const auto lat = client::heatmap_from_analysis(a, {}, client::heatmap_metric::latency);
+    CHECK(bw.bad[0][1]);
+    CHECK_FALSE(lat.bad[0][1]);
+    CHECK_FALSE(bw.bad[1][0]);
 }
 
 }  // namespace matrix_text_test

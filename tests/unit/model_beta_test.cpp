@@ -7,6 +7,7 @@
 #include "analysis/collectives.hpp"
 #include "analysis/model.hpp"
 #include "analysis/model_warnings.hpp"
+#include "client/collective_links.hpp"
 #include "client/run_model.hpp"
 
 #include <algorithm>
@@ -86,6 +87,19 @@ TEST_CASE("with_measured_beta predicts with the measured bandwidth, and the warn
     const auto beta = std::find_if(w.begin(), w.end(), [](const analysis::model_warning& x) { return x.kind == "beta_above_measured"; });
     REQUIRE(beta != w.end());
     CHECK(beta->message.find("predictions use the measured") != std::string::npos);
+}
+
+TEST_CASE("collective --predict --model MODEL.json: every link predicts with the measured bandwidth") {
+    const nlohmann::json doc{{"schema", "meshperf.model/1"}, {"model", analysis::to_json(analysis::fit_model(bursty()))}};
+    core::collective_spec spec;
+    spec.hosts = {"a:7470", "b:7470", "c:7470"};
+    const auto links = client::links_from_document(doc, "model.json", spec);
+    REQUIRE(links.links.size() == 3);
+    for (const auto& l : links.links) {
+        const auto& fit = std::get<analysis::model_fit>(l.fit);
+        CHECK(fit.line.beta_gbit_per_s() == doctest::Approx(stream_gbit));
+        CHECK(fit.beta_measured->replaced);
+    }
 }
 
 TEST_CASE("a β the bandwidth points reach is left alone") {
