@@ -2,6 +2,7 @@
 // 2.925e+05 µs", "±2.1e+02%", CSV "2.28833e+06"), and the places that printed them.
 #include "analysis/collectives.hpp"
 #include "client/check_collective.hpp"
+#include "client/render_table.hpp"
 #include "core/collective_result.hpp"
 #include "core/figure_text.hpp"
 #include "core/result.hpp"
@@ -56,6 +57,22 @@ TEST_CASE("CSV of a run: no exponent in its figures") {
     CHECK(csv.find("e+0") == std::string::npos);
     CHECK(csv.find("e-0") == std::string::npos);
     CHECK(csv.find("2288330") != std::string::npos);
+}
+
+TEST_CASE("a run's table: a wide precision reads ±210%, not ±2.1e+02%") {
+    core::run_result run;
+    run.id = "r-1";
+    run.state = "completed";
+    core::point_result p;
+    p.test = core::test_kind::latency;
+    p.size_bytes = 64;
+    p.lat_ns = core::summary{100, 2000, 2100, 2500, 2600, 3000, 2050, 100};
+    p.rtt_ns = core::summary{100, 4000, 4200, 5000, 5200, 6000, 4100, 200};
+    p.precision.achieved = 2.1;
+    run.points.push_back(p);
+    const auto table = client::render_run_table(run);
+    CHECK(table.find("±210%") != std::string::npos);
+    CHECK(table.find("e+0") == std::string::npos);
 }
 
 }  // namespace figure_text_test
