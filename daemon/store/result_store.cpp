@@ -105,8 +105,8 @@ result_store::~result_store() {
 void result_store::open_checked() {
     std::lock_guard lock(m_);
     std::string why;
-    if (open_rw(why)) return;
-    open_degraded(why);
+    if (!open_rw(why)) open_degraded(why);
+    publish_state();
 }
 
 void result_store::move_aside(const std::string& problem) {
@@ -374,6 +374,10 @@ std::size_t result_store::flush_pending() {
 
 void result_store::save(const nlohmann::json& run) {
     std::lock_guard lock(m_);
+    struct publish_at_exit {
+        result_store& s;
+        ~publish_at_exit() { s.publish_state(); }
+    } publish{*this};
     const auto id = run.value("id", "");
     drop_pending(id);  // this document supersedes an unstored one of the same run
     retry_locked();    // older unstored ones first (reopening a read-only store, at most once a second)
@@ -395,7 +399,9 @@ void result_store::save(const nlohmann::json& run) {
 
 std::size_t result_store::retry_pending() {
     std::lock_guard lock(m_);
-    return retry_locked();
+    const auto left = retry_locked();
+    publish_state();
+    return left;
 }
 
 std::size_t result_store::retry_locked() {
@@ -422,28 +428,39 @@ void result_store::retry_loop() {
     while (!stopping_) {
         cv_.wait_for(lock, interval, [&] { return stopping_; });
         if (stopping_) break;
-        if (!rw_ || !pending_.empty()) retry_locked();
+        if (!rw_ || !pending_.empty()) {
+            retry_locked();
+            publish_state();
+        }
     }
 }
 
+void result_store::publish_state() {
+    std::lock_guard lock(state_m_);
+    shown_.writable = rw_ && writable_;
+    shown_.status = status_;
+    shown_.pending.clear();
+    for (const auto& [id, _] : pending_) shown_.pending.insert(id);
+}
+
 bool result_store::writable() const {
-    std::lock_guard lock(m_);
-    return rw_ && writable_;
+    std::lock_guard lock(state_m_);
+    return shown_.writable;
 }
 
 std::string result_store::status() const {
-    std::lock_guard lock(m_);
-    return status_;
+    std::lock_guard lock(state_m_);
+    return shown_.status;
 }
 
 bool result_store::is_pending(const std::string& id) const {
-    std::lock_guard lock(m_);
-    return pending_.count(id) > 0;
+    std::lock_guard lock(state_m_);
+    return shown_.pending.count(id) > 0;
 }
 
 std::size_t result_store::pending() const {
-    std::lock_guard lock(m_);
-    return pending_.size();
+    std::lock_guard lock(state_m_);
+    return shown_.pending.size();
 }
 
 }  // namespace meshperf::daemon

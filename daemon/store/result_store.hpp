@@ -16,6 +16,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -91,7 +92,8 @@ public:
     /// Compatibility: list({limit, peer}).runs.
     std::vector<nlohmann::json> list(std::size_t limit, const std::string& peer_filter) const;
 
-    /// Whether a save would be attempted on disk now (false: read-only or in memory).
+    /// Whether a save would be attempted on disk now (false: read-only or in memory). This
+    /// and the next three never wait for a query: they are asked on the I/O thread.
     bool writable() const;
     /// "writable", or why not ("read-only: database or disk is full: ...").
     std::string status() const;
@@ -123,6 +125,7 @@ private:
     std::size_t retry_locked();             // caller holds m_
     std::size_t retention_locked();         // caller holds m_
     void retry_loop();
+    void publish_state();                   // caller holds m_: copies the state below into shown_
 
     std::string path_;
     store_options options_;
@@ -136,6 +139,14 @@ private:
     std::map<std::string, nlohmann::json> pending_;  // id -> latest unstored document
     std::vector<std::string> pending_order_;          // ids, oldest first
     mutable std::mutex m_;
+    // What writable(), status(), is_pending() and pending() answer, behind a mutex of its
+    // own: /healthz and live documents ask on the I/O thread and must never wait for a query.
+    struct shown_state {
+        bool writable = false;
+        std::string status;
+        std::set<std::string> pending;
+    } shown_;
+    mutable std::mutex state_m_;
     std::condition_variable cv_;
     bool stopping_ = false;
     std::thread retry_;
