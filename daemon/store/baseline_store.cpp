@@ -42,7 +42,9 @@ baseline_store::baseline_store(const std::string& db_path) : path_(db_path) {
              " value REAL NOT NULL, run_id TEXT, saved_at TEXT NOT NULL,"
              " PRIMARY KEY (peer, transport, test, size_bytes))");
     } catch (const std::exception& e) {
-        // A full disk or a read-only store: reading may still work, writing says why not.
+        // A full disk or a read-only store: reading may still work, writing says why not;
+        // without the table there is nothing to read.
+        if (!has_table()) unavailable_ = fmt::format("{} (free space in its directory and restart meshperfd)", e.what());
         log_error("{}: baselines may not be readable or writable until meshperfd is restarted with space in its state "
                   "directory", e.what());
     }
@@ -50,8 +52,15 @@ baseline_store::baseline_store(const std::string& db_path) : path_(db_path) {
 
 baseline_store::~baseline_store() { sqlite3_close(db_); }
 
+bool baseline_store::has_table() const {
+    sqlite_statement st;
+    return sqlite3_prepare_v2(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'baselines'", -1, &st.s,
+                              nullptr) == SQLITE_OK &&
+           sqlite3_step(st.s) == SQLITE_ROW;
+}
+
 void baseline_store::check_open() const {
-    if (!db_) throw std::runtime_error(fmt::format("baseline store {} is not available: {}", path_, unavailable_));
+    if (!db_ || !unavailable_.empty()) throw std::runtime_error(fmt::format("baseline store {} is not available: {}", path_, unavailable_));
 }
 
 void baseline_store::exec(const char* sql) {

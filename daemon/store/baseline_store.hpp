@@ -49,8 +49,9 @@ public:
 private:
     void exec(const char* sql);
     void check_open() const;
+    bool has_table() const;
     std::string path_;
-    std::string unavailable_;  // why db_ is null
+    std::string unavailable_;  // why the store cannot be used; empty when it can
     sqlite3* db_ = nullptr;
     mutable std::mutex m_;
 };
