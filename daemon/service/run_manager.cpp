@@ -46,7 +46,8 @@ run_record::run_record(std::string id, core::run_spec spec, std::string created_
 void run_record::push_event(json event) {
     event["run_id"] = id_;
     std::lock_guard lock(m_);
-    events_.push_back(event.dump());
+    // Text from outside (a peer's reply) may not be UTF-8: replaced, never thrown on.
+    events_.push_back(event.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 std::vector<std::string> run_record::events_since(std::size_t from, bool& finished) const {
