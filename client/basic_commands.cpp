@@ -9,6 +9,8 @@
 #include "client/run_output.hpp"
 #include "core/result.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <memory>
@@ -64,6 +66,31 @@ command_runner add_info_command(CLI::App& app, const common_options& common) {
     };
 }
 
+/// Up to `limit` runs, newest first, following the daemon's `next` cursor page by page
+/// (GET /v1/runs answers at most run_page_limit per page).
+nlohmann::json fetch_run_pages(const daemon_client& daemon, unsigned limit, const std::string& peer) {
+    // MESHPERF_TEST_RUNS_PAGE (a test hook) asks for smaller pages, so a test follows the cursor.
+    unsigned run_page_limit = 1000;
+    if (const char* hook = std::getenv("MESHPERF_TEST_RUNS_PAGE"); hook && std::atoi(hook) > 0)
+        run_page_limit = std::min(run_page_limit, static_cast<unsigned>(std::atoi(hook)));
+    nlohmann::json runs = nlohmann::json::array();
+    std::string before;
+    while (runs.size() < limit) {
+        const auto want = std::min<std::size_t>(run_page_limit, limit - runs.size());
+        std::string target = fmt::format("/v1/runs?limit={}", want);
+        if (!peer.empty()) target += "&peer=" + peer;
+        if (!before.empty()) target += "&before=" + before;
+        const auto page = daemon.get(target);
+        const auto it = page.find("runs");
+        if (it == page.end() || !it->is_array()) break;
+        for (const auto& r : *it) runs.push_back(r);
+        const auto next = page.find("next");
+        if (it->empty() || next == page.end() || !next->is_string() || next->get<std::string>().empty()) break;
+        before = next->get<std::string>();
+    }
+    return {{"runs", std::move(runs)}};
+}
+
 command_runner add_runs_command(CLI::App& app, const common_options& common) {
     auto host = std::make_shared<std::string>("localhost:7470");
     auto limit = std::make_shared<unsigned>(20);
@@ -71,13 +98,13 @@ command_runner add_runs_command(CLI::App& app, const common_options& common) {
     auto format = std::make_shared<output_format>();
     auto* cmd = app.add_subcommand("runs", "list a daemon's recent runs, newest first");
     cmd->add_option("host", *host, "daemon HOST[:PORT]")->capture_default_str();
-    cmd->add_option("--limit", *limit, "how many")->capture_default_str();
+    cmd->add_option("--limit", *limit, "how many (the daemon answers pages of up to 1000; more are fetched page by page)")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 10'000'000u));
     cmd->add_option("--peer", *peer, "only runs against this peer HOST:PORT");
     add_format_option(*cmd, *format, {output_format::table, output_format::json});
     return [=, &common] {
-        std::string target = fmt::format("/v1/runs?limit={}", *limit);
-        if (!peer->empty()) target += "&peer=" + *peer;
-        const auto list = daemon_client(*host, client_credentials(common.token_file, common.tls)).get(target);
+        const auto list = fetch_run_pages(daemon_client(*host, client_credentials(common.token_file, common.tls)), *limit, *peer);
         write_output("", render(*format, {.table = [&] { return render_run_list(list); },
                                           .json = [&] { return list.dump(2) + "\n"; }}));
         return exit_ok;

@@ -4,6 +4,7 @@
 #include "transport/http_client.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
@@ -212,6 +213,14 @@ std::string client_token(const std::string& token_file) {
     }
     const char* env = std::getenv("MESHPERF_TOKEN");
     return env ? env : "";
+}
+
+bool report_not_stored(const nlohmann::json& result_doc, const std::string& what, const std::string& where) {
+    if (!result_doc.is_object() || result_doc.value("stored", true) != false) return false;
+    std::fprintf(stderr, "meshperf: %s completed but %s did not store it: %s (the daemon keeps it in memory and retries; free "
+                         "space in its state directory)\n",
+                 what.c_str(), where.c_str(), result_doc.value("store_error", "").c_str());
+    return true;
 }
 
 credentials client_credentials(const std::string& token_file, const transport::tls_files& tls) {

@@ -133,4 +133,9 @@ std::string client_token(const std::string& token_file);
 /// from them. Throws client_error (usage) for unreadable or wrong files.
 credentials client_credentials(const std::string& token_file, const transport::tls_files& tls);
 
+/// True, after saying so on stderr, when a finished result document says its daemon
+/// `where` could not store it (`stored: false`, a full disk): the printed result is then
+/// the only copy until the daemon's retry succeeds, and the command exits non-zero.
+bool report_not_stored(const nlohmann::json& result_doc, const std::string& what, const std::string& where);
+
 }  // namespace meshperf::client

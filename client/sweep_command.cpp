@@ -276,12 +276,7 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
         }
         // The daemon measured it but could not keep it (full disk): the result above is the
         // only copy until the daemon's retry succeeds.
-        if (result_doc.is_object() && result_doc.value("stored", true) == false) {
-            std::fprintf(stderr, "meshperf: run %s completed but %s did not store it: %s (the daemon keeps it in memory and "
-                                 "retries; free space in its state directory)\n",
-                         run.id.c_str(), daemon.address().to_string().c_str(), result_doc.value("store_error", "").c_str());
-            return exit_run_failed;
-        }
+        if (report_not_stored(result_doc, "run " + run.id, daemon.address().to_string())) return exit_run_failed;
         return exit_ok;
     };
 }

@@ -150,6 +150,15 @@ class HistoryTests(StoreBase):
         self.assertEqual([r["id"] for r in page["runs"]], [ids[1]])  # ids[0]: deleted by max_runs = 3
         self.assertIsNone(page["next"])
         self.assertEqual([r["id"] for r in a.http("GET", "/v1/runs?limit=10")[1]["runs"]], [ids[3], ids[2], ids[1]])
+        # The CLI pages through the history: more than one page (here of 2, a test hook) and
+        # more than the daemon's 1000 cap both work.
+        rc, out, err = run_cli("runs", a.address, "--limit", "3", "--format", "json",
+                               env={"MESHPERF_TEST_RUNS_PAGE": "2"}, timeout=30)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([r["id"] for r in json.loads(out)["runs"]], [ids[3], ids[2], ids[1]])
+        rc, out, err = run_cli("runs", a.address, "--limit", "1500", "--format", "json", timeout=30)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(json.loads(out)["runs"]), 3)
         status, err = a.http("GET", "/v1/runs?limit=1001")
         self.assertEqual(status, 400)
         self.assertIn("1..1000", err["error"])
