@@ -160,7 +160,10 @@ public:
         const auto text = render_check(r, format_);
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
-        if (!write_textfile(prom_file_, [&](double now) { return core::check_textfile(r, now); }))
+        // A textfile that could not be written must not pass as OK; a WARNING or CRITICAL
+        // verdict stands (the bad link matters more than the broken export).
+        if (!write_textfile(prom_file_, [&](double now) { return core::check_textfile(r, now); }) &&
+            r.state == core::check_state::ok)
             return core::exit_code(core::check_state::unknown);
         return core::exit_code(r.state);
     }

@@ -196,11 +196,13 @@ class MetricsAndCheckTests(unittest.TestCase):
         self.assertEqual(rc, 3)
         _, samples = parse_exposition(read(path))
         self.assertEqual([v for n, l, v in samples if n == "meshperf_check_status"], [3])
-        # An unwritable directory is reported, and the verdict stands.
-        rc, out, err = self.check(self.b.address, "--initiator", self.a.address, "--min-gbit", "100000",
+        # A missing directory is a bad option, said before anything is measured: UNKNOWN
+        # (it used to be an error line and exit 0 for a passing check, issue 26 item 9).
+        rc, out, err = self.check(self.b.address, "--initiator", self.a.address, "--min-gbit", "1",
                                   "--prom-file", "/nonexistent-dir/x.prom", *QUICK_CHECK)
-        self.assertEqual(rc, 2)
+        self.assertEqual(rc, 3, out + err)
         self.assertIn("--prom-file", err)
+        self.assertIn("does not exist", err)
 
     def test_check_json_format(self):
         rc, out, err = self.check(self.b.address, "--initiator", self.a.address, "--min-gbit", "100000",
