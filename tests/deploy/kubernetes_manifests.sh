@@ -91,19 +91,22 @@ control "plugin path with no file" k8s_consistency.js 's|/etc/meshperf/npd/npd-c
 pick_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 umask 077
 echo "k8s-test-token-$$" >"$work/token"
-start_daemon() {  # NAME
-    local port
+start_daemon() {  # NAME VAR: sets VAR to the daemon's address. Not in $(...): a subshell's
+    local port      # pids+= would be lost, and cleanup would leave the daemon running.
     port=$(pick_port)
     "$MESHPERFD" --listen "127.0.0.1:$port" --state-dir "$work/state-$1" --token-file "$work/token" >"$work/$1.log" 2>&1 &
     pids+=("$!")
     for _ in $(seq 100); do
-        timeout 5 "$MESHPERF" --token-file "$work/token" info "127.0.0.1:$port" >/dev/null 2>&1 && { echo "127.0.0.1:$port"; return; }
+        if timeout 5 "$MESHPERF" --token-file "$work/token" info "127.0.0.1:$port" >/dev/null 2>&1; then
+            printf -v "$2" '%s' "127.0.0.1:$port"
+            return
+        fi
         sleep 0.1
     done
     fail "meshperfd $1 did not start: $(cat "$work/$1.log")"
 }
-A=$(start_daemon a)
-B=$(start_daemon b)
+start_daemon a A
+start_daemon b B
 export MESHPERF TOKEN_FILE="$work/token" INITIATOR="$A" NODE_NAME=node-a PEERS_FILE="$work/peers" CHECK_TIMEOUT=20
 printf '# test\nnode-a %s\nnode-b %s\n' "$B" "$A" >"$work/peers"
 npd() {  # expected-exit what [ENV=VALUE...]
