@@ -207,13 +207,20 @@ upgraded_connection http_upgrade(const endpoint_address& to, const http_request&
     http_request up = req;
     up.headers["Connection"] = "Upgrade";
     up.headers["Upgrade"] = protocol;
-    send_request(*s, to, up, false, deadline);
     reader rd(*s, timeout, deadline);
-    auto r = rd.read_head();
-    if (r.status != 101) {
-        rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (1u << 20); });
-        refused = std::move(r);
-        return {};
+    http_response r;
+    try {
+        send_request(*s, to, up, false, deadline);
+        r = rd.read_head();
+        if (r.status != 101) {
+            rd.read_body(r, [&](std::string_view d) { r.body.append(d); return r.body.size() < (1u << 20); });
+            refused = std::move(r);
+            return {};
+        }
+    } catch (const std::system_error& e) {
+        if (e.code() != std::errc::timed_out) throw;
+        throw answer_timeout(fmt::format("accepted the connection but did not answer the upgrade within {} ms",
+                                         timeout.count()));
     }
     if (lower(r.headers["upgrade"]) != lower(protocol))
         throw http_protocol_error(fmt::format("upgraded to \"{}\" instead of \"{}\"", r.headers["upgrade"], protocol));

@@ -36,6 +36,14 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+/// Thrown by http_upgrade when the other end accepted the connection (and the TLS
+/// handshake) but did not answer the upgrade by the deadline: reached, then silent (a
+/// frozen or overloaded daemon), unlike a connect that timed out.
+class answer_timeout : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 /// Sends a request and reads the whole response. `timeout` bounds the whole exchange:
 /// connect, the TLS handshake, send and reading the head and body all end by one deadline
 /// (a daemon that is frozen, slow or drips bytes cannot stretch it). `tls` (a client context) encrypts the

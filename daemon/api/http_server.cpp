@@ -26,6 +26,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <array>
 #include <charconv>
 #include <functional>
 #include <map>
@@ -379,26 +380,6 @@ asio::awaitable<std::tuple<beast::error_code, std::size_t>> read_request(server_
     co_return std::tuple{bec, n + bn};
 }
 
-/// What is wrong with a request's head that Beast accepts but the daemon must not: a chunked
-/// body, text that is not UTF-8 (it would enter JSON: the path of a 404, a peer name), a NUL
-/// byte. Empty when the head is fine.
-std::string refusal_of_head(const request& req, int& status) {
-    status = 400;
-    if (req.chunked()) {
-        status = 411;
-        return "chunked request bodies are not accepted: send the body with a Content-Length header";
-    }
-    const auto target = std::string_view(req.target());
-    if (!core::is_valid_utf8(target) || target.find('\0') != std::string_view::npos)
-        return "the request target is not valid UTF-8: percent-encode bytes outside ASCII";
-    for (const auto& field : req) {
-        const auto value = std::string_view(field.value());
-        if (!core::is_valid_utf8(value) || value.find('\0') != std::string_view::npos)
-            return fmt::format("the value of header '{}' is not valid UTF-8 text",
-                               core::to_valid_utf8(std::string_view(field.name_string())));
-    }
-    return {};
-}
 
 /// Waits for a new connection's first byte; the connection counts as idle meanwhile.
 asio::awaitable<std::tuple<beast::error_code>> wait_first_byte(server_state& s, tcp::socket& socket) {
@@ -443,13 +424,33 @@ route_outcome route_request(server_state& s, api_state& api, const request& req,
     return call_route(*r, route_call{api, req, query, id});
 }
 
+/// Closes a connection after a refusal without losing the answer: closing with unread
+/// input (the chunked body, the rest of a bad request) makes the kernel send a reset, and
+/// the client's kernel may drop the answer before the client reads it. So: stop sending,
+/// read and discard what still comes (at most linger_bytes, for at most linger_time), then close.
+asio::awaitable<void> linger_close(beast::tcp_stream& tcp) {
+    constexpr std::size_t linger_bytes = 64 * 1024;
+    constexpr auto linger_time = std::chrono::seconds(1);
+    beast::error_code ec;
+    tcp.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) co_return;
+    tcp.expires_after(linger_time);
+    std::array<char, 4096> sink;
+    std::size_t drained = 0;
+    while (drained < linger_bytes) {
+        auto [rec, n] = co_await tcp.async_read_some(asio::buffer(sink), use_tuple);
+        if (rec) break;
+        drained += n;
+    }
+}
+
 /// Serves HTTP requests on one connection (plain or TLS) until it closes or upgrades.
 template <class Stream>
 asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
     auto& tcp = beast::get_lowest_layer(stream);
     // Bounded: a header, a body and one read's worth of a pipelined next request, whatever
     // the client sends (Beast's reads then fail with buffer_overflow, answered 400).
-    beast::flat_buffer buffer(s.limits.max_header_bytes + s.limits.max_body_bytes + 64 * 1024);
+    beast::flat_buffer buffer(connection_buffer_bound(s.limits));
     api_state api{s.ctx, s.runs, s.store, s.listening};
     while (true) {
         http::request_parser<http::string_body> parser;
@@ -461,6 +462,8 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
             if (!refused) co_return;
             tcp.expires_after(std::chrono::seconds(5));
             co_await http::async_write(stream, *refused, use_tuple);
+            auto closing = linger_close(tcp);
+            co_await std::move(closing);
             co_return;
         }
         int head_status = 0;
@@ -471,6 +474,8 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
             response refused = plain_error(parser.get().version(), head_status, why);
             tcp.expires_after(std::chrono::seconds(5));
             co_await http::async_write(stream, refused, use_tuple);
+            auto closing = linger_close(tcp);
+            co_await std::move(closing);
             co_return;
         }
         auto req = parser.release();

@@ -20,6 +20,8 @@ session_attempt try_open_session(daemon_context& ctx, const transport::endpoint_
     } catch (const transport::tls_error& e) {
         throw session_error(
             fmt::format("cannot open a session with peer {}: {}", peer.to_string(), core::to_valid_utf8(e.what())));
+    } catch (const transport::answer_timeout& e) {
+        throw session_error(fmt::format("peer {} {} (its meshperfd frozen or overloaded?)", peer.to_string(), e.what()));
     } catch (const transport::resolve_error& e) {
         throw session_error(fmt::format("cannot resolve peer {}: {} (check the peer's host name)", e.host(),
                                         e.code().message()));

@@ -11,8 +11,9 @@
 /// without parsing it: Beast bounds neither chunk extensions nor trailer fields (a trailer
 /// value of 65,534 B threw std::length_error out of io.run and ended meshperfd; 17 MB of small
 /// trailer fields grew its memory without bound: issue 25). This target reads as the server
-/// now does (read_request and refusal_of_head in daemon/api/http_server.cpp, mirrored here:
-/// keep them in step): one flat_buffer bounded at header + body + 64 KiB, the head first,
+/// now does, with the server's own refusal_of_head and connection_buffer_bound
+/// (daemon/api/http_request_limits.hpp; read_request's two steps are mirrored here, as it
+/// is a coroutine): one flat_buffer bounded at header + body + 64 KiB, the head first,
 /// a chunked request or a head with non-UTF-8 or NUL in its target or a field value refused
 /// after the head, the body read only then. Properties: no exception escapes Beast's parser
 /// (the daemon would die), the buffer never passes its bound, a refused head never reaches
@@ -139,22 +140,14 @@ void check_utf8_agrees(std::string_view text) {
     }
 }
 
-bool refusable_text(std::string_view text) {
-    return !meshperf::core::is_valid_utf8(text) || text.find('\0') != std::string_view::npos;
-}
-
-/// refusal_of_head (daemon/api/http_server.cpp): true when the server answers the head with
-/// 411 (chunked) or 400 (target or a field value not UTF-8, or with a NUL) and closes.
+/// The server's own daemon::refusal_of_head (daemon/api/http_request_limits.hpp): true when
+/// it answers the head with 411 (chunked) or 400 (target or a field value not UTF-8, or
+/// with a NUL) and closes. Checks core::is_valid_utf8 against nlohmann on every text first.
 bool head_refused(const http::request<http::string_body>& req) {
-    const auto target = std::string_view(req.target());
-    check_utf8_agrees(target);
-    bool refused = req.chunked() || refusable_text(target);
-    for (const auto& field : req) {
-        const auto value = std::string_view(field.value());
-        check_utf8_agrees(value);
-        refused = refused || refusable_text(value);
-    }
-    return refused;
+    check_utf8_agrees(std::string_view(req.target()));
+    for (const auto& field : req) check_utf8_agrees(std::string_view(field.value()));
+    int status = 0;
+    return !daemon::refusal_of_head(req, status).empty();
 }
 
 /// The address helpers of daemon/service/auth.hpp on text from the request. The daemon feeds
@@ -247,8 +240,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string bytes = expand(std::string_view(reinterpret_cast<const char*>(data) + 1, size - 1));
     chunked_input in{bytes, data[0] & 0x80 ? std::size_t{65536} : std::size_t{1} + data[0]};
     const daemon::http_limits limits;  // the daemon's defaults
-    // handle_connection's buffer: a header, a body and one read's worth of a pipelined next request.
-    const std::size_t buffer_bound = limits.max_header_bytes + limits.max_body_bytes + 64 * 1024;
+    const std::size_t buffer_bound = daemon::connection_buffer_bound(limits);  // handle_connection's buffer
     beast::flat_buffer buffer(buffer_bound);
     for (int i = 0; i < 64; ++i) {  // keep-alive: requests back to back on one connection
         http::request_parser<http::string_body> parser;
