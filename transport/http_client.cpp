@@ -219,8 +219,8 @@ upgraded_connection http_upgrade(const endpoint_address& to, const http_request&
         }
     } catch (const std::system_error& e) {
         if (e.code() != std::errc::timed_out) throw;
-        throw answer_timeout(fmt::format("accepted the connection but did not answer the upgrade within {} ms",
-                                         timeout.count()));
+        throw answer_timeout(fmt::format("accepted the connection but did not answer the upgrade within {:.1f} s",
+                                         std::chrono::duration<double>(timeout).count()));
     }
     if (lower(r.headers["upgrade"]) != lower(protocol))
         throw http_protocol_error(fmt::format("upgraded to \"{}\" instead of \"{}\"", r.headers["upgrade"], protocol));

@@ -444,6 +444,17 @@ asio::awaitable<void> linger_close(beast::tcp_stream& tcp) {
     }
 }
 
+/// Writes the answer to a request the server will not read further (5 s to take it), then
+/// closes without losing it (linger_close).
+template <class Stream>
+asio::awaitable<void> write_refusal(Stream& stream, response& refused) {
+    auto& tcp = beast::get_lowest_layer(stream);
+    tcp.expires_after(std::chrono::seconds(5));
+    co_await http::async_write(stream, refused, use_tuple);
+    auto closing = linger_close(tcp);
+    co_await std::move(closing);
+}
+
 /// Serves HTTP requests on one connection (plain or TLS) until it closes or upgrades.
 template <class Stream>
 asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel_kind kind, session_handover hand_over) {
@@ -460,10 +471,8 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
         if (ec) {
             std::optional<response> refused = unreadable_request_reply(s, ec);
             if (!refused) co_return;
-            tcp.expires_after(std::chrono::seconds(5));
-            co_await http::async_write(stream, *refused, use_tuple);
-            auto closing = linger_close(tcp);
-            co_await std::move(closing);
+            auto refusing = write_refusal(stream, *refused);
+            co_await std::move(refusing);
             co_return;
         }
         int head_status = 0;
@@ -472,10 +481,8 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
             if (++s.refused_heads <= 10 || s.refused_heads % 1000 == 0)
                 log_warn("refused a request ({} so far): {}", s.refused_heads, why);
             response refused = plain_error(parser.get().version(), head_status, why);
-            tcp.expires_after(std::chrono::seconds(5));
-            co_await http::async_write(stream, refused, use_tuple);
-            auto closing = linger_close(tcp);
-            co_await std::move(closing);
+            auto refusing = write_refusal(stream, refused);
+            co_await std::move(refusing);
             co_return;
         }
         auto req = parser.release();
