@@ -123,7 +123,7 @@ inline constexpr double min_beta_tolerance = 0.05;
 /// The fit's β against what the bandwidth (stream) points measured. A stream's rate never
 /// exceeds the path's β, so a β well above every stream point was not measured: it comes
 /// from latency points that ran faster than the streams, e.g. a token bucket's burst
-/// speeding single ping-pong messages (issue 26: β 0.306 Gbit/s, streams 0.191).
+/// speeding single ping-pong messages (measured on a 200 Mbit/s tbf link: β 0.306 Gbit/s, streams 0.191).
 struct beta_check {
     double beta_gbit_per_s = 0;             ///< the fitted β of the line for the largest sizes (the upper segment when piecewise)
     double measured_gbit_per_s = 0;         ///< the fastest bandwidth point, Gbit/s

@@ -1,8 +1,8 @@
 // meshperf: the command-line client of meshperfd.
-#include "client/check_command.hpp"
-#include "client/cli_suggest.hpp"
+#include "client/commands/check.hpp"
+#include "client/support/cli_suggest.hpp"
 #include "client/commands.hpp"
-#include "client/daemon_client.hpp"
+#include "client/support/daemon_client.hpp"
 #include "core/error.hpp"
 
 #include <csignal>

@@ -1,10 +1,10 @@
 #pragma once
-/// One size of a collective run in GPU memory (daemon/session/collective_memory.hpp): the
+/// One size of a collective run in GPU memory (transport/mesh/device_memory.hpp): the
 /// rank's send and receive buffers and the reduction scratch on one GPU, the copies between
 /// them and host staging, and the element-wise sum (a CUDA kernel, rounding as
 /// core::reduce_sum). Plain C++ (no CUDA headers). Every call waits for its work: the
 /// collective's step times include the staging.
-#include "core/dtype.hpp"
+#include "core/collective/dtype.hpp"
 #include "gpu/buffer.hpp"
 
 #include <cstddef>

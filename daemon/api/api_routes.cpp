@@ -2,10 +2,10 @@
 
 #include "core/error.hpp"
 #include "core/run_spec.hpp"
-#include "core/collective_spec.hpp"
-#include "daemon/service/gpu_support.hpp"
-#include "daemon/session/collective_wire.hpp"
-#include "daemon/session/rdma_session.hpp"
+#include "core/collective/spec.hpp"
+#include "daemon/runtime/gpu_support.hpp"
+#include "daemon/collective/wire.hpp"
+#include "daemon/sweep/rdma_points.hpp"
 #include "daemon/session/run_placement.hpp"
 #include "transport/socket.hpp"
 

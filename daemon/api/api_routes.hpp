@@ -1,10 +1,10 @@
 #pragma once
 /// The JSON API's plain request handlers (no I/O): each turns a request into a status and a
 /// JSON body. Streaming and upgrades are handled by the HTTP server itself.
-#include "daemon/service/daemon_context.hpp"
+#include "daemon/runtime/context.hpp"
 #include "daemon/store/result_store.hpp"
-#include "daemon/service/run_manager.hpp"
-#include "daemon/session/self_peer.hpp"
+#include "daemon/runs/run_manager.hpp"
+#include "daemon/runtime/self_peer.hpp"
 
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -41,7 +41,7 @@ inline constexpr int queue_full_retry_after_s = 10;
 /// this daemon itself ("peer: initiator and peer are the same daemon: ..."); 503 with
 /// Retry-After when limits.max_queued_runs runs are already waiting (record stays null).
 api_reply handle_submit(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
-/// The same for a collective spec (POST /v1/collectives, core/collective_spec.hpp): 400
+/// The same for a collective spec (POST /v1/collectives, core/collective/spec.hpp): 400
 /// naming the first problem of the spec, 503 when the queue is full; this daemon coordinates.
 api_reply handle_submit_collective(api_state&, const std::string& body, std::shared_ptr<run_record>& record);
 /// Blocking work of a handler (a store query, a stored document's rendering): routes set it

@@ -2,9 +2,9 @@
 /// The control plane: HTTP/1.1 on Boost.Beast with Asio C++20 coroutines, one coroutine per
 /// connection, on one I/O thread. Serves the JSON API, streams run events as NDJSON, and
 /// hands upgraded connections (peer sessions, data streams) to their threads.
-#include "daemon/service/daemon_context.hpp"
+#include "daemon/runtime/context.hpp"
 #include "daemon/store/result_store.hpp"
-#include "daemon/service/run_manager.hpp"
+#include "daemon/runs/run_manager.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -5,7 +5,7 @@
 /// (which checks the request and answers, as /v1/info does, that GPU support is not built in).
 #include "daemon/api/api_routes.hpp"
 #include "core/local_copy_spec.hpp"
-#include "daemon/service/local_copy_job.hpp"
+#include "daemon/runs/local_copy_job.hpp"
 
 #include <memory>
 #include <string>

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/local_copy_spec.hpp"
-#include "daemon/service/gpu_support.hpp"
+#include "daemon/runtime/gpu_support.hpp"
 
 namespace meshperf::daemon {
 

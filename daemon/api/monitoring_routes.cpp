@@ -4,8 +4,8 @@
 #include "core/error.hpp"
 #include "core/prometheus.hpp"
 #include "daemon/store/baseline_store.hpp"
-#include "daemon/service/host_facts.hpp"
-#include "daemon/service/metrics.hpp"
+#include "daemon/runtime/host_facts.hpp"
+#include "daemon/runtime/metrics.hpp"
 #include "transport/socket.hpp"
 
 #include <fmt/format.h>

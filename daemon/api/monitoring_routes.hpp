@@ -7,7 +7,7 @@
 
 namespace meshperf::daemon {
 
-/// GET /metrics: Prometheus text exposition (daemon/service/metrics.hpp).
+/// GET /metrics: Prometheus text exposition (daemon/runtime/metrics.hpp).
 api_reply handle_metrics(api_state&);
 
 /// /v1/baselines?peer=HOST[:PORT][&transport=T]:

@@ -5,7 +5,7 @@
 /// reply (an NDJSON event stream, a copy sweep's wait) and the upgrades (/v1/session,
 /// /v1/stream), which are not in this table. No I/O here.
 #include "daemon/api/api_routes.hpp"
-#include "daemon/service/local_copy_job.hpp"
+#include "daemon/runs/local_copy_job.hpp"
 
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/message.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 /// The HTTP side of reaching a peer daemon: the upgrade request every session and data
 /// stream opens with, and the reason a refusal gives.
-#include "daemon/service/daemon_context.hpp"
+#include "daemon/runtime/context.hpp"
 #include "transport/http_client.hpp"
 
 #include <string>

@@ -1,8 +1,8 @@
 #pragma once
 /// Opening a peer session (the /v1/session upgrade), one attempt at a time: shared by the
-/// pairwise initiator (daemon/session/initiator.cpp), which retries a busy peer while it
+/// pairwise initiator (daemon/sweep/initiator.cpp), which retries a busy peer while it
 /// gives its own gate back, and the collective coordinator, which opens one per rank.
-#include "daemon/service/daemon_context.hpp"
+#include "daemon/runtime/context.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "transport/socket.hpp"
 

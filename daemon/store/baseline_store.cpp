@@ -1,6 +1,6 @@
 #include "daemon/store/baseline_store.hpp"
 
-#include "daemon/service/log.hpp"
+#include "daemon/runtime/log.hpp"
 #include "daemon/store/sqlite_statement.hpp"
 
 #include <fmt/format.h>

@@ -3,8 +3,8 @@
 // Reads are in run_list.cpp, retention in retention.cpp.
 #include "daemon/store/result_store.hpp"
 
-#include "daemon/service/host_facts.hpp"
-#include "daemon/service/log.hpp"
+#include "daemon/runtime/host_facts.hpp"
+#include "daemon/runtime/log.hpp"
 #include "daemon/store/sqlite_statement.hpp"
 #include "daemon/store/store_rows.hpp"
 

@@ -7,7 +7,7 @@
 /// read-only) keeps the results it could not write in memory, serves them, and retries them
 /// on the next write and on a timer; a damaged file is moved aside at start and a fresh one
 /// begun; a damaged row answers an error, never a made-up document.
-#include "daemon/store/store_options.hpp"
+#include "daemon/runtime/store_options.hpp"
 
 #include <chrono>
 #include <condition_variable>

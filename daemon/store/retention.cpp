@@ -4,7 +4,7 @@
 // reused (older stores), and the WAL is truncated.
 #include "daemon/store/result_store.hpp"
 
-#include "daemon/service/log.hpp"
+#include "daemon/runtime/log.hpp"
 #include "daemon/store/sqlite_statement.hpp"
 
 #include <chrono>

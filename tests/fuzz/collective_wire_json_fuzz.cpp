@@ -1,13 +1,13 @@
 /// Fuzz target: what the ranks of a collective read from each other over their peer sessions
-/// (daemon/session/collective_wire.hpp): a rank's point_done (rank_timing_from_json, with and
+/// (daemon/collective/wire.hpp): a rank's point_done (rank_timing_from_json, with and
 /// without --verify) and the coordinator's point_begin (collective_size_key_from_json against
 /// a fixed plan). Peers are authenticated, but their JSON is not trusted: session_error is the
 /// only outcome allowed for bad input. A point_done that is accepted must read back identical
 /// from its JSON form, and the coordinator's assembly of two such reports as a ring
 /// (core::assemble_collective_point) may only refuse them with core::insane_figure.
-#include "core/collective_result.hpp"
+#include "core/collective/result.hpp"
 #include "core/error.hpp"
-#include "daemon/session/collective_wire.hpp"
+#include "daemon/collective/wire.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "tests/fuzz/fuzz_checks.hpp"
 

@@ -1,8 +1,8 @@
 #pragma once
 /// What the fuzz targets share: the outcomes a handler of untrusted input may have, and the
 /// run-spec body check of POST /v1/runs (used by run_spec_json and http_request).
-#include "core/collective_plan.hpp"
-#include "core/collective_spec.hpp"
+#include "core/collective/plan.hpp"
+#include "core/collective/spec.hpp"
 #include "core/error.hpp"
 #include "core/run_spec.hpp"
 #include "transport/socket.hpp"

@@ -5,7 +5,7 @@
 /// the pure helpers the server applies to untrusted fields: the target's path and query,
 /// query_param, the bearer token check, the protocol header and stream index of an upgrade,
 /// the run spec body of POST /v1/runs, the collective spec body of POST /v1/collectives, the query and figures of /v1/baselines, and the
-/// address helpers of daemon/service/auth.hpp on header values.
+/// address helpers of daemon/runtime/auth.hpp on header values.
 ///
 /// Since c603c45 the server reads a request's head first and refuses a chunked body (411)
 /// without parsing it: Beast bounds neither chunk extensions nor trailer fields (a trailer
@@ -30,7 +30,7 @@
 #include "core/utf8.hpp"
 #include "core/run_spec.hpp"
 #include "daemon/api/api_routes.hpp"
-#include "daemon/service/auth.hpp"
+#include "daemon/runtime/auth.hpp"
 #include "daemon/api/http_request_limits.hpp"
 #include "daemon/api/route_table.hpp"
 #include "tests/fuzz/fuzz_checks.hpp"
@@ -150,7 +150,7 @@ bool head_refused(const http::request<http::string_body>& req) {
     return !daemon::refusal_of_head(req, status).empty();
 }
 
-/// The address helpers of daemon/service/auth.hpp on text from the request. The daemon feeds
+/// The address helpers of daemon/runtime/auth.hpp on text from the request. The daemon feeds
 /// parse_ip_address the socket's address and parse_cidr its configuration file; header
 /// values are simply untrusted text at hand. Properties: a parsed address prints and
 /// parses back to itself, and a network contains its own address.

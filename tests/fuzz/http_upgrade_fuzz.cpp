@@ -15,9 +15,9 @@
 /// Nothing can leave loopback: both daemons' limits allow no stream at all, so every run
 /// spec (POST /v1/runs, a session's hello) is refused before anything connects anywhere.
 #include "daemon/api/http_server.hpp"
-#include "daemon/service/host_facts.hpp"
+#include "daemon/runtime/host_facts.hpp"
 #include "daemon/store/result_store.hpp"
-#include "daemon/service/run_manager.hpp"
+#include "daemon/runs/run_manager.hpp"
 #include "tests/fuzz/fuzz_checks.hpp"
 #include "transport/socket.hpp"
 

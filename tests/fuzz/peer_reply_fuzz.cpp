@@ -19,7 +19,7 @@
 ///
 /// Nothing leaves loopback; one connection per input, answered at once, so ~thousands/s.
 #include "core/utf8.hpp"
-#include "daemon/service/daemon_context.hpp"
+#include "daemon/runtime/context.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/session/session_opening.hpp"
 #include "tests/fuzz/fuzz_checks.hpp"

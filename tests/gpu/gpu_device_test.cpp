@@ -4,7 +4,7 @@
 // missing GPU is a fault.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include "core/sizes.hpp"
-#include "core/reduce_ops.hpp"
+#include "core/collective/reduce_ops.hpp"
 #include "gpu/buffer.hpp"
 #include "gpu/collective_device.hpp"
 #include "gpu/copy_json.hpp"

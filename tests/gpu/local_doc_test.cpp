@@ -1,7 +1,7 @@
 // The document of `meshperf local` (gpu::to_json(local_sweep)) and what reads it: the CLI's
-// table (client/local_render.hpp, which also renders a daemon's answer), and
+// table (client/render/local_copy.hpp, which also renders a daemon's answer), and
 // gpu::run_local_sweep on a node where CUDA cannot run.
-#include "client/local_render.hpp"
+#include "client/render/local_copy.hpp"
 #include "core/error.hpp"
 #include "core/local_copy_spec.hpp"
 #include "gpu/copy_json.hpp"

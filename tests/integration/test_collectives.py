@@ -280,7 +280,7 @@ class Faults(CollectiveCase):
 
     def test_gpu_memory_on_an_emulated_gpu_runs_the_device_path_and_verifies(self):
         # MESHPERF_TEST_EMULATED_GPU=1 serves cuda:0 from host memory apart from the engine's
-        # (daemon/service/emulated_gpu.hpp): over TCP the device path stages every step and sums
+        # (daemon/test_hooks/emulated_gpu.hpp): over TCP the device path stages every step and sums
         # on the "device"; the Soft-RoCE guest runs the GPUDirect path the same way.
         hook = {"MESHPERF_TEST_EMULATED_GPU": "1"}
         ranks = self.start(3, env_for={0: hook, 1: hook, 2: dict(hook, MESHPERF_TEST_CORRUPT_COLLECTIVE="1")})

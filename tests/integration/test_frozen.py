@@ -2,7 +2,7 @@
 
 A daemon frozen with SIGSTOP accepts connections (the kernel does) and says nothing: the
 CLI must not wait for it. A sweep whose initiator freezes exits 3 within the stream's
-silence limit (client/daemon_client.hpp, stream_silence_limit = 10 s), naming the daemon and
+silence limit (client/support/daemon_client.hpp, stream_silence_limit = 10 s), naming the daemon and
 keeping the points measured; check is UNKNOWN (3) within the same limit; a matrix marks
 a frozen host down and goes on. A wrong token is said once, exit 3; a --prom-file in a
 folder that does not exist is UNKNOWN (3).

@@ -271,7 +271,7 @@ collective predict-matrix --hosts "$HOSTLIST" --op allreduce --algo ring --sizes
 [[ $RC -eq 0 ]] || fail "--predict run (matrix) exited $RC"
 judge "$WORK/predict-matrix.json" predict $((1 << 20)) 0.10 || fail "prediction error (matrix)"
 # 2b. Incast and tree broadcast, which `meshperf plan` has no formula for, predicted by walking
-#     their own schedule (analysis/schedule_costs), each message over its own link from the
+#     their own schedule (analysis/collective/schedule_costs), each message over its own link from the
 #     matrix. Incast within 10% at >= 1 MiB (2026-12-03: -0.5..+0.1% at 1-8 MiB). Tree
 #     broadcast within 20% at >= 2 MiB, 12 iterations (-10..+2%): its root's two TCP flows
 #     share one tbf-shaped uplink and lose packets in the tbf queue, which spreads the mean,

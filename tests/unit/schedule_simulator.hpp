@@ -3,9 +3,9 @@
 // buffers, all sends of a step before any receive, as on the wire, and checks on the way
 // that each send meets the peer's receive of the same step and size, that nothing is left
 // unreceived, and that a step never reads what it writes. Used by the schedule tests.
-#include "core/collective_schedule.hpp"
-#include "analysis/collectives.hpp"
-#include "core/reduce_ops.hpp"
+#include "core/collective/schedule.hpp"
+#include "analysis/collective/predictions.hpp"
+#include "core/collective/reduce_ops.hpp"
 
 #include <algorithm>
 #include <cstring>

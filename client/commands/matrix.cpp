@@ -1,0 +1,436 @@
+// meshperf matrix: every ordered pair of a list of hosts, in rounds of disjoint pairs
+// (core/matrix_schedule), judged with robust outlier rules (core/outliers); bad links are
+// retested once before they are reported. Exit: 0 all links good, 1 bad links or
+// unreachable hosts, 2 usage, 3 no link could be measured at all.
+#include "client/support/bounded_parallel.hpp"
+#include "client/support/output_format.hpp"
+#include "client/commands.hpp"
+#include "client/support/daemon_client.hpp"
+#include "client/render/matrix_text.hpp"
+#include "client/support/progress.hpp"
+#include "client/render/table.hpp"
+#include "client/support/short_runs.hpp"
+#include "core/error.hpp"
+#include "core/figure_text.hpp"
+#include "analysis/matrix_schedule.hpp"
+#include "analysis/outliers.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unistd.h>
+
+namespace meshperf::client {
+
+using nlohmann::json;
+
+namespace {
+
+/// How long a daemon may take to answer the matrix's /v1/info probe (before the rounds, and
+/// of a peer after a failed run) before it is marked down: a live daemon answers in
+/// milliseconds; a frozen one (SIGSTOP) accepts the connection and says nothing.
+constexpr std::chrono::seconds matrix_probe_timeout{5};
+
+struct matrix_options {
+    std::string hosts;
+    short_test_options test;
+    output_format format = output_format::table;
+    std::string output;
+    double bad_bw_fraction = 0.9;
+    double bad_lat_multiple = 2.0;
+    double suspect_fraction = 0.5;
+    bool no_retest = false;
+    bool quiet = false;     ///< -q, --no-progress
+    bool progress = false;  ///< --progress: also when stderr is not a terminal (plain lines)
+    std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once
+};
+
+/// One directed link as measured (or not).
+struct link_state {
+    analysis::link_sample sample;
+    std::vector<std::string> run_ids;
+    bool retested = false;
+    std::optional<analysis::link_sample> first;  // the figures before the retest
+};
+
+class matrix_runner {
+public:
+    matrix_runner(const matrix_options& o, std::vector<std::string> names, credentials creds)
+        : o_(o), names_(std::move(names)), creds_(std::move(creds)) {
+        for (const auto& n : names_) addrs_.push_back(transport::parse_endpoint(n).to_string());
+        down_.assign(names_.size(), false);
+        index_.assign(names_.size() * names_.size(), SIZE_MAX);
+        const bool terminal = ::isatty(STDERR_FILENO) != 0;
+        tty_ = terminal && (o_.progress || !o_.quiet);
+        log_ = !terminal && o_.progress;
+    }
+
+    /// Asks every daemon for /v1/info at once (each within matrix_probe_timeout); those that
+    /// do not answer are down from the start. Refused credentials end the matrix: throws the
+    /// first auth_refused (every daemon would refuse the same token).
+    void probe_hosts() {
+        std::optional<auth_refused> refused;
+        for_each_bounded(names_.size(), o_.max_parallel, [&](std::size_t h) {
+            try {
+                daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout);
+            } catch (const auth_refused& e) {
+                std::lock_guard lock(m_);
+                if (!refused) refused = e;
+            } catch (const client_error& e) {
+                mark_down(h, e.what());
+            }
+        });
+        if (refused) throw *refused;
+    }
+
+    void run_schedule() {
+        const auto n = names_.size();
+        const auto rounds = analysis::round_count(n);
+        for (std::size_t r = 0; r < rounds; ++r) run_round(analysis::schedule_round(n, r), "round", r + 1, rounds, false);
+    }
+
+    /// Retests the reachable bad links once; returns how many rounds that took.
+    std::size_t retest(const analysis::matrix_analysis& a) {
+        const auto pairs = analysis::pairs_to_retest(a);
+        retest_links_.clear();
+        for (auto i : analysis::links_to_retest(a)) retest_links_.insert({a.links[i].link.from, a.links[i].link.to});
+        const auto rounds = analysis::schedule_pairs(pairs);
+        for (std::size_t r = 0; r < rounds.size(); ++r) run_round(rounds[r], "retest round", r + 1, rounds.size(), true);
+        return rounds.size();
+    }
+
+    analysis::matrix_analysis analyze() const {
+        analysis::outlier_options opt;
+        opt.bandwidth_fraction = o_.bad_bw_fraction;
+        opt.latency_multiple = o_.bad_lat_multiple;
+        opt.suspect_fraction = o_.suspect_fraction;
+        std::vector<analysis::link_sample> samples;
+        for (const auto& l : links_) samples.push_back(l.sample);
+        std::vector<std::size_t> down;
+        for (std::size_t h = 0; h < down_.size(); ++h)
+            if (down_[h]) down.push_back(h);
+        return analysis::analyze_matrix(names_.size(), samples, opt, down);
+    }
+
+    const std::vector<link_state>& links() const { return links_; }
+    const std::vector<std::string>& names() const { return names_; }
+    std::size_t measured_links() const {
+        std::size_t k = 0;
+        for (const auto& l : links_) k += l.sample.reachable;
+        return k;
+    }
+    void end_progress() const {
+        if (tty_) std::fprintf(stderr, "\r\033[K");
+    }
+
+private:
+    void mark_down(std::size_t h, const std::string& why) {
+        std::lock_guard lock(m_);
+        if (!down_[h]) down_why_.emplace(h, why);
+        down_[h] = true;
+    }
+    /// After a run to `h` failed: a peer that does not answer /v1/info within
+    /// matrix_probe_timeout is frozen or gone, and marked down now, so its other pairs are
+    /// not measured (each would wait out the session's timeouts).
+    void probe_peer(std::size_t h) {
+        if (is_down(h)) return;
+        try {
+            daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout);
+        } catch (const client_error& e) {
+            if (e.code() == exit_unreachable) mark_down(h, e.what());
+        }
+    }
+    bool is_down(std::size_t h) {
+        std::lock_guard lock(m_);
+        return down_[h];
+    }
+
+    void run_round(const std::vector<analysis::host_pair>& pairs, const char* what, std::size_t k, std::size_t of, bool retest) {
+        if (k == 1) phase_started_ = std::chrono::steady_clock::now();
+        pairs_done_ = 0;
+        progress(what, k, of, pairs.size());
+        // At most max_parallel pairs at once: a round with more runs in waves.
+        for_each_bounded(pairs.size(), o_.max_parallel, [&](std::size_t i) {
+            for (const auto& d : analysis::measurement_order(pairs[i])) {
+                if (retest && !retest_links_.count({d.from, d.to})) continue;
+                measure(d.from, d.to, retest);
+            }
+            ++pairs_done_;
+            progress(what, k, of, pairs.size());
+        });
+    }
+
+    /// On a terminal one line rewritten in place; with --progress in a log, a plain line per
+    /// event. Both with the share of this phase done (rounds, or retest rounds) and the time left.
+    void progress(const char* what, std::size_t k, std::size_t of, std::size_t total) {
+        if (!tty_ && !log_) return;
+        std::lock_guard lock(progress_m_);
+        const std::size_t done = pairs_done_.load();
+        const double fraction = of && total ? (static_cast<double>(k - 1) + static_cast<double>(done) / static_cast<double>(total)) /
+                                                  static_cast<double>(of)
+                                            : 0.0;
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_started_).count();
+        std::string left;
+        if (fraction >= 1) left = "done";
+        else if (const auto s = seconds_left_at(fraction, elapsed)) left = about_duration(*s) + " left";
+        const auto text = fmt::format("matrix: {} {} of {}, pairs done {}/{} ({:.0f}%{}{})", what, k, of, done, total,
+                                      std::floor(fraction * 100), left.empty() ? "" : ", ", left);
+        if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
+        else std::fprintf(stderr, "%s\n", text.c_str());
+        std::fflush(stderr);
+    }
+
+    void measure(std::size_t from, std::size_t to, bool retest) {
+        link_state l;
+        l.sample.from = from;
+        l.sample.to = to;
+        auto fail = [&](std::string why) {
+            l.sample.reachable = false;
+            l.sample.error = std::move(why);
+        };
+        if (is_down(from)) {
+            std::lock_guard lock(m_);
+            fail(fmt::format("not measured: {}", down_why_[from]));  // the reason names the host
+        } else if (is_down(to)) {
+            std::lock_guard lock(m_);
+            fail(fmt::format("not measured: {}", down_why_[to]));
+        } else {
+            std::vector<core::run_result> runs;
+            try {
+                const daemon_client initiator(names_[from], creds_);
+                for (const auto& spec : short_test_specs(addrs_[to], o_.test)) {
+                    auto out = run_to_completion(initiator, spec);
+                    if (!out.run.id.empty()) l.run_ids.push_back(out.run.id);
+                    if (!out.completed) {
+                        if (out.initiator_unreachable) mark_down(from, out.error);
+                        else probe_peer(to);
+                        fail(out.error);
+                        break;
+                    }
+                    runs.push_back(std::move(out.run));
+                }
+            } catch (const std::exception& e) {
+                fail(e.what());
+            }
+            if (l.sample.reachable) {
+                const auto f = summarize_link(runs);
+                l.sample.gbit_per_s = f.gbit_per_s;
+                l.sample.lat_us = f.lat_us;
+                if (!f.gbit_per_s && !f.lat_us) fail("the runs completed without a latency or bandwidth figure");
+            }
+        }
+        std::lock_guard lock(m_);
+        auto& slot = index_[from * names_.size() + to];
+        if (slot == SIZE_MAX) {
+            slot = links_.size();
+            links_.push_back(std::move(l));
+        } else if (retest) {
+            auto& old = links_[slot];
+            l.retested = true;
+            l.first = old.sample;
+            l.run_ids.insert(l.run_ids.begin(), old.run_ids.begin(), old.run_ids.end());
+            old = std::move(l);
+        }
+    }
+
+    const matrix_options& o_;
+    std::vector<std::string> names_;  // as given
+    std::vector<std::string> addrs_;  // normalised host:port, as the initiating daemon reaches them
+    credentials creds_;
+    bool tty_ = false;  // progress rewritten in place on a terminal
+    bool log_ = false;  // progress as plain lines (--progress without a terminal)
+    std::chrono::steady_clock::time_point phase_started_ = std::chrono::steady_clock::now();
+    std::mutex m_, progress_m_;
+    std::vector<bool> down_;
+    std::map<std::size_t, std::string> down_why_;
+    std::vector<link_state> links_;
+    std::vector<std::size_t> index_;  // from * n + to -> links_ index
+    std::set<std::pair<std::size_t, std::size_t>> retest_links_;
+    std::atomic<std::size_t> pairs_done_{0};
+};
+
+std::string fixed(std::optional<double> v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : "-"; }
+
+std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
+    return q + "\"";
+}
+
+std::string opt_number(std::optional<double> v) { return v ? core::plain_number(*v, 6) : ""; }  // never 1e-05
+
+std::string render_csv(const matrix_runner& m, const analysis::matrix_analysis& a) {
+    std::string out = "from,to,reachable,gbit_per_s,lat_us,bandwidth_ratio,latency_ratio,bad,retested,reason,error\n";
+    for (std::size_t i = 0; i < a.links.size(); ++i) {
+        const auto& v = a.links[i];
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.names()[v.link.from]), csv_field(m.names()[v.link.to]),
+                           v.link.reachable ? "true" : "false", opt_number(v.link.gbit_per_s), opt_number(v.link.lat_us),
+                           opt_number(v.bandwidth_ratio), opt_number(v.latency_ratio), v.bad ? "true" : "false",
+                           m.links()[i].retested ? "true" : "false", csv_field(v.reason), csv_field(v.link.error));
+    }
+    return out;
+}
+
+json render_json(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
+    json doc = meta;
+    const auto analysis = analysis::to_json(a, m.names());
+    for (const auto& [k, v] : analysis.items()) doc[k] = v;
+    for (std::size_t i = 0; i < a.links.size(); ++i) {
+        auto& l = doc["links"][i];
+        const auto& st = m.links()[i];
+        l["run_ids"] = st.run_ids;
+        l["retested"] = st.retested;
+        if (st.first) {
+            l["first"] = {{"reachable", st.first->reachable},
+                          {"gbit_per_s", st.first->gbit_per_s ? json(*st.first->gbit_per_s) : json(nullptr)},
+                          {"lat_us", st.first->lat_us ? json(*st.first->lat_us) : json(nullptr)},
+                          {"error", st.first->error}};
+        }
+    }
+    return doc;
+}
+
+std::string render_summary(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
+    const auto& names = m.names();
+    std::string out = fmt::format("matrix: {} hosts, {} of {} directed links measured in {} rounds (+{} retest rounds), {:.1f} s\n",
+                                  names.size(), m.measured_links(), a.links.size(), meta.value("rounds", 0),
+                                  meta.value("retest_rounds", 0), meta.value("wall_s", 0.0));
+    out += matrix_reference_text(a);
+    std::vector<std::string> bad, unreachable;
+    for (std::size_t i = 0; i < a.links.size(); ++i) {
+        const auto& v = a.links[i];
+        if (!v.bad) continue;
+        const auto line = fmt::format("  {} -> {}: {}{}", names[v.link.from], names[v.link.to],
+                                      v.link.reachable ? v.reason : "unreachable: " + v.link.error,
+                                      m.links()[i].retested ? retest_note(v, m.links()[i].first, a) : "");
+        (v.link.reachable ? bad : unreachable).push_back(line);
+    }
+    out += fmt::format("bad links: {}\n", bad.empty() ? "none" : std::to_string(bad.size()));
+    for (const auto& l : bad) out += l + "\n";
+    if (!unreachable.empty()) {
+        out += fmt::format("unmeasured links: {}\n", unreachable.size());
+        for (const auto& l : unreachable) out += l + "\n";
+    }
+    auto list = [&](const std::vector<std::size_t>& hs) {
+        std::string s;
+        for (auto h : hs) s += (s.empty() ? "" : ", ") + names[h];
+        return s.empty() ? std::string("none") : s;
+    };
+    out += fmt::format("suspect hosts: {}\n", list(a.suspects));
+    out += fmt::format("unreachable hosts: {}\n", list(a.unreachable));
+    return out;
+}
+
+std::string render_table(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
+    const auto& names = m.names();
+    const auto n = names.size();
+    std::string out;
+    if (n <= 32) {
+        // Matrices: row = from (initiator, sender), column = to.
+        std::vector<const analysis::link_verdict*> at(n * n, nullptr);
+        for (const auto& v : a.links) at[v.link.from * n + v.link.to] = &v;
+        auto grid = [&](const char* title, auto cell) {
+            std::vector<std::vector<std::string>> rows;
+            std::vector<std::string> head{"from \\ to"};
+            for (std::size_t j = 0; j < n; ++j) head.push_back(fmt::format("[{}]", j + 1));
+            rows.push_back(head);
+            for (std::size_t i = 0; i < n; ++i) {
+                std::vector<std::string> row{fmt::format("[{}] {}", i + 1, names[i])};
+                for (std::size_t j = 0; j < n; ++j) {
+                    const auto* v = at[i * n + j];
+                    row.push_back(i == j ? "." : !v ? "?" : !v->link.reachable ? "x" : cell(*v));
+                }
+                rows.push_back(row);
+            }
+            out += std::string(title) + "\n" + format_table(rows) + "\n";
+        };
+        grid("bandwidth, Gbit/s (row: from = sender, column: to; * bad, x unreachable)",
+             [](const analysis::link_verdict& v) { return matrix_cell(fixed(v.link.gbit_per_s, 3), v, matrix_figure::bandwidth); });
+        grid("latency, us one-way (p50; * bad)",
+             [](const analysis::link_verdict& v) { return matrix_cell(fixed(v.link.lat_us, 1), v, matrix_figure::latency); });
+    }
+    return out + render_summary(m, a, meta);
+}
+
+}  // namespace
+
+command_runner add_matrix_command(CLI::App& app, const common_options& common) {
+    auto o = std::make_shared<matrix_options>();
+    auto* cmd = app.add_subcommand("matrix", "measure every ordered pair of hosts in rounds; name the bad links and suspect hosts");
+    cmd->add_option("--hosts", o->hosts, "FILE (one HOST[:PORT] per line, # comments) or a comma list a,b,c")->required();
+    cmd->add_option("--transport", o->test.transport, "tcp or rdma")->capture_default_str();
+    cmd->add_option("--test", o->test.tests, "comma list of latency, bandwidth, bidir (default latency,bandwidth)");
+    cmd->add_option("--sizes", o->test.sizes, "sizes for every test (default: latency 8 B, bandwidth 1 MiB, as separate runs)");
+    cmd->add_option("--streams", o->test.streams, "parallel streams per direction")->capture_default_str();
+    cmd->add_option("--max-time", o->test.max_time, "adaptive time cap per point, seconds")->capture_default_str();
+    cmd->add_option("--warmup", o->test.warmup, "warm-up seconds before every point")->capture_default_str();
+    add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::csv});
+    cmd->add_option("-o,--output", o->output, "write the table/json/csv to FILE (the summary then goes to stdout)");
+    cmd->add_option("--bad-bw-fraction", o->bad_bw_fraction, "a link is bad below this fraction of the median bandwidth")
+        ->capture_default_str();
+    cmd->add_option("--bad-lat-multiple", o->bad_lat_multiple, "a link is bad above this multiple of the median latency")
+        ->capture_default_str();
+    cmd->add_option("--suspect-fraction", o->suspect_fraction, "a host is suspect when more than this share of its links is bad")
+        ->capture_default_str();
+    cmd->add_option("--parallel", o->max_parallel,
+                    "at most N pairs measured at once (and N daemons probed at once, 1..4096); a round with more pairs runs in waves")
+        ->capture_default_str();  // checked in the command, to say what the number means
+    cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again");
+    auto* progress = cmd->add_flag("--progress", o->progress,
+                                   "progress on stderr even when it is not a terminal: plain lines with the time left, for logs");
+    cmd->add_flag("-q,--quiet,--no-progress", o->quiet, "no progress display (the default when stderr is not a terminal)")
+        ->excludes(progress);
+    return [o, &common]() -> int {
+        if (o->max_parallel < 1 || o->max_parallel > 4096)
+            throw client_error(exit_usage, fmt::format("--parallel {}: give how many pairs to measure at once, 1 to 4096 (default "
+                                                       "64; 1 measures one pair after the other)",
+                                                       o->max_parallel));
+        std::vector<std::string> hosts = read_host_list(o->hosts);
+        try {
+            analysis::outlier_options opt{o->bad_bw_fraction, o->bad_lat_multiple, o->suspect_fraction};
+            analysis::validate(opt);
+            short_test_specs(transport::parse_endpoint(hosts[1]).to_string(), o->test);  // options checked before any run
+        } catch (const core::spec_error& e) {
+            throw client_error(exit_usage, e.what());
+        }
+        if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
+        const auto started = std::chrono::steady_clock::now();
+        matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls));
+        m.probe_hosts();
+        m.run_schedule();
+        auto analysis = m.analyze();
+        std::size_t retest_rounds = 0;
+        if (!o->no_retest && !analysis::links_to_retest(analysis).empty()) {
+            retest_rounds = m.retest(analysis);
+            analysis = m.analyze();
+        }
+        m.end_progress();
+        const json meta{{"schema", "meshperf.matrix/1"},
+                        {"transport", o->test.transport},
+                        {"tests", o->test.tests.empty() ? "latency,bandwidth" : o->test.tests},
+                        {"sizes", o->test.sizes.empty() ? "latency 8, bandwidth 1M" : o->test.sizes},
+                        {"rounds", analysis::round_count(hosts.size())},
+                        {"retest_rounds", retest_rounds},
+                        {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
+        write_output(o->output, render(o->format, {.table = [&] { return render_table(m, analysis, meta); },
+                                                   .json = [&] { return render_json(m, analysis, meta).dump(2) + "\n"; },
+                                                   .csv = [&] { return render_csv(m, analysis); }}));
+        if (o->format != output_format::table || !o->output.empty()) {
+            const auto summary = render_summary(m, analysis, meta);
+            std::fputs(summary.c_str(), o->output.empty() ? stderr : stdout);
+        }
+        if (m.measured_links() == 0) return exit_unreachable;
+        bool any_bad = !analysis.unreachable.empty();
+        for (const auto& v : analysis.links) any_bad = any_bad || v.bad;
+        return any_bad ? exit_run_failed : exit_ok;
+    };
+}
+
+}  // namespace meshperf::client

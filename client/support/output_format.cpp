@@ -1,0 +1,52 @@
+#include "client/support/output_format.hpp"
+
+#include <map>
+#include <stdexcept>
+
+namespace meshperf::client {
+
+std::string_view to_string(output_format f) {
+    switch (f) {
+        case output_format::table: return "table";
+        case output_format::json: return "json";
+        case output_format::csv: return "csv";
+        case output_format::nagios: return "nagios";
+    }
+    return "?";
+}
+
+CLI::Option* add_format_option(CLI::App& cmd, output_format& format, std::initializer_list<output_format> offered) {
+    std::map<std::string, output_format> names;
+    std::vector<std::string> members;
+    std::string help;
+    std::size_t i = 0;
+    for (auto f : offered) {
+        names.emplace(std::string(to_string(f)), f);
+        members.emplace_back(to_string(f));
+        if (i > 0) help += i + 1 == offered.size() ? " or " : ", ";
+        help += to_string(f);
+        ++i;
+    }
+    format = *offered.begin();
+    // IsMember turns the given name into the member it matched (case-insensitively) before
+    // the callback runs, so the callback always finds it.
+    return cmd
+        .add_option_function<std::string>(
+            "--format", [&format, names](const std::string& name) { format = names.at(name); }, help)
+        ->transform(CLI::IsMember(members, CLI::ignore_case))
+        ->default_str(std::string(to_string(format)));
+}
+
+std::string render(output_format format, const renderers& r) {
+    const std::function<std::string()>* chosen = nullptr;
+    switch (format) {
+        case output_format::table: chosen = &r.table; break;
+        case output_format::json: chosen = &r.json; break;
+        case output_format::csv: chosen = &r.csv; break;
+        case output_format::nagios: chosen = &r.nagios; break;
+    }
+    if (!chosen || !*chosen) throw std::logic_error("no renderer for --format " + std::string(to_string(format)));
+    return (*chosen)();
+}
+
+}  // namespace meshperf::client

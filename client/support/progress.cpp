@@ -1,0 +1,92 @@
+#include "client/support/progress.hpp"
+
+#include "client/render/table.hpp"
+#include "core/sweep_drift.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace meshperf::client {
+
+std::optional<double> point_time_bound_s(const core::run_spec& s) {
+    if (s.iterations) return std::nullopt;
+    return s.warmup_s + (s.duration_s ? *s.duration_s : s.max_point_s);
+}
+
+std::size_t reference_point_count(const core::run_spec& s) {
+    std::size_t n = 0;
+    for (auto t : s.tests) {
+        if (!core::wants_drift_check(s, t)) continue;
+        for (std::size_t done = 2; done <= s.sizes.size(); ++done) n += core::reference_due(done, s.sizes.size());
+    }
+    return n;
+}
+
+std::optional<double> sweep_time_bound_s(const core::run_spec& s) {
+    const auto per_point = point_time_bound_s(s);
+    if (!per_point) return std::nullopt;
+    const auto points = s.tests.size() * s.sizes.size() + reference_point_count(s);
+    return static_cast<double>(points) * (*per_point + point_overhead_s);
+}
+
+std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total, double elapsed_s,
+                                            std::optional<double> bound_s) {
+    if (total == 0) return std::nullopt;
+    if (done >= total) return 0.0;
+    const auto left = static_cast<double>(total - done);
+    double per_point = NAN;
+    if (done > 0 && std::isfinite(elapsed_s) && elapsed_s > 0) per_point = elapsed_s / static_cast<double>(done);
+    else if (bound_s && std::isfinite(*bound_s) && *bound_s > 0) per_point = *bound_s;
+    const double s = per_point * left;
+    if (!std::isfinite(s) || s < 0) return std::nullopt;
+    return s;
+}
+
+std::optional<double> seconds_left_at(double fraction_done, double elapsed_s) {
+    if (!std::isfinite(fraction_done) || !std::isfinite(elapsed_s) || elapsed_s < 0 || fraction_done <= 0) return std::nullopt;
+    if (fraction_done >= 1) return 0.0;
+    const double s = elapsed_s * (1 - fraction_done) / fraction_done;
+    if (!std::isfinite(s) || s < 0) return std::nullopt;
+    return s;
+}
+
+namespace {
+
+/// "52 s", "3 min", "1 h 5 min"; seconds >= 1.
+std::string rounded_duration(double seconds) {
+    if (seconds < 90) return fmt::format("{} s", std::max<long long>(1, std::llround(seconds)));
+    const long long minutes = std::llround(seconds / 60);
+    if (minutes < 90) return fmt::format("{} min", minutes);
+    return fmt::format("{} h {} min", minutes / 60, minutes % 60);
+}
+
+}  // namespace
+
+std::string about_duration(double seconds) {
+    if (!std::isfinite(seconds) || seconds < 1) return "under a second";
+    return "about " + rounded_duration(seconds);
+}
+
+std::string progress_line(const core::point_result& p, std::size_t index, std::size_t total, double elapsed_s,
+                          std::optional<double> bound_s) {
+    const std::size_t done = std::min(index, total);
+    const auto percent = total ? static_cast<unsigned>(done * 100 / total) : 100u;
+    std::string tail;
+    if (total && done >= total) {
+        tail = std::isfinite(elapsed_s) && elapsed_s >= 1 ? "done in " + rounded_duration(elapsed_s) : std::string("done");
+    } else if (const auto left = estimate_seconds_left(done, total, elapsed_s, bound_s)) {
+        tail = about_duration(*left) + " left";
+    } else {
+        tail = "time left unknown";
+    }
+    // point_progress_line starts with "[  3/16]"; the share done goes right after it.
+    std::string line = point_progress_line(p, index, total);
+    const auto bracket = line.find(']');
+    const auto share = fmt::format(" {:>3}%", percent);
+    if (bracket != std::string::npos) line.insert(bracket + 1, share);
+    else line = share + " " + line;
+    return line + "  " + tail;
+}
+
+}  // namespace meshperf::client

@@ -1,0 +1,105 @@
+#include "daemon/runs/probe_scheduler.hpp"
+
+#include "daemon/runtime/log.hpp"
+#include "daemon/sweep/rdma_points.hpp"
+
+#include <algorithm>
+
+namespace meshperf::daemon {
+
+core::run_spec probe_scheduler::probe_spec(const probe_config& c, const std::string& peer, core::transport_kind transport) {
+    core::run_spec s;
+    s.peer = peer;
+    s.transport = transport;
+    s.tests = c.tests;
+    s.sizes = c.sizes;
+    s.local_memory = s.remote_memory = c.memory;
+    s.max_point_s = c.point_duration_s;
+    return s;
+}
+
+probe_scheduler::probe_scheduler(const probe_config& config, run_manager& runs) : config_(config), runs_(runs) {
+    if (!config_.enabled()) return;
+    bool rdma_ok = true;
+    std::string rdma_reason;
+    if (std::find(config_.transports.begin(), config_.transports.end(), core::transport_kind::rdma) != config_.transports.end()) {
+        const auto info = rdma_info();
+        rdma_ok = info.value("available", false);
+        rdma_reason = info.value("reason", std::string("no RDMA device"));
+    }
+    const auto now = clock::now();
+    for (const auto& peer : config_.peers)
+        for (auto t : config_.transports) {
+            if (t == core::transport_kind::rdma && !rdma_ok) {
+                log_warn("schedule: not probing {} over rdma: {}", peer, rdma_reason);
+                continue;
+            }
+            const auto first = now + random_offset(config_.jitter_s, false);
+            targets_.push_back({peer, t, first, first, nullptr});
+        }
+    if (targets_.empty()) return;
+    log_info("schedule: probing {} peer(s) every {} s ± {} s", config_.peers.size(), config_.interval_s, config_.jitter_s);
+    thread_ = std::thread([this] { loop(); });
+}
+
+probe_scheduler::~probe_scheduler() {
+    {
+        std::lock_guard lock(m_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+std::size_t probe_scheduler::submitted() const {
+    std::lock_guard lock(m_);
+    return submitted_;
+}
+
+std::size_t probe_scheduler::skipped() const {
+    std::lock_guard lock(m_);
+    return skipped_;
+}
+
+probe_scheduler::clock::duration probe_scheduler::random_offset(double max_abs_s, bool symmetric) {
+    if (max_abs_s <= 0) return clock::duration::zero();
+    std::uniform_real_distribution<double> d(symmetric ? -max_abs_s : 0.0, max_abs_s);
+    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(d(rng_)));
+}
+
+void probe_scheduler::loop() {
+    const auto interval = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(config_.interval_s));
+    std::unique_lock lock(m_);
+    while (!stopping_) {
+        const auto now = clock::now();
+        for (auto& t : targets_) {
+            if (t.next > now) continue;
+            // Slots advance by whole intervals from the first one and the jitter is applied
+            // to each slot, so the offsets do not add up into a drift.
+            do t.slot += interval;
+            while (t.slot <= now);
+            t.next = t.slot + random_offset(config_.jitter_s, true);
+            if (t.next <= now) t.next = t.slot;
+            const auto state = t.last ? t.last->state() : std::string();
+            if (state == "queued" || state == "running") {
+                ++skipped_;
+                log_warn("schedule: probe of {} over {} skipped: the previous one ({}) is still {}", t.peer,
+                         core::to_string(t.transport), t.last->id(), state);
+                continue;
+            }
+            try {
+                t.last = runs_.submit(probe_spec(config_, t.peer, t.transport));
+                ++submitted_;
+                log_debug("schedule: probe {} of {} over {}", t.last->id(), t.peer, core::to_string(t.transport));
+            } catch (const std::exception& e) {
+                log_warn("schedule: probe of {} not submitted: {}", t.peer, e.what());
+            }
+        }
+        const auto next = std::min_element(targets_.begin(), targets_.end(), [](const target& a, const target& b) {
+                              return a.next < b.next;
+                          })->next;
+        cv_.wait_until(lock, next, [&] { return stopping_; });
+    }
+}
+
+}  // namespace meshperf::daemon

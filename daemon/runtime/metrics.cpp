@@ -1,0 +1,100 @@
+#include "daemon/runtime/metrics.hpp"
+
+#include "core/prometheus.hpp"
+
+#include <cmath>
+#include <span>
+
+namespace meshperf::daemon {
+
+namespace {
+constexpr const char* states[] = {"completed", "failed", "cancelled"};
+
+/// The size class of a collective size, for meshperf_collective_busbw_bits_per_second.
+const char* size_class(std::uint64_t bytes) {
+    if (bytes < (std::uint64_t{64} << 10)) return "small";
+    if (bytes < (std::uint64_t{16} << 20)) return "medium";
+    return "large";
+}
+}  // namespace
+
+void metrics_registry::record_collective(const core::collective_result& run) {
+    const std::string transport(core::to_string(run.spec.transport));
+    std::lock_guard lock(m_);
+    ++runs_by_state_[run.state];
+    for (const auto& point : run.points)  // ascending sizes per op: the largest of a class is written last
+        if (std::isfinite(point.busbw_gbit_per_s) && point.busbw_gbit_per_s > 0)
+            collective_busbw_bps_[{std::string(core::to_string(point.op)), std::string(core::to_string(point.algo)), point.ranks,
+                                   transport, size_class(point.size_bytes)}] = point.busbw_gbit_per_s * 1e9;
+}
+
+void metrics_registry::record_run(const core::run_result& run, std::chrono::system_clock::time_point finished) {
+    const std::string peer = run.spec.peer;
+    const std::string transport(core::to_string(run.spec.transport));
+    std::lock_guard lock(m_);
+    ++runs_by_state_[run.state];
+    auto& p = peers_[{peer, transport}];
+    p.last_run_unix_s = std::chrono::duration<double>(finished.time_since_epoch()).count();
+    p.last_ok = run.state == "completed";
+    if (run.state == "failed") ++p.failures;
+    for (const auto& point : run.points) {
+        if (point.test == core::test_kind::latency) {
+            if (point.lat_ns && point.lat_ns->count > 0) latency_ns_[{peer, transport, point.size_bytes}] = *point.lat_ns;
+        } else if (std::isfinite(point.gbit_per_s) && point.gbit_per_s > 0) {
+            bandwidth_bps_[{peer, transport, std::string(core::to_string(point.test)), point.size_bytes}] = point.gbit_per_s * 1e9;
+        }
+    }
+}
+
+std::string metrics_registry::render(std::size_t queued) const {
+    using core::metric_type;
+    core::exposition e;
+    e.declare("meshperf_build_info", metric_type::gauge, "meshperfd version; always 1.");
+    e.declare("meshperf_runs_total", metric_type::counter, "Runs this daemon initiated that finished, by final state.");
+    e.declare("meshperf_run_failures_total", metric_type::counter, "Runs against a peer that failed (peer unreachable, error during a point).");
+    e.declare("meshperf_run_queue_length", metric_type::gauge, "Runs waiting behind the current measurement.");
+    e.declare("meshperf_bandwidth_bits_per_second", metric_type::gauge,
+              "Latest bandwidth to a peer (sum over streams, counted at the receiver).");
+    e.declare("meshperf_latency_seconds", metric_type::summary,
+              "Latest one-way latency to a peer (round trip / 2); quantile 0 is the minimum, 1 the maximum.");
+    e.declare("meshperf_last_run_timestamp_seconds", metric_type::gauge, "When the latest run against a peer ended, seconds since the Unix epoch.");
+    e.declare("meshperf_last_run_success", metric_type::gauge, "1 when the latest run against a peer completed, 0 when it did not.");
+
+    e.declare("meshperf_collective_busbw_bits_per_second", metric_type::gauge,
+              "Latest collective bus bandwidth (nccl-tests busbw) at the largest size measured in its class "
+              "(small < 64 KiB <= medium < 16 MiB <= large).");
+    e.add("meshperf_build_info", {{"version", MESHPERF_VERSION}}, 1);
+    e.add("meshperf_run_queue_length", std::span<const core::metric_label>{}, static_cast<double>(queued));
+    std::lock_guard lock(m_);
+    for (const char* s : states) {
+        const auto it = runs_by_state_.find(s);
+        e.add("meshperf_runs_total", {{"state", s}}, it == runs_by_state_.end() ? 0.0 : static_cast<double>(it->second));
+    }
+    for (const auto& [key, p] : peers_) {
+        const auto& [peer, transport] = key;
+        e.add("meshperf_run_failures_total", {{"peer", peer}, {"transport", transport}}, static_cast<double>(p.failures));
+        e.add("meshperf_last_run_timestamp_seconds", {{"peer", peer}, {"transport", transport}}, p.last_run_unix_s);
+        e.add("meshperf_last_run_success", {{"peer", peer}, {"transport", transport}}, p.last_ok ? 1.0 : 0.0);
+    }
+    for (const auto& [key, bps] : bandwidth_bps_) {
+        const auto& [peer, transport, test, size] = key;
+        e.add("meshperf_bandwidth_bits_per_second",
+              {{"peer", peer}, {"transport", transport}, {"test", test}, {"size_bytes", std::to_string(size)}}, bps);
+    }
+    for (const auto& [key, s] : latency_ns_) {
+        const auto& [peer, transport, size] = key;
+        const std::pair<const char*, double> quantiles[] = {{"0", s.min},     {"0.5", s.p50},   {"0.9", s.p90},
+                                                            {"0.99", s.p99}, {"0.999", s.p999}, {"1", s.max}};
+        for (const auto& [q, ns] : quantiles)
+            e.add("meshperf_latency_seconds",
+                  {{"peer", peer}, {"transport", transport}, {"size_bytes", std::to_string(size)}, {"quantile", q}}, ns * 1e-9);
+    }
+    for (const auto& [key, bps] : collective_busbw_bps_) {
+        const auto& [op, algo, ranks, transport, cls] = key;
+        e.add("meshperf_collective_busbw_bits_per_second",
+              {{"op", op}, {"algo", algo}, {"ranks", std::to_string(ranks)}, {"transport", transport}, {"size_class", cls}}, bps);
+    }
+    return e.render();
+}
+
+}  // namespace meshperf::daemon

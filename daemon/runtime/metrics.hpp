@@ -1,0 +1,63 @@
+#pragma once
+/// What GET /metrics exports: the latest figures of every peer this daemon measured (runs
+/// started by clients and scheduled probes alike), run counters and the queue, in the
+/// Prometheus text format (core/prometheus.hpp).
+///
+/// Families (names per Prometheus conventions: base units, `_total` counters):
+/// - meshperf_build_info{version} 1
+/// - meshperf_runs_total{state}: finished runs by final state (completed, failed, cancelled)
+/// - meshperf_run_failures_total{peer, transport}: failed runs per peer
+/// - meshperf_run_queue_length: runs waiting behind the current measurement
+/// - meshperf_bandwidth_bits_per_second{peer, transport, test, size_bytes}: latest bandwidth
+///   (test bandwidth or bidir, the sum over flows, counted at the receivers)
+/// - meshperf_latency_seconds{peer, transport, size_bytes, quantile}: latest one-way latency
+///   (summary without _sum and _count: quantiles 0 = min, 0.5, 0.9, 0.99, 0.999, 1 = max)
+/// - meshperf_last_run_timestamp_seconds{peer, transport}: when the latest run ended
+/// - meshperf_last_run_success{peer, transport}: 1 when it completed, 0 when it failed
+/// - meshperf_collective_busbw_bits_per_second{op, algo, ranks, transport, size_class}: the
+///   latest collective run's bus bandwidth (nccl-tests' busbw) at the largest size it measured
+///   in each class: "small" below 64 KiB, "medium" below 16 MiB, "large" from 16 MiB
+#include "core/collective/result.hpp"
+#include "core/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+namespace meshperf::daemon {
+
+class metrics_registry {
+public:
+    /// Takes the figures of a finished run (completed, failed or cancelled; the points it
+    /// measured count either way). Called on the executor thread; thread-safe.
+    void record_run(const core::run_result& run, std::chrono::system_clock::time_point finished =
+                                                      std::chrono::system_clock::now());
+
+    /// Takes the points of a finished collective run this daemon coordinated (its state counts
+    /// in meshperf_runs_total). Thread-safe.
+    void record_collective(const core::collective_result& run);
+    /// The exposition text. `queued`: runs waiting now. Thread-safe.
+    std::string render(std::size_t queued) const;
+
+private:
+    using peer_key = std::tuple<std::string, std::string>;                              // peer, transport
+    using bw_key = std::tuple<std::string, std::string, std::string, std::uint64_t>;    // + test, size
+    using lat_key = std::tuple<std::string, std::string, std::uint64_t>;                // + size
+    struct peer_state {
+        double last_run_unix_s = 0;
+        bool last_ok = false;
+        std::uint64_t failures = 0;
+    };
+    mutable std::mutex m_;
+    std::map<std::string, std::uint64_t> runs_by_state_;
+    std::map<peer_key, peer_state> peers_;
+    std::map<bw_key, double> bandwidth_bps_;
+    std::map<lat_key, core::summary> latency_ns_;
+    using collective_key = std::tuple<std::string, std::string, unsigned, std::string, std::string>;  // op, algo, ranks, transport, class
+    std::map<collective_key, double> collective_busbw_bps_;
+};
+
+}  // namespace meshperf::daemon

@@ -1,0 +1,283 @@
+// RDMA points over the peer session (docs/architecture.md, docs/rdma.md): endpoint
+// descriptions travel as `endpoint` frames; per point, passive runners are armed and
+// started before the other side's active runners start (point_ready / point_go), and each
+// side's active message counts reach the other before its passive runners stop
+// (point_stop / point_done).
+#include "daemon/sweep/rdma_points.hpp"
+
+#include "core/json_fields.hpp"
+#include "core/error.hpp"
+#include "core/flow_tracker.hpp"
+#include "core/sizes.hpp"
+#include "daemon/runtime/gpu_support.hpp"
+#include "daemon/runtime/log.hpp"
+#include "daemon/sweep/point_figures.hpp"
+#include "daemon/session/session_protocol.hpp"
+#include "transport/rdma/endpoint.hpp"
+#include "transport/rdma/error.hpp"
+#include "transport/rdma/inventory.hpp"
+#include "transport/rdma/point_side.hpp"
+
+#include <fmt/format.h>
+
+namespace meshperf::daemon {
+
+using transport::clock;
+using nlohmann::json;
+namespace rdma = transport::rdma;
+
+namespace {
+
+// `memory`: this side's memory domain ("host", "cuda:N").
+std::unique_ptr<rdma::endpoint> open_endpoint(const core::run_spec& spec, const frame_channel& ch, const std::string& memory) {
+    rdma::endpoint_options o;
+    o.gpu_memory = rdma_device_memory(memory);
+    o.device = spec.rdma_device;
+    o.port = static_cast<std::uint8_t>(spec.rdma_port);
+    o.gid_index = spec.gid_index;
+    o.local_ip = transport::local_ip(ch.fd());
+    o.qps = rdma::qps_for(spec);
+    o.max_message_bytes = spec.sizes.back();
+    o.tx_depth = spec.tx_depth;
+    return std::make_unique<rdma::endpoint>(o);
+}
+
+std::vector<rdma::qp_role> peer_roles(const core::run_spec& spec, core::test_kind test) {
+    auto roles = rdma::initiator_qp_roles(test, spec.streams, spec.reverse);
+    for (auto& r : roles) r = rdma::mirror(r);
+    return roles;
+}
+
+std::size_t counting(const std::vector<rdma::qp_role>& roles, core::rdma_op op) {
+    std::size_t n = 0;
+    for (auto r : roles)
+        if ((r == rdma::qp_role::active) == rdma::active_counts(op)) ++n;
+    return n;
+}
+
+// Sentences for the result about one side's GPU memory: how it was registered, and where
+// the GPU sits relative to the NIC. Empty for host memory.
+std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::string& memory, const std::string& side) {
+    if (ep.gpu_registration().empty()) return {};
+    std::vector<std::string> notes{fmt::format("{} memory {}: GPUDirect RDMA, registered with {} through {}", side, memory,
+                                               ep.where(), ep.gpu_registration())};
+    for (const auto& n : ep.slot(0).registration->notes) notes.push_back(fmt::format("{}: {}", side, n));
+    for (auto& n : memory_notes(memory, side, ep.local_info().device, core::transport_kind::rdma)) notes.push_back(std::move(n));
+    return notes;
+}
+
+
+class rdma_initiator final : public initiator_point {
+public:
+    rdma_initiator(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
+                   const std::vector<int>& cpus)
+        : spec_(spec), key_(key), byte_cap_(byte_cap),
+          side_(ep, spec, key.test, key.size, rdma::initiator_qp_roles(key.test, spec.streams, spec.reverse),
+                static_cast<std::uint32_t>(key.index)),
+          local_n_(side_.counting_runners()), remote_n_(counting(peer_roles(spec, key.test), spec.op)),
+          local_(local_n_, spec.warmup_s), remote_(remote_n_, spec.warmup_s) {
+        // Bytes are counted where the op completes: the receiver of a SEND, the initiator of a
+        // WRITE or READ. Name each tracker for the direction its bytes travel.
+        const bool counted_here_is_inbound = rdma::counting_side_receives(spec.op);
+        if (remote_n_) flows_.push_back({counted_here_is_inbound ? "initiator->peer" : "peer->initiator", &remote_});
+        if (local_n_) flows_.push_back({counted_here_is_inbound ? "peer->initiator" : "initiator->peer", &local_});
+        side_.pin_to(cpus);
+    }
+
+    void arm() override { side_.start_passive(); }
+    void connect() override { side_.start_active(); }
+
+    void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override {
+        remote_.add(t_s, bytes);
+        remote_bytes_ = total_bytes(bytes);
+    }
+    void sample(double elapsed_s) override {
+        local_bytes_ = side_.counted_bytes();
+        if (local_n_) local_.add(elapsed_s, local_bytes_);
+    }
+    std::vector<tracked_flow> flows() const override { return flows_; }
+    bool ended() override { return key_.test == core::test_kind::latency && side_.active_finished(); }
+
+    // The byte limit, checked every tick: a flow may pass it by one tick's worth.
+    bool at_byte_cap() override {
+        if (!byte_cap_ || key_.test == core::test_kind::latency) return false;
+        byte_cap_reached_ = total_bytes(local_bytes_) >= byte_cap_ || remote_bytes_ >= byte_cap_;
+        return byte_cap_reached_;
+    }
+
+    json stop(bool, bool) override {
+        side_.stop_active();
+        return {{"messages", side_.active_messages()}};  // what the peer's passive runners expect
+    }
+
+    // The peer answers point_stop only once its passive runners have their messages (up to
+    // the endpoint's peer timeout), quiet meanwhile.
+    bool peer_reports_until_done() const override { return false; }
+    std::chrono::seconds peer_silence_limit() const override {
+        return std::chrono::duration_cast<std::chrono::seconds>(rdma::point_params{}.peer_timeout) + std::chrono::seconds{3};
+    }
+
+    void finish(const json& peer_done) override {
+        std::vector<std::uint64_t> counts;
+        if (peer_done.contains("active_messages")) counts = core::json_unsigned_list(peer_done["active_messages"], "active_messages");
+        side_.finish_passive(counts);
+    }
+
+    std::string error() const override { return side_.error(); }
+    bool verify_failed() const override { return side_.verify_failed(); }
+    std::string_view data_path_name() const override { return "RDMA"; }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
+
+    core::point_result figures(const json& peer_done) override {
+        point_inputs in{spec_, key_.test, key_.size};
+        in.latency = &side_.latency();
+        in.tracked_flows = flows_;
+        in.local_cpu_s = side_.cpu_seconds();
+        in.local_wall_s = side_.wall_seconds();
+        in.peer_cpu_s = peer_done.value("cpu_s", 0.0);
+        in.peer_wall_s = peer_done.value("wall_s", 0.0);
+        in.sender_is_local = !spec_.reverse;
+        if (byte_cap_reached_) in.byte_cap_reached = byte_cap_;
+        return assemble_point(in);
+    }
+
+    void abort() noexcept override { side_.abort(); }
+
+private:
+    const core::run_spec& spec_;
+    point_key key_;
+    std::uint64_t byte_cap_;
+    rdma::point_side side_;
+    std::size_t local_n_, remote_n_;
+    core::flow_tracker local_, remote_;  // bytes counted here, and at the peer (its progress frames)
+    std::vector<tracked_flow> flows_;
+    std::vector<std::uint64_t> local_bytes_;
+    std::uint64_t remote_bytes_ = 0;
+    bool byte_cap_reached_ = false;
+};
+
+class rdma_responder final : public responder_point {
+public:
+    rdma_responder(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
+                   const std::vector<int>& cpus)
+        : key_(key), byte_cap_(byte_cap),
+          side_(ep, spec, key.test, key.size, peer_roles(spec, key.test), static_cast<std::uint32_t>(key.index)) {
+        side_.pin_to(cpus);
+    }
+
+    void arm() override { side_.start_passive(); }
+    void start() override { side_.start_active(); }
+    bool reports() const override { return side_.counting_runners() > 0; }
+    std::vector<std::uint64_t> counted_bytes() const override { return side_.counted_bytes(); }
+
+    // Our own active queue pairs stop at the byte limit, whatever the initiator does.
+    void check_limits() override {
+        if (byte_cap_ && !active_stopped_ && key_.test != core::test_kind::latency && total_bytes(side_.counted_bytes()) >= byte_cap_) {
+            side_.stop_active();
+            active_stopped_ = true;
+        }
+    }
+
+    void stop(const json& body) override {
+        if (body.contains("messages")) initiator_messages_ = core::json_unsigned_list(body["messages"], "messages");
+    }
+    bool ended(bool stop_received) const override { return stop_received; }
+    void finish(bool) override {
+        side_.stop_active();
+        side_.finish_passive(initiator_messages_);
+    }
+    json done_fields() override { return {{"active_messages", side_.active_messages()}}; }
+
+    double cpu_seconds() const override { return side_.cpu_seconds(); }
+    double wall_seconds() const override { return side_.wall_seconds(); }
+    std::string error() const override { return side_.error(); }
+    bool verify_failed() const override { return side_.verify_failed(); }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
+    void abort() noexcept override { side_.abort(); }
+
+private:
+    point_key key_;
+    std::uint64_t byte_cap_;
+    rdma::point_side side_;
+    bool active_stopped_ = false;
+    std::vector<std::uint64_t> initiator_messages_;
+};
+
+class rdma_initiator_transport final : public initiator_transport {
+public:
+    rdma_initiator_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus)
+        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
+
+    void open(frame_channel& ch, const json&, core::run_result& run) override {
+        ep_ = open_endpoint(spec_, ch, spec_.local_memory);
+        ch.send(core::frame_type::endpoint, {{"endpoint", rdma::to_json(ep_->local_info())}}, clock::now() + handshake_timeout);
+        const auto remote = ch.receive(clock::now() + handshake_timeout);
+        if (remote.type != core::frame_type::endpoint) throw session_error("peer did not answer with its RDMA endpoint");
+        ep_->connect(rdma::endpoint_info_from_json(remote.body.at("endpoint")));
+        run.warnings.push_back(fmt::format("RDMA on {}, path MTU {} bytes", ep_->where(), ep_->path_mtu()));
+        for (auto& n : gpu_memory_notes(*ep_, spec_.local_memory, "initiator")) run.warnings.push_back(std::move(n));
+        for (auto& n : peer_memory_notes(remote.body)) run.warnings.push_back(std::move(n));
+    }
+    std::string path_label() const override { return fmt::format("rdma {} ", core::to_string(spec_.op)); }
+    std::unique_ptr<initiator_point> point(const point_key& key) override {
+        return std::make_unique<rdma_initiator>(*ep_, spec_, key, byte_cap_, cpus_);
+    }
+
+private:
+    const core::run_spec& spec_;
+    std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
+    std::unique_ptr<rdma::endpoint> ep_;
+};
+
+class rdma_responder_transport final : public responder_transport {
+public:
+    rdma_responder_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus)
+        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
+
+    void open(frame_channel& ch) override {
+        const auto first = ch.receive(clock::now() + handshake_timeout);
+        if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
+        try {
+            ep_ = open_endpoint(spec_, ch, spec_.remote_memory);
+            ep_->connect(rdma::endpoint_info_from_json(first.body.at("endpoint")));
+        } catch (const std::exception& e) {
+            throw session_error(fmt::format("RDMA setup failed at the peer: {}", e.what()));
+        }
+        ch.send(core::frame_type::endpoint,
+                {{"endpoint", rdma::to_json(ep_->local_info())},
+                 {"memory_notes", gpu_memory_notes(*ep_, spec_.remote_memory, "peer")}},
+                clock::now() + handshake_timeout);
+        log_info("session {}: RDMA on {}", ch.peer_name(), ep_->where());
+    }
+    std::unique_ptr<responder_point> point(const point_key& key, const json&) override {
+        return std::make_unique<rdma_responder>(*ep_, spec_, key, byte_cap_, cpus_);
+    }
+
+private:
+    const core::run_spec& spec_;
+    std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
+    std::unique_ptr<rdma::endpoint> ep_;
+};
+
+}  // namespace
+
+json rdma_info() {
+    auto inv = rdma::list_devices();
+    json out = {{"available", inv.contains("devices") && !inv["devices"].empty()}, {"devices", inv.value("devices", json::array())}};
+    if (inv.contains("reason")) out["reason"] = inv["reason"];
+    return out;
+}
+
+std::unique_ptr<initiator_transport> make_rdma_initiator_transport(const core::run_spec& spec,
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus) {
+    return std::make_unique<rdma_initiator_transport>(spec, byte_cap, std::move(cpus));
+}
+
+std::unique_ptr<responder_transport> make_rdma_responder_transport(const core::run_spec& spec,
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus) {
+    return std::make_unique<rdma_responder_transport>(spec, byte_cap, std::move(cpus));
+}
+
+}  // namespace meshperf::daemon

@@ -1,0 +1,108 @@
+#include "daemon/sweep/responder.hpp"
+
+#include "core/error.hpp"
+#include "daemon/runtime/gpu_support.hpp"
+#include "daemon/runtime/log.hpp"
+#include "daemon/collective/participant.hpp"
+#include "daemon/sweep/point_harness.hpp"
+#include "daemon/sweep/rdma_points.hpp"
+#include "daemon/session/run_placement.hpp"
+#include "daemon/session/session_protocol.hpp"
+#include "daemon/sweep/tcp_points.hpp"
+
+#include <fmt/format.h>
+
+namespace meshperf::daemon {
+namespace {
+
+using transport::clock;
+using nlohmann::json;
+
+std::string frame_name(core::frame_type t) { return core::frame_type_name(static_cast<std::uint16_t>(t)); }
+
+/// The hello, checked against this daemon's limits, then every point until bye.
+void serve_run(daemon_context& ctx, frame_channel& ch) {
+    const auto hello = ch.receive(clock::now() + handshake_timeout);
+    if (hello.type != core::frame_type::hello) throw session_error("the session did not start with a hello");
+    if (is_collective_hello(hello.body)) return serve_collective(ctx, ch, hello);
+    core::run_spec spec;
+    try {
+        spec = core::run_spec_from_json(hello.body.at("spec"), ctx.limits);
+    } catch (const std::exception& e) {
+        throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
+    }
+    run_placement placement;
+    try {
+        placement = peer_placement(spec, read_host_cpu_facts(), transport::local_ip(ch.fd()), hello.body);
+    } catch (const std::exception& e) {
+        throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
+    }
+    const auto byte_cap = agreed_byte_cap(ctx.limits, hello.body);
+    std::unique_ptr<responder_transport> transport;
+    try {
+        require_memory_domain(spec.remote_memory, "peer");
+        transport = spec.transport == core::transport_kind::rdma
+                        ? make_rdma_responder_transport(spec, byte_cap, placement.cpus)
+                        : make_tcp_responder_transport(ctx, ch, spec, byte_cap, placement.cpus);
+    } catch (const std::exception& e) {
+        throw session_error(e.what());
+    }
+    ch.send(core::frame_type::hello_ok,
+            {{"protocol", session_protocol_version()},
+             {"host", core::to_json(ctx.host)},
+             {"limits", {{"max_bytes_per_point", ctx.limits.max_bytes_per_point}}},
+             {"memory_notes", transport->hello_notes()},
+             {"placement", hello_placement(placement)}},
+            clock::now() + handshake_timeout);
+    log_info("session {}: run {} accepted", ch.peer_name(), hello.body.value("run_id", "?"));
+    transport->open(ch);
+    // Between points the initiator sends the next point_begin at once: silence means it froze
+    // or vanished (its kernel may still acknowledge). Only point_begin and bye count as
+    // progress; a heartbeat or a stray point_stop proves liveness, never extends the idle limit.
+    const auto silence = initiator_silence(ctx.limits);
+    auto progress_deadline = clock::now() + idle_session_timeout;
+    auto last_heard = clock::now();
+    while (true) {
+        const auto silent_at = last_heard + silence;
+        const auto m = ch.try_receive(std::min(progress_deadline, silent_at));
+        if (!m) {
+            if (clock::now() >= progress_deadline)
+                throw session_error(fmt::format("the initiator {} started no point for {} s: this peer ends the session",
+                                                ch.peer_name(), idle_session_timeout.count()));
+            throw session_error(initiator_silence_message(ch.peer_name(), ctx.limits));
+        }
+        last_heard = clock::now();
+        if (m->type == core::frame_type::bye) return;
+        if (m->type == core::frame_type::point_begin) {
+            const auto key = parse_point_begin(spec, m->body);
+            const auto ops = transport->point(key, m->body);
+            run_responder_point(ch, spec, ctx.limits, placement, key, *ops);
+            progress_deadline = clock::now() + idle_session_timeout;
+            last_heard = clock::now();
+        } else if (m->type != core::frame_type::point_stop && m->type != core::frame_type::heartbeat) {
+            // A stop or a heartbeat that crossed a point's natural end is fine.
+            throw session_error(fmt::format("unexpected {} between points", frame_name(m->type)));
+        }
+    }
+}
+
+}  // namespace
+
+void serve_session(daemon_context& ctx, frame_channel ch, measurement_gate::lease lease) {
+    const std::string who = ch.peer_name();
+    try {
+        guard_session_socket(ch.fd());
+        serve_run(ctx, ch);
+        log_info("session {}: finished", who);
+    } catch (const std::exception& e) {
+        log_warn("session {}: {}", who, e.what());
+        try {
+            ch.send(core::frame_type::error, {{"message", fmt::format("peer {}: {}", ctx.host.address, e.what())}},
+                    clock::now() + std::chrono::seconds(1));
+        } catch (...) {
+        }
+    }
+    lease.release();
+}
+
+}  // namespace meshperf::daemon

@@ -1,0 +1,347 @@
+#include "daemon/sweep/tcp_points.hpp"
+
+#include "core/error.hpp"
+#include "core/flow_tracker.hpp"
+#include "core/json_fields.hpp"
+#include "core/sizes.hpp"
+#include "daemon/runtime/gpu_support.hpp"
+#include "daemon/session/peer_upgrade.hpp"
+#include "daemon/session/session_protocol.hpp"
+#include "transport/tcp/point_side.hpp"
+#include "transport/tcp/staged_stream.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <random>
+
+namespace meshperf::daemon {
+namespace {
+
+using transport::clock;
+using nlohmann::json;
+namespace tcp = transport::tcp;
+
+std::string random_token() {
+    static thread_local std::mt19937_64 rng{std::random_device{}()};
+    return fmt::format("{:016x}{:016x}", rng(), rng());
+}
+
+
+std::int64_t ns_since_epoch(clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+/// Opens the point's data streams: upgraded connections to the peer's port, in role order.
+std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const transport::endpoint_address& peer,
+                                               const std::string& token, std::size_t count) {
+    std::vector<transport::socket_fd> fds;
+    for (std::size_t i = 0; i < count; ++i) {
+        transport::http_response refused;
+        auto up = transport::http_upgrade(peer, upgrade_request(ctx, fmt::format("/v1/stream?token={}&index={}", token, i)),
+                                          data_upgrade, handshake_timeout, refused);
+        if (!up.stream)
+            throw session_error(fmt::format("peer refused data stream {}: {} {}", i, refused.status, refusal_message(refused)));
+        if (!up.leftover.empty()) throw session_error("peer sent data before the stream started");
+        fds.push_back(up.stream->release_socket());  // data streams are plain TCP, never TLS
+    }
+    return fds;
+}
+
+std::size_t count_role(const std::vector<tcp::stream_role>& roles, tcp::stream_role r) {
+    return static_cast<std::size_t>(std::count(roles.begin(), roles.end(), r));
+}
+
+class tcp_initiator final : public initiator_point {
+public:
+    tcp_initiator(const daemon_context& ctx, const transport::endpoint_address& peer, const core::run_spec& spec,
+                  const point_key& key, std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
+                  const std::vector<int>& cpus)
+        : ctx_(ctx), peer_(peer), spec_(spec), key_(key), cpus_(cpus), roles_(tcp::initiator_roles(key.test, spec.streams, spec.reverse)),
+          forward_streams_(count_role(roles_, tcp::stream_role::send)),
+          reverse_streams_(count_role(roles_, tcp::stream_role::receive)), forward_(forward_streams_, spec.warmup_s),
+          reverse_(reverse_streams_, spec.warmup_s), byte_cap_(byte_cap), memory_(memory), token_(random_token()) {}
+
+    json begin_fields() override { return {{"token", token_}}; }
+
+    void connect() override {
+        side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, open_streams(ctx_, peer_, token_, roles_.size()),
+                                                  roles_, byte_cap_, memory_);
+        side_->pin_to(cpus_);
+    }
+
+    void start() override {
+        t0_ = clock::now();
+        side_->start();
+    }
+
+    // The peer measures what it receives (forward), this side what it receives (reverse).
+    void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override { forward_.add(t_s, bytes); }
+    void sample(double elapsed_s) override {
+        if (reverse_streams_) reverse_.add(elapsed_s, side_->received_bytes());
+    }
+    std::vector<tracked_flow> flows() const override {
+        std::vector<tracked_flow> out;
+        if (forward_streams_) out.push_back({"initiator->peer", &forward_});
+        if (reverse_streams_) out.push_back({"peer->initiator", &reverse_});
+        return out;
+    }
+
+    bool ended() override {
+        if (!side_->finished()) return false;
+        ended_by_itself_ = side_->error().empty();
+        return true;
+    }
+
+    json stop(bool fixed_length, bool cancelled) override {
+        side_->stop();
+        // A fixed-length point ends by itself at the peer too; a stop would cut its senders short.
+        return !fixed_length || cancelled ? json::object() : json();
+    }
+
+    void settle() override {
+        side_->join();
+        // Flows that ended by themselves: their last bytes arrived after the last 25 ms
+        // snapshot; take one at the receivers' end of stream, so the window holds them all.
+        if (ended_by_itself_ && reverse_streams_)
+            if (const auto end = side_->last_receive_end_ns(); end > 0)
+                reverse_.add(static_cast<double>(end - ns_since_epoch(t0_)) / 1e9, side_->received_bytes());
+    }
+
+    bool peer_reports_until_done() const override { return forward_streams_ > 0; }
+    std::chrono::seconds peer_silence_limit() const override { return std::chrono::seconds{5}; }
+    std::string error() const override { return side_ ? side_->error() : std::string(); }
+    bool verify_failed() const override { return side_ && side_->verify_failed(); }
+    std::string_view data_path_name() const override { return "data stream"; }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override {
+        return side_ ? side_->thread_cpus() : std::vector<transport::thread_cpu_record>{};
+    }
+
+    core::point_result figures(const json& peer_done) override {
+        point_inputs in{spec_, key_.test, key_.size};
+        in.local_cpu_s = side_->cpu_seconds();
+        in.local_wall_s = side_->wall_seconds();
+        in.peer_cpu_s = peer_done.value("cpu_s", 0.0);
+        in.peer_wall_s = peer_done.value("wall_s", 0.0);
+        in.sender_is_local = !spec_.reverse;
+        if (stopped_at_byte_cap(peer_done)) in.byte_cap_reached = byte_cap_;
+        if (key_.test == core::test_kind::latency) {
+            in.latency = &side_->latency();
+        } else if (spec_.iterations) {
+            if (forward_streams_)
+                in.fixed_flows.push_back(core::fixed_count_figures(
+                    "initiator->peer", key_.size, core::json_unsigned_list(peer_done.at("measured_bytes"), "measured_bytes"),
+                    core::json_signed_list(peer_done.at("begin_ns"), "begin_ns"),
+                    core::json_signed_list(peer_done.at("end_ns"), "end_ns")));
+            if (reverse_streams_)
+                in.fixed_flows.push_back(core::fixed_count_figures("peer->initiator", key_.size, side_->measured_bytes(),
+                                                                   side_->begin_ns(), side_->end_ns()));
+        } else {
+            in.tracked_flows = flows();
+        }
+        return assemble_point(in);
+    }
+
+    void abort() noexcept override {
+        if (!side_) return;
+        side_->abort();
+        side_->join();
+    }
+
+private:
+    /// Whether an adaptive or duration point ended because a flow moved its share of the byte cap.
+    bool stopped_at_byte_cap(const json& peer_done) const {
+        if (!byte_cap_ || spec_.iterations) return false;
+        return side_->byte_cap_reached() || peer_done.value("byte_cap_reached", false);
+    }
+
+    const daemon_context& ctx_;
+    const transport::endpoint_address& peer_;
+    const core::run_spec& spec_;
+    point_key key_;
+    const std::vector<int>& cpus_;
+    std::vector<tcp::stream_role> roles_;
+    std::size_t forward_streams_, reverse_streams_;  // receivers at the peer / here
+    core::flow_tracker forward_, reverse_;
+    std::uint64_t byte_cap_;
+    const tcp::staged_stream_factory& memory_;
+    std::string token_;
+    std::unique_ptr<tcp::point_side> side_;
+    clock::time_point t0_{};
+    bool ended_by_itself_ = false;  // every local stream ended cleanly before we stopped them
+};
+
+class tcp_responder final : public responder_point {
+public:
+    tcp_responder(daemon_context& ctx, const core::run_spec& spec, const point_key& key, const json& begin,
+                  std::uint64_t byte_cap, const tcp::staged_stream_factory& memory, const std::vector<int>& cpus)
+        : ctx_(ctx), spec_(spec), key_(key), cpus_(cpus), byte_cap_(byte_cap), memory_(memory) {
+        if (!begin.contains("token") || !begin["token"].is_string())
+            throw session_error("the initiator's point_begin names no data stream token");
+        token_ = begin["token"].get<std::string>();
+        for (auto r : tcp::initiator_roles(key.test, spec.streams, spec.reverse)) roles_.push_back(tcp::mirror(r));
+        // Our senders stop at the agreed cap by themselves; what we receive is checked against
+        // our own limit (plus the fixed-count warm-up), so an initiator that ignores it is cut off.
+        receive_limit_ = ctx.limits.max_bytes_per_point +
+                         (spec.iterations ? tcp::warm_messages(key.size) * key.size * core::streams_per_direction(spec, key.test) : 0);
+    }
+
+    void arm() override {
+        ctx_.streams.open(token_, roles_.size());
+        armed_ = true;
+    }
+
+    void connect() override {
+        std::vector<transport::socket_fd> fds;
+        try {
+            fds = ctx_.streams.wait(token_, clock::now() + streams_timeout);
+        } catch (const std::runtime_error& e) {
+            throw session_error(fmt::format("data streams did not arrive: {}", e.what()));
+        }
+        side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, std::move(fds), roles_, byte_cap_, memory_);
+        side_->pin_to(cpus_);
+    }
+
+    void start() override {
+        t0_ = clock::now();
+        side_->start();
+    }
+
+    bool reports() const override { return side_->receivers() > 0 && !spec_.iterations; }
+    std::vector<std::uint64_t> counted_bytes() const override { return side_->received_bytes(); }
+
+    void check_limits() override {
+        if (side_->receivers() > 0 && total_bytes(side_->received_bytes()) > receive_limit_) {
+            side_->abort();
+            throw session_error(fmt::format("the initiator sent more than this daemon's limit of {} per point "
+                                            "(limits.max_bytes_per_point): point stopped",
+                                            core::format_size(ctx_.limits.max_bytes_per_point)));
+        }
+    }
+
+    void stop(const json&) override {
+        side_->stop();
+        told_to_stop_ = true;
+    }
+    bool ended(bool) const override { return side_->finished(); }
+
+    void finish(bool) override {
+        side_->join();
+        const std::uint64_t n = side_->receivers();
+        capped_here_ = reports() && byte_cap_ && n && side_->error().empty() &&
+                       total_bytes(side_->received_bytes()) >= n * (std::max<std::uint64_t>(1, byte_cap_ / key_.size / n) * key_.size);
+    }
+
+    // Streams that ended by themselves (the byte limit): their last bytes at their end of
+    // stream, so the initiator's window holds them all.
+    std::optional<progress_report> final_report() const override {
+        if (!reports() || !(capped_here_ || !told_to_stop_) || !side_->error().empty()) return std::nullopt;
+        const auto end = side_->last_receive_end_ns();
+        if (end <= 0) return std::nullopt;
+        return progress_report{static_cast<double>(end - ns_since_epoch(t0_)) / 1e9, side_->received_bytes()};
+    }
+
+    json done_fields() override {
+        return {{"byte_cap_reached", side_->byte_cap_reached() || capped_here_},
+                {"measured_bytes", side_->measured_bytes()},
+                {"begin_ns", side_->begin_ns()},
+                {"end_ns", side_->end_ns()}};
+    }
+
+    double cpu_seconds() const override { return side_->cpu_seconds(); }
+    double wall_seconds() const override { return side_->wall_seconds(); }
+    std::string error() const override { return side_ ? side_->error() : std::string(); }
+    bool verify_failed() const override { return side_ && side_->verify_failed(); }
+    std::vector<transport::thread_cpu_record> thread_cpus() const override {
+        return side_ ? side_->thread_cpus() : std::vector<transport::thread_cpu_record>{};
+    }
+
+    void abort() noexcept override {
+        if (side_) {
+            side_->abort();
+            side_->join();
+        } else if (armed_) {
+            ctx_.streams.close(token_);  // streams that arrived are closed with it
+        }
+    }
+
+private:
+    daemon_context& ctx_;
+    const core::run_spec& spec_;
+    point_key key_;
+    const std::vector<int>& cpus_;
+    std::uint64_t byte_cap_;
+    const tcp::staged_stream_factory& memory_;
+    std::string token_;
+    std::vector<tcp::stream_role> roles_;
+    std::uint64_t receive_limit_ = 0;
+    std::unique_ptr<tcp::point_side> side_;
+    clock::time_point t0_{};
+    bool armed_ = false;
+    bool told_to_stop_ = false;
+    bool capped_here_ = false;
+};
+
+class tcp_initiator_transport final : public initiator_transport {
+public:
+    tcp_initiator_transport(const daemon_context& ctx, transport::endpoint_address peer, const core::run_spec& spec,
+                            std::uint64_t byte_cap, std::vector<int> cpus)
+        : ctx_(ctx), peer_(std::move(peer)), spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
+
+    void open(frame_channel& ch, const json& hello_ok, core::run_result& run) override {
+        memory_ = tcp_stream_memory(spec_.local_memory, spec_);
+        auto notes = memory_notes(spec_.local_memory, "initiator", transport::interface_for_address(transport::local_ip(ch.fd())),
+                                  spec_.transport);
+        for (auto& n : peer_memory_notes(hello_ok)) notes.push_back(std::move(n));
+        run.warnings.insert(run.warnings.end(), notes.begin(), notes.end());
+    }
+    std::string path_label() const override { return ""; }
+    std::unique_ptr<initiator_point> point(const point_key& key) override {
+        return std::make_unique<tcp_initiator>(ctx_, peer_, spec_, key, byte_cap_, memory_, cpus_);
+    }
+
+private:
+    const daemon_context& ctx_;
+    transport::endpoint_address peer_;
+    const core::run_spec& spec_;
+    std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
+    tcp::staged_stream_factory memory_;  // empty: host memory
+};
+
+class tcp_responder_transport final : public responder_transport {
+public:
+    tcp_responder_transport(daemon_context& ctx, const frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap,
+                            std::vector<int> cpus)
+        : ctx_(ctx), spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)), memory_(tcp_stream_memory(spec.remote_memory, spec)),
+          notes_(memory_notes(spec.remote_memory, "peer", transport::interface_for_address(transport::local_ip(ch.fd())),
+                              spec.transport)) {}
+
+    std::vector<std::string> hello_notes() const override { return notes_; }
+    std::unique_ptr<responder_point> point(const point_key& key, const json& begin) override {
+        return std::make_unique<tcp_responder>(ctx_, spec_, key, begin, byte_cap_, memory_, cpus_);
+    }
+
+private:
+    daemon_context& ctx_;
+    const core::run_spec& spec_;
+    std::uint64_t byte_cap_;
+    std::vector<int> cpus_;
+    tcp::staged_stream_factory memory_;
+    std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+std::unique_ptr<initiator_transport> make_tcp_initiator_transport(const daemon_context& ctx, transport::endpoint_address peer,
+                                                                  const core::run_spec& spec, std::uint64_t byte_cap,
+                                                                  std::vector<int> cpus) {
+    return std::make_unique<tcp_initiator_transport>(ctx, std::move(peer), spec, byte_cap, std::move(cpus));
+}
+
+std::unique_ptr<responder_transport> make_tcp_responder_transport(daemon_context& ctx, const frame_channel& ch,
+                                                                  const core::run_spec& spec, std::uint64_t byte_cap,
+                                                                  std::vector<int> cpus) {
+    return std::make_unique<tcp_responder_transport>(ctx, ch, spec, byte_cap, std::move(cpus));
+}
+
+}  // namespace meshperf::daemon

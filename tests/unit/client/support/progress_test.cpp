@@ -1,0 +1,115 @@
+#include "client/support/progress.hpp"
+
+#include <cmath>
+#include <doctest/doctest.h>
+#include <limits>
+#include <string>
+
+namespace progress_test {  // one per test file: the unit tests are built in batches (unity build)
+
+using namespace meshperf;
+
+namespace {
+
+core::point_result latency_point(std::uint64_t size, double p50_ns) {
+    core::point_result p;
+    p.test = core::test_kind::latency;
+    p.size_bytes = size;
+    core::summary s;
+    s.count = 100;
+    s.p50 = p50_ns;
+    p.lat_ns = s;
+    return p;
+}
+
+}  // namespace
+
+TEST_SUITE("progress") {
+
+TEST_CASE("time bound of a point from the spec") {
+    core::run_spec s;
+    s.warmup_s = 0.1;
+    s.max_point_s = 1.0;
+    CHECK(*client::point_time_bound_s(s) == doctest::Approx(1.1));
+    s.duration_s = 2.0;
+    CHECK(*client::point_time_bound_s(s) == doctest::Approx(2.1));
+    s.duration_s.reset();
+    s.iterations = 1000;
+    CHECK_FALSE(client::point_time_bound_s(s));
+}
+
+TEST_CASE("time bound of a sweep: every point, the drift reference readings, and the per-point overhead") {
+    core::run_spec s;
+    s.warmup_s = 0.1;
+    s.max_point_s = 0.3;
+    s.tests = {core::test_kind::latency};
+    s.sizes = {262144, 1048576};  // under drift_min_sizes: no reference readings
+    CHECK(client::reference_point_count(s) == 0);
+    CHECK(*client::sweep_time_bound_s(s) == doctest::Approx(2 * (0.4 + client::point_overhead_s)));
+    // 1..64: 7 sizes; the reference is read again after point 4 and after the last.
+    s.sizes = {1, 2, 4, 8, 16, 32, 64};
+    CHECK(client::reference_point_count(s) == 2);
+    s.tests = {core::test_kind::latency, core::test_kind::bandwidth};  // bandwidth has none
+    CHECK(client::reference_point_count(s) == 2);
+    CHECK(*client::sweep_time_bound_s(s) == doctest::Approx((14 + 2) * (0.4 + client::point_overhead_s)));
+    s.iterations = 100;
+    CHECK_FALSE(client::sweep_time_bound_s(s));
+}
+
+TEST_CASE("time left: measured mean per point, else the spec's bound; never negative or NaN") {
+    CHECK(*client::estimate_seconds_left(0, 16, 0, 1.1) == doctest::Approx(17.6));
+    CHECK(*client::estimate_seconds_left(4, 16, 2.0, 1.1) == doctest::Approx(6.0));  // 0.5 s a point measured
+    CHECK(*client::estimate_seconds_left(16, 16, 30, 1.1) == 0);
+    CHECK(*client::estimate_seconds_left(17, 16, 30, 1.1) == 0);  // more done than total: nothing left, not negative
+    CHECK_FALSE(client::estimate_seconds_left(0, 16, 0, std::nullopt));  // iterations: unknown before a point
+    CHECK_FALSE(client::estimate_seconds_left(0, 0, 0, 1.1));
+    CHECK(*client::estimate_seconds_left(2, 16, -5, 1.1) == doctest::Approx(15.4));  // a bad clock falls back to the bound
+    CHECK(*client::estimate_seconds_left(2, 16, std::nan(""), 1.1) == doctest::Approx(15.4));
+    CHECK_FALSE(client::estimate_seconds_left(0, 16, 0, std::numeric_limits<double>::infinity()));
+    CHECK_FALSE(client::estimate_seconds_left(0, 16, 0, std::nan("")));
+    CHECK_FALSE(client::estimate_seconds_left(2, 16, std::numeric_limits<double>::infinity(), std::nullopt));
+}
+
+TEST_CASE("time left from the share done, for jobs counted in rounds (matrix)") {
+    CHECK(*client::seconds_left_at(0.25, 10) == doctest::Approx(30));
+    CHECK(*client::seconds_left_at(1.0, 10) == 0);
+    CHECK(*client::seconds_left_at(1.5, 10) == 0);
+    CHECK_FALSE(client::seconds_left_at(0, 10));
+    CHECK_FALSE(client::seconds_left_at(0.5, -1));
+    CHECK_FALSE(client::seconds_left_at(std::nan(""), 10));
+    CHECK_FALSE(client::seconds_left_at(0.5, std::numeric_limits<double>::infinity()));
+    CHECK_FALSE(client::seconds_left_at(1e-320, 10));  // would overflow to infinity
+}
+
+TEST_CASE("durations read as people say them") {
+    CHECK(client::about_duration(0.3) == "under a second");
+    CHECK(client::about_duration(-4) == "under a second");
+    CHECK(client::about_duration(std::nan("")) == "under a second");
+    CHECK(client::about_duration(40.4) == "about 40 s");
+    CHECK(client::about_duration(200) == "about 3 min");
+    CHECK(client::about_duration(3900) == "about 65 min");
+    CHECK(client::about_duration(7500) == "about 2 h 5 min");
+}
+
+TEST_CASE("progress line: share done, the point, and the time left; the last at 100%") {
+    const auto p = latency_point(64, 12'300);
+    const auto first = client::progress_line(p, 1, 16, 0.6, 1.1);
+    CAPTURE(first);
+    CHECK(first.rfind("[  1/16]   6% latency", 0) == 0);
+    CHECK(first.find("p50 12.30 µs") != std::string::npos);
+    CHECK(first.ends_with("about 9 s left"));
+    const auto last = client::progress_line(p, 16, 16, 52.2, 1.1);
+    CAPTURE(last);
+    CHECK(last.rfind("[ 16/16] 100% ", 0) == 0);
+    CHECK(last.ends_with("done in 52 s"));
+    CHECK(client::progress_line(p, 3, 16, 2, std::nullopt).ends_with("about 9 s left"));
+    CHECK(client::progress_line(p, 0, 16, 0, std::nullopt).ends_with("time left unknown"));
+    for (const auto& line : {first, last}) {
+        CHECK(line.find('\r') == std::string::npos);
+        CHECK(line.find('\033') == std::string::npos);
+    }
+}
+
+}  // TEST_SUITE
+
+}  // namespace progress_test

@@ -1,0 +1,90 @@
+#include "daemon/runtime/metrics.hpp"
+
+#include <doctest/doctest.h>
+#include <string>
+
+namespace metrics_test {  // one per test file: the unit tests are built in batches (unity build)
+
+using namespace meshperf;
+
+namespace {
+
+core::run_result run_with_points(const std::string& peer, const std::string& state) {
+    core::run_result r;
+    r.id = "r-1";
+    r.state = state;
+    r.spec.peer = peer;
+    core::point_result lat;
+    lat.test = core::test_kind::latency;
+    lat.size_bytes = 8;
+    core::summary s;
+    s.count = 100;
+    s.min = 10'000;
+    s.p50 = 20'000;
+    s.p90 = 30'000;
+    s.p99 = 40'000;
+    s.p999 = 50'000;
+    s.max = 60'000;
+    lat.lat_ns = s;
+    core::point_result bw;
+    bw.test = core::test_kind::bandwidth;
+    bw.size_bytes = 1 << 20;
+    bw.gbit_per_s = 9.41;
+    r.points = {lat, bw};
+    return r;
+}
+
+bool has_line(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("metrics: an idle daemon exports build info, zero counters and the queue") {
+    daemon::metrics_registry m;
+    const auto text = m.render(2);
+    CHECK(has_line(text, "# TYPE meshperf_build_info gauge"));
+    CHECK(has_line(text, std::string("meshperf_build_info{version=\"") + MESHPERF_VERSION + "\"} 1"));
+    CHECK(has_line(text, "# TYPE meshperf_runs_total counter"));
+    CHECK(has_line(text, "meshperf_runs_total{state=\"completed\"} 0"));
+    CHECK(has_line(text, "meshperf_runs_total{state=\"failed\"} 0"));
+    CHECK(has_line(text, "meshperf_runs_total{state=\"cancelled\"} 0"));
+    CHECK(has_line(text, "meshperf_run_queue_length 2"));
+    CHECK(text.find("meshperf_bandwidth_bits_per_second{") == std::string::npos);
+}
+
+TEST_CASE("metrics: latest figures per peer, transport, test and size in base units") {
+    daemon::metrics_registry m;
+    m.record_run(run_with_points("node2:7470", "completed"), std::chrono::system_clock::time_point(std::chrono::seconds(1700000000)));
+    const auto text = m.render(0);
+    CHECK(has_line(text, "# TYPE meshperf_bandwidth_bits_per_second gauge"));
+    CHECK(has_line(text, "meshperf_bandwidth_bits_per_second{peer=\"node2:7470\",transport=\"tcp\",test=\"bandwidth\",size_bytes=\"1048576\"} 9410000000"));
+    CHECK(has_line(text, "# TYPE meshperf_latency_seconds summary"));
+    CHECK(has_line(text, "meshperf_latency_seconds{peer=\"node2:7470\",transport=\"tcp\",size_bytes=\"8\",quantile=\"0.5\"} 2e-05"));
+    CHECK(has_line(text, "meshperf_latency_seconds{peer=\"node2:7470\",transport=\"tcp\",size_bytes=\"8\",quantile=\"0\"} 1e-05"));
+    CHECK(has_line(text, "meshperf_latency_seconds{peer=\"node2:7470\",transport=\"tcp\",size_bytes=\"8\",quantile=\"1\"} 6e-05"));
+    CHECK(has_line(text, "meshperf_runs_total{state=\"completed\"} 1"));
+    CHECK(has_line(text, "meshperf_last_run_success{peer=\"node2:7470\",transport=\"tcp\"} 1"));
+    CHECK(has_line(text, "meshperf_last_run_timestamp_seconds{peer=\"node2:7470\",transport=\"tcp\"} 1700000000"));
+    CHECK(has_line(text, "meshperf_run_failures_total{peer=\"node2:7470\",transport=\"tcp\"} 0"));
+}
+
+TEST_CASE("metrics: a failed run counts, keeps the earlier figures and flags the peer") {
+    daemon::metrics_registry m;
+    m.record_run(run_with_points("node2:7470", "completed"));
+    auto failed = run_with_points("node2:7470", "failed");
+    failed.points.clear();
+    m.record_run(failed);
+    m.record_run(failed);
+    const auto text = m.render(0);
+    CHECK(has_line(text, "meshperf_runs_total{state=\"failed\"} 2"));
+    CHECK(has_line(text, "meshperf_run_failures_total{peer=\"node2:7470\",transport=\"tcp\"} 2"));
+    CHECK(has_line(text, "meshperf_last_run_success{peer=\"node2:7470\",transport=\"tcp\"} 0"));
+    CHECK(text.find("meshperf_bandwidth_bits_per_second{peer=\"node2:7470\"") != std::string::npos);
+}
+
+TEST_CASE("metrics: label values are escaped") {
+    daemon::metrics_registry m;
+    m.record_run(run_with_points("we\"ird\\host:1", "completed"));
+    CHECK(m.render(0).find("peer=\"we\\\"ird\\\\host:1\"") != std::string::npos);
+}
+
+}  // namespace metrics_test

@@ -1,0 +1,74 @@
+// daemon::assemble_point and flows_precise_enough: a bandwidth point's precision includes
+// the variation between blocks of intervals, and needs enough of them before it is met.
+#include "daemon/sweep/point_figures.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace point_figures_test {  // one per test file: the unit tests are built in batches (unity build)
+
+using namespace meshperf;
+
+namespace {
+
+/// A tracker fed `intervals` 25 ms intervals; gbit(i) gives interval i's rate.
+core::flow_tracker tracked(int intervals, double (*gbit)(int)) {
+    core::flow_tracker t(1, 0.0);
+    std::uint64_t bytes = 0;
+    t.add(0.0, std::vector<std::uint64_t>{bytes});
+    for (int i = 1; i <= intervals; ++i) {
+        bytes += static_cast<std::uint64_t>(gbit(i) * 1e9 / 8 * 0.025);
+        t.add(0.025 * i, std::vector<std::uint64_t>{bytes});
+    }
+    return t;
+}
+
+core::run_spec adaptive_spec() {
+    core::run_spec s;
+    s.tests = {core::test_kind::bandwidth};
+    s.precision = 0.01;
+    return s;
+}
+
+}  // namespace
+
+TEST_SUITE("point_figures") {
+
+TEST_CASE("flows_precise_enough: a steady flow needs min_blocks_for_target intervals") {
+    const auto steady = [](int) { return 10.0; };
+    const auto few = tracked(static_cast<int>(core::min_blocks_for_target) - 1, steady);
+    const auto enough = tracked(static_cast<int>(core::min_blocks_for_target), steady);
+    CHECK_FALSE(daemon::flows_precise_enough({{"initiator->peer", &few}}, 0.01));
+    CHECK(daemon::flows_precise_enough({{"initiator->peer", &enough}}, 0.01));
+}
+
+TEST_CASE("flows_precise_enough: a flow whose rate holds two levels in stretches is not precise") {
+    // 256 intervals, 10 or 12 Gbit/s for 16 intervals at a time: about ±1% taken interval by
+    // interval, about ±3% between blocks.
+    const auto t = tracked(256, [](int i) { return ((i - 1) / 16) % 2 ? 12.0 : 10.0; });
+    CHECK(t.relative_half_width() < 0.02);
+    CHECK_FALSE(daemon::flows_precise_enough({{"initiator->peer", &t}}, 0.02));
+}
+
+TEST_CASE("assemble_point records the method, the blocks and says why the target was missed") {
+    const auto t = tracked(256, [](int i) { return ((i - 1) / 16) % 2 ? 12.0 : 10.0; });
+    const auto spec = adaptive_spec();
+    daemon::point_inputs in{spec, core::test_kind::bandwidth, 1 << 20};
+    in.tracked_flows = {{"initiator->peer", &t}};
+    const auto p = daemon::assemble_point(in);
+    REQUIRE(p.precision.method.has_value());
+    CHECK(*p.precision.method == core::precision_method::blocks);
+    CHECK(p.precision.blocks == 32);
+    CHECK(p.precision.block_values.size() == 32);
+    CHECK(p.precision.block_values.front() == doctest::Approx(10.0));
+    CHECK_FALSE(p.precision.met);
+    REQUIRE_FALSE(p.warnings.empty());
+    CHECK(p.warnings[0].rfind("precision target not met", 0) == 0);
+    CHECK(p.warnings[0].find("between 32 blocks") != std::string::npos);
+}
+
+}  // TEST_SUITE
+
+}  // namespace point_figures_test
