@@ -1,7 +1,7 @@
 // meshperf: the command-line client of meshperfd.
 #include "client/commands/check.hpp"
 #include "client/support/cli_suggest.hpp"
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "core/error.hpp"
 

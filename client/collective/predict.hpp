@@ -7,6 +7,7 @@
 /// out the pipeline's fill, are predicted by walking their own schedule over that link
 /// (analysis/collective/schedule_costs). Arithmetic only:
 /// where the fits come from is client/collective/links.hpp.
+#include "client/support/predictions.hpp"
 #include "analysis/collective/predictions.hpp"
 #include "analysis/model.hpp"
 #include "core/collective/result.hpp"
@@ -50,46 +51,16 @@ std::optional<modelled_collective> modelled_as(core::collective_op op, core::col
 /// Throws core::insane_figure unless both are finite and predicted > 0.
 double relative_error(double measured_s, double predicted_s);
 
-/// One point's prediction.
-struct point_prediction {
-    double time_s = 0;
-    double algbw_gbyte_per_s = 0;
-    double busbw_gbyte_per_s = 0;
-    double error = 0;                 ///< relative_error(point.time_s, time_s)
-    nlohmann::json model = nullptr;   ///< what it was computed from (the "model" of the JSON)
-};
-
-/// The prediction of `point` from `links`, or nullopt when the op and algorithm are not
-/// modelled. The link is α = the largest α and β = the smallest β over the links, each at
+/// The prediction of `point` from `links` (its error: relative_error(point.time_s, time_s)),
+/// or nullopt when the op and algorithm are not modelled. The link is α = the largest α and β = the smallest β over the links, each at
 /// the message size of one step of the algorithm (analysis::step_message_bytes). Incast and
 /// broadcast are walked (analysis::schedule_time), over each message's own link where
 /// links.pairs holds every pair they use (rank r is links.links[r].from); the chain
 /// broadcast's model also holds plan's time as plan_time_s.
 std::optional<point_prediction> predict_point(const core::collective_point& point, const prediction_links& links);
 
-/// The predictions of a run, index = point (nullopt where not modelled), and the lines that
-/// say where the links came from and what is not modelled.
-struct run_predictions {
-    std::vector<std::optional<point_prediction>> points;
-    std::vector<std::string> lines;
-    nlohmann::json info = nullptr;  ///< the document's "prediction": source, links, lines
-};
+/// The predictions of a run (client/support/predictions.hpp), index = point, and the lines
+/// that say where the links came from and what is not modelled.
 run_predictions predict_run(const core::collective_result& run, const prediction_links& links);
-
-/// Each point's predicted time (nullopt where not modelled), for render_collective_svg;
-/// empty when `preds` has no points.
-std::vector<std::optional<double>> predicted_times(const run_predictions& preds);
-
-/// The "predicted" object of a point's JSON: time_s, algbw_gbyte_per_s, busbw_gbyte_per_s,
-/// error, model.
-nlohmann::json to_json(const point_prediction&);
-
-/// The document with the predictions in it: each point's "predicted" (null where not
-/// modelled) and the run's "prediction" (docs/result-schema.md, "Collective results").
-nlohmann::json with_predictions(nlohmann::json doc, const run_predictions&);
-
-/// The predictions a document holds (with_predictions wrote them): empty points when it has
-/// none. Throws core::spec_error for a malformed "predicted" object.
-run_predictions predictions_from_json(const nlohmann::json& doc);
 
 }  // namespace meshperf::client

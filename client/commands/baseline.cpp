@@ -1,6 +1,6 @@
 // meshperf baseline save|show|delete PEER: baselines kept by the initiating daemon per peer,
 // transport, test and size (PUT/GET/DELETE /v1/baselines), for `meshperf check --baseline stored`.
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/render/table.hpp"

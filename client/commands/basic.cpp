@@ -1,7 +1,7 @@
 #include "client/support/cli_wording.hpp"
 #include "client/render/collective.hpp"
 #include "client/collective/run.hpp"
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/render/table.hpp"

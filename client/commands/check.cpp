@@ -2,7 +2,7 @@
 
 #include "client/collective/check.hpp"
 #include "client/collective/run.hpp"
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/result_files.hpp"
 #include "client/support/short_runs.hpp"

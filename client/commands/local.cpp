@@ -2,7 +2,7 @@
 // process, or on HOST's node by its meshperfd (POST /v1/local). Built in every meshperf: the
 // in-process sweep is local_here.cpp or, without CUDA, local_here_unavailable.cpp.
 #include "client/support/cli_wording.hpp"
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/local_here.hpp"

@@ -4,7 +4,7 @@
 // unreachable hosts, 2 usage, 3 no link could be measured at all.
 #include "client/support/bounded_parallel.hpp"
 #include "client/support/output_format.hpp"
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/render/matrix_text.hpp"
 #include "client/support/progress.hpp"

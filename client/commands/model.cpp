@@ -1,6 +1,6 @@
 // meshperf model: the fitted model of a stored result, optionally fitted on some sizes and
 // checked against the others (a held-out test of the model; tests/netns/heldout.sh).
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "core/figure_text.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/daemon_client.hpp"

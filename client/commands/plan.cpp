@@ -2,7 +2,7 @@
 // The arithmetic is core/collectives.*; this file reads plan's options and inputs (the link
 // from --from, --matrix or --alpha-us/--beta-gbit), runs the model and renders the answer,
 // in that order.
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "core/figure_text.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/output_format.hpp"

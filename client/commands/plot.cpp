@@ -1,7 +1,8 @@
 // meshperf plot: result files to SVG (sweeps overlaid, or a matrix as a heatmap).
-#include "client/collective/predict.hpp"
-#include "client/commands.hpp"
+#include "client/support/predictions.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
+#include "client/support/output_format.hpp"
 #include "client/support/result_files.hpp"
 #include "client/support/run_model.hpp"
 #include "client/render/svg_collective.hpp"

@@ -1,7 +1,8 @@
 // meshperf report: result, matrix and collective result files to one self-contained HTML page.
-#include "client/collective/predict.hpp"
-#include "client/commands.hpp"
+#include "client/support/predictions.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
+#include "client/support/output_format.hpp"
 #include "client/render/html_report.hpp"
 #include "client/support/result_files.hpp"
 

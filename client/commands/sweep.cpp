@@ -1,9 +1,10 @@
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/progress.hpp"
 #include "client/support/progress_printer.hpp"
 #include "client/render/run_output.hpp"
+#include "client/render/table.hpp"
 #include "client/render/svg_plot.hpp"
 #include "core/error.hpp"
 #include "core/placement.hpp"
@@ -186,7 +187,8 @@ private:
         if (!started_) started_ = std::chrono::steady_clock::now();
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *started_).count();
         const auto p = core::point_result_from_json(ev["point"]);
-        out_.line(progress_line(p, ev.value("index", std::size_t{0}), ev.value("total", std::size_t{0}), elapsed, bound_));
+        const auto index = ev.value("index", std::size_t{0}), total = ev.value("total", std::size_t{0});
+        out_.line(progress_line(point_progress_line(p, index, total), index, total, elapsed, bound_));
     }
 
     const core::run_spec& spec_;
@@ -231,22 +233,6 @@ bool save_lost_run(const sweep_options& o, const core::run_spec& spec, const dae
 }
 
 }  // namespace
-
-void write_output(const std::string& path, const std::string& text) {
-    if (path.empty() || path == "-") {
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        std::fflush(stdout);
-        return;
-    }
-    const auto tmp = path + ".tmp";
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) throw client_error(exit_usage, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw client_error(exit_run_failed, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    }
-}
 
 command_runner add_sweep_command(CLI::App& app, const common_options& common) {
     auto o = std::make_shared<sweep_options>();

@@ -4,7 +4,7 @@
 /// #wrong), then what nccl-tests does not show (the spread over ranks, the slowest rank,
 /// the slowest ring link; incast's total, fairness and per-sender goodput) and, with
 /// predictions, the predicted time and the relative error; the document as JSON; or CSV.
-#include "client/collective/predict.hpp"
+#include "client/support/predictions.hpp"
 #include "client/support/output_format.hpp"
 #include "core/collective/result.hpp"
 

@@ -2,8 +2,8 @@
 /// One self-contained HTML page for runs and matrices: inline CSS, inline SVG (plots from
 /// svg_plot.hpp, heatmaps from svg_heatmap.hpp), no scripts and no external assets, so it
 /// can be mailed, attached to a ticket or opened offline. Pure string output.
+#include "client/support/result_files.hpp"
 #include "analysis/model.hpp"
-#include "analysis/outliers.hpp"
 #include "core/collective/result.hpp"
 #include "core/result.hpp"
 
@@ -13,13 +13,6 @@
 #include <vector>
 
 namespace meshperf::client {
-
-/// A judged cluster matrix to report.
-struct report_matrix {
-    std::string title;                     ///< empty: "Cluster matrix, N hosts"
-    std::vector<std::string> hosts;        ///< analysis.host_count names, or empty (by index)
-    analysis::matrix_analysis analysis;
-};
 
 /// A collective run to report, with its predicted times where it has them (one entry per
 /// point, or empty).

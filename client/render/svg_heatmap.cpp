@@ -1,7 +1,7 @@
 #include "client/render/svg_heatmap.hpp"
 #include "core/figure_text.hpp"
 
-#include "client/render/svg_plot.hpp"
+#include "client/render/svg.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>

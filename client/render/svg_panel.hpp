@@ -3,7 +3,7 @@
 /// client/render/svg_collective.cpp: collectives): a log-log plot area over message sizes (IEC
 /// ticks, powers of two) with measured series (markers and lines, an optional shaded band),
 /// dashed model or prediction curves, and a wrapping legend. Pure string output.
-#include "client/render/svg_plot.hpp"
+#include "client/render/svg.hpp"
 
 #include <cstddef>
 #include <string>

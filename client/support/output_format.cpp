@@ -1,5 +1,11 @@
 #include "client/support/output_format.hpp"
 
+#include "client/support/daemon_client.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
 #include <map>
 #include <stdexcept>
 
@@ -47,6 +53,22 @@ std::string render(output_format format, const renderers& r) {
     }
     if (!chosen || !*chosen) throw std::logic_error("no renderer for --format " + std::string(to_string(format)));
     return (*chosen)();
+}
+
+void write_output(const std::string& path, const std::string& text) {
+    if (path.empty() || path == "-") {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+        return;
+    }
+    const auto tmp = path + ".tmp";
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (!f) throw client_error(exit_usage, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw client_error(exit_run_failed, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
 }
 
 }  // namespace meshperf::client

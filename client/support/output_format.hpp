@@ -35,4 +35,7 @@ struct renderers {
 /// none for it (add_format_option never lets that through).
 std::string render(output_format format, const renderers& r);
 
+/// Writes text to `path`, or to stdout when path is empty or "-". Throws client_error.
+void write_output(const std::string& path, const std::string& text);
+
 }  // namespace meshperf::client

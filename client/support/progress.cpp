@@ -1,6 +1,5 @@
 #include "client/support/progress.hpp"
 
-#include "client/render/table.hpp"
 #include "core/sweep_drift.hpp"
 
 #include <algorithm>
@@ -68,7 +67,7 @@ std::string about_duration(double seconds) {
     return "about " + rounded_duration(seconds);
 }
 
-std::string progress_line(const core::point_result& p, std::size_t index, std::size_t total, double elapsed_s,
+std::string progress_line(std::string line, std::size_t index, std::size_t total, double elapsed_s,
                           std::optional<double> bound_s) {
     const std::size_t done = std::min(index, total);
     const auto percent = total ? static_cast<unsigned>(done * 100 / total) : 100u;
@@ -81,7 +80,6 @@ std::string progress_line(const core::point_result& p, std::size_t index, std::s
         tail = "time left unknown";
     }
     // point_progress_line starts with "[  3/16]"; the share done goes right after it.
-    std::string line = point_progress_line(p, index, total);
     const auto bracket = line.find(']');
     const auto share = fmt::format(" {:>3}%", percent);
     if (bracket != std::string::npos) line.insert(bracket + 1, share);

@@ -1,7 +1,6 @@
 #pragma once
 /// Progress of a sweep: one line per measured point with the share done and an estimate of
 /// the time left. Arithmetic and formatting only; the command prints (to stderr).
-#include "core/result.hpp"
 #include "core/run_spec.hpp"
 
 #include <cstddef>
@@ -42,11 +41,13 @@ std::optional<double> seconds_left_at(double fraction_done, double elapsed_s);
 /// "under a second", "about 40 s", "about 3 min", "about 1 h 5 min": a rounded duration.
 std::string about_duration(double seconds);
 
-/// The progress line of point `index` (1-based) of `total`, e.g.
+/// The progress line of point `index` (1-based) of `total`: `point_line` (the point as
+/// client/render/table.hpp's point_progress_line prints it, "[  3/16] latency ...") with the
+/// share done after its "[  3/16]" and the time left at its end, e.g.
 /// "[  3/16]  18%  latency        64 B  p50 12.3 µs  about 40 s left";
 /// the last point reads "100%" and "done in 52 s". Plain text: no carriage return or
 /// escape sequence, so it suits logs as well as terminals.
-std::string progress_line(const core::point_result& p, std::size_t index, std::size_t total, double elapsed_s,
+std::string progress_line(std::string point_line, std::size_t index, std::size_t total, double elapsed_s,
                           std::optional<double> bound_s);
 
 }  // namespace meshperf::client

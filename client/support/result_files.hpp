@@ -2,13 +2,23 @@
 /// Reading back what the CLI writes: a run result (`sweep`/`show --format json`, schema
 /// meshperf.run/1) or a cluster matrix (`matrix --format json`, schema meshperf.matrix/1),
 /// for `plot`, `report`, `plan` and `model`.
-#include "client/render/html_report.hpp"
+#include "analysis/outliers.hpp"
 #include "core/result.hpp"
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace meshperf::client {
+
+/// A judged cluster matrix, as a matrix file holds it: what `report`, `plot`, `plan` and
+/// `collective --predict --model` read back.
+struct report_matrix {
+    std::string title;                     ///< empty: "Cluster matrix, N hosts"
+    std::vector<std::string> hosts;        ///< analysis.host_count names, or empty (by index)
+    analysis::matrix_analysis analysis;
+};
 
 /// One file read back: a run or a judged matrix (hosts named as in the file).
 struct loaded_file {

@@ -1,5 +1,5 @@
 #include "client/commands/check.hpp"
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/short_runs.hpp"
 #include "core/error.hpp"

@@ -1,5 +1,5 @@
 #include "client/support/cli_suggest.hpp"
-#include "client/commands.hpp"
+#include "client/commands/commands.hpp"
 
 #include <doctest/doctest.h>
 #include <string>

@@ -1,4 +1,5 @@
 #include "client/support/progress.hpp"
+#include "client/render/table.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -93,17 +94,17 @@ TEST_CASE("durations read as people say them") {
 
 TEST_CASE("progress line: share done, the point, and the time left; the last at 100%") {
     const auto p = latency_point(64, 12'300);
-    const auto first = client::progress_line(p, 1, 16, 0.6, 1.1);
+    const auto first = client::progress_line(client::point_progress_line(p, 1, 16), 1, 16, 0.6, 1.1);
     CAPTURE(first);
     CHECK(first.rfind("[  1/16]   6% latency", 0) == 0);
     CHECK(first.find("p50 12.30 µs") != std::string::npos);
     CHECK(first.ends_with("about 9 s left"));
-    const auto last = client::progress_line(p, 16, 16, 52.2, 1.1);
+    const auto last = client::progress_line(client::point_progress_line(p, 16, 16), 16, 16, 52.2, 1.1);
     CAPTURE(last);
     CHECK(last.rfind("[ 16/16] 100% ", 0) == 0);
     CHECK(last.ends_with("done in 52 s"));
-    CHECK(client::progress_line(p, 3, 16, 2, std::nullopt).ends_with("about 9 s left"));
-    CHECK(client::progress_line(p, 0, 16, 0, std::nullopt).ends_with("time left unknown"));
+    CHECK(client::progress_line(client::point_progress_line(p, 3, 16), 3, 16, 2, std::nullopt).ends_with("about 9 s left"));
+    CHECK(client::progress_line(client::point_progress_line(p, 0, 16), 0, 16, 0, std::nullopt).ends_with("time left unknown"));
     for (const auto& line : {first, last}) {
         CHECK(line.find('\r') == std::string::npos);
         CHECK(line.find('\033') == std::string::npos);

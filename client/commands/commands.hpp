@@ -32,7 +32,4 @@ command_runner add_plan_command(CLI::App& app, const common_options& common);
 command_runner add_model_command(CLI::App& app, const common_options& common);
 command_runner add_collective_command(CLI::App& app, const common_options& common);
 
-/// Writes text to `path`, or to stdout when path is empty or "-". Throws client_error.
-void write_output(const std::string& path, const std::string& text);
-
 }  // namespace meshperf::client
