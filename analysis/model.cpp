@@ -4,6 +4,7 @@
 #include "core/figure_text.hpp"
 #include "core/sizes.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <array>
@@ -454,7 +455,7 @@ std::vector<model_sample> model_samples(const core::run_result& r) {
             s.time_s = p.lat_ns->p50 * 1e-9;
             s.block_values = p.precision.block_values;  // round-trip ns
         } else if (p.test == core::test_kind::bandwidth && p.gbit_per_s > 0) {
-            s.time_s = static_cast<double>(p.size_bytes) * 8.0 / (p.gbit_per_s * 1e9);
+            s.time_s = core::seconds_at_gbit_per_s(static_cast<double>(p.size_bytes), p.gbit_per_s);
             s.stream = true;
             s.block_values = p.precision.block_values;  // Gbit/s
         } else {
@@ -485,7 +486,7 @@ std::optional<beta_check> check_beta(const model_fit& m, std::span<const model_s
     double best = 0;
     for (const auto& s : samples) {
         if (!s.stream) continue;
-        const double rate = static_cast<double>(s.size_bytes) * 8e-9 / s.time_s;
+        const double rate = core::gbit_per_s_by_factor(static_cast<double>(s.size_bytes), s.time_s);
         if (!out || rate > best) {
             best = rate;
             out = beta_check{};
@@ -516,7 +517,7 @@ std::string beta_check::message() const {
 
 model_fit with_measured_beta(model_fit m) {
     if (!m.beta_unmeasured()) return m;
-    const double cap = m.beta_measured->measured_gbit_per_s / 8e-9;  // bytes/s
+    const double cap = core::bytes_per_s_from_gbit_by_factor(m.beta_measured->measured_gbit_per_s);
     const auto lower = [&](line_fit& l) {
         if (!(l.beta_bytes_per_s <= cap)) l.beta_bytes_per_s = cap;  // also β = ∞ (a flat segment)
     };
@@ -619,7 +620,7 @@ line_fit line_fit_from_json(const json& j) {
     if (!j.contains("beta_gbit_per_s"))
         throw core::spec_error("model JSON: field \"beta_gbit_per_s\" is missing");
     // null is how to_json writes β = ∞ (a flat piecewise segment)
-    l.beta_bytes_per_s = j.at("beta_gbit_per_s").is_null() ? inf : required_number(j, "beta_gbit_per_s") / 8e-9;
+    l.beta_bytes_per_s = j.at("beta_gbit_per_s").is_null() ? inf : core::bytes_per_s_from_gbit_by_factor(required_number(j, "beta_gbit_per_s"));
     if (!(l.alpha_s >= 0) || !(l.beta_bytes_per_s > 0))
         throw core::spec_error("model JSON: alpha_us must be >= 0 and beta_gbit_per_s > 0");
     l.alpha_source = j.value("alpha_source", "latency");
@@ -686,7 +687,7 @@ namespace {
 std::string describe_line(const line_fit& l) {
     std::string s = fmt::format("α {} µs{}, ", core::plain_number(l.alpha_us(), 3), l.alpha_source == "latency" ? "" : " (from streams)");
     if (std::isfinite(l.beta_bytes_per_s))
-        s += fmt::format("β {} Gbit/s ({} GB/s), n½ {}", core::plain_number(l.beta_gbit_per_s(), 4), core::plain_number(l.beta_gbyte_per_s(), 4),
+        s += fmt::format("β {}, n½ {}", core::gbit_gbyte_text(l.beta_bytes_per_s, 4),
                          core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
     else
         s += "β unbounded (no size dependence)";

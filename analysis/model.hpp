@@ -15,6 +15,7 @@
 /// With latency points only, α_stream is absent. With bandwidth points only, α is the stream
 /// intercept and alpha_source says so (it then underestimates the one-way latency).
 #include "core/result.hpp"
+#include "core/units.hpp"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -77,8 +78,8 @@ struct line_fit {
     bool underdetermined = false;
 
     double alpha_us() const { return alpha_s * 1e6; }
-    double beta_gbit_per_s() const { return beta_bytes_per_s * 8e-9; }
-    double beta_gbyte_per_s() const { return beta_bytes_per_s * 1e-9; }
+    double beta_gbit_per_s() const { return core::gbit_from_bytes_per_s_by_factor(beta_bytes_per_s); }
+    double beta_gbyte_per_s() const { return core::gbyte_from_bytes_per_s_by_factor(beta_bytes_per_s); }
     /// n½ = α·β: the size at which one message reaches half of β, in bytes.
     double n_half_bytes() const { return alpha_s * beta_bytes_per_s; }
     /// One-way time of one message of n bytes, seconds.

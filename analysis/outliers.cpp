@@ -17,15 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-// Three significant digits without an exponent for the figures met in practice.
-std::string figure(double v) {
-    const double a = std::fabs(v);
-    if (a >= 100) return fmt::format("{:.0f}", v);
-    if (a >= 10) return fmt::format("{:.1f}", v);
-    if (a >= 1) return fmt::format("{:.2f}", v);
-    return fmt::format("{}", core::plain_number(v, 3));
-}
-
 void require_figure(const char* what, const std::optional<double>& v, const link_sample& l) {
     if (v && (!std::isfinite(*v) || *v <= 0))
         throw core::spec_error(fmt::format("link {} -> {}: {} is {}; a measured figure must be a positive number",
@@ -173,16 +164,16 @@ link_verdict judge_link(const link_sample& l, const matrix_analysis& a) {
         v.bandwidth_ratio = *l.gbit_per_s / r;
         v.bandwidth_bad = *l.gbit_per_s < options.bandwidth_fraction * r;
         if (v.bandwidth_bad)
-            why.push_back(fmt::format("bandwidth {} Gbit/s < {} x {} {} Gbit/s ({:.0f}% of {})", figure(*l.gbit_per_s),
-                                      options.bandwidth_fraction, ref, figure(r), 100 * *v.bandwidth_ratio, ref));
+            why.push_back(fmt::format("bandwidth {} Gbit/s < {} x {} {} Gbit/s ({:.0f}% of {})", core::message_figure(*l.gbit_per_s),
+                                      options.bandwidth_fraction, ref, core::message_figure(r), 100 * *v.bandwidth_ratio, ref));
     }
     if (l.lat_us && a.latency_reference) {
         const double r = *a.latency_reference;
         v.latency_ratio = *l.lat_us / r;
         v.latency_bad = *l.lat_us > options.latency_multiple * r;
         if (v.latency_bad)
-            why.push_back(fmt::format("latency {} us > {} x {} {} us ({} x {})", figure(*l.lat_us), options.latency_multiple, ref,
-                                      figure(r), figure(*v.latency_ratio), ref));
+            why.push_back(fmt::format("latency {} us > {} x {} {} us ({} x {})", core::message_figure(*l.lat_us), options.latency_multiple, ref,
+                                      core::message_figure(r), core::message_figure(*v.latency_ratio), ref));
     }
     v.bad = !why.empty();
     for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];

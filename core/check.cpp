@@ -27,15 +27,6 @@ int severity(check_state s) {
     return 1;
 }
 
-// Three significant digits without an exponent, for the human-readable text.
-std::string figure(double v) {
-    const double a = std::fabs(v);
-    if (a >= 100) return fmt::format("{:.0f}", v);
-    if (a >= 10) return fmt::format("{:.1f}", v);
-    if (a >= 1) return fmt::format("{:.2f}", v);
-    return fmt::format("{}", core::plain_number(v, 3));
-}
-
 // About six significant digits, fixed notation (perfdata values match [-0-9.]+), trailing
 // zeros dropped.
 std::string perf_number(double v) {
@@ -114,11 +105,11 @@ figure_verdict judge(const check_figure& f, const check_limits& l) {
             const double at = crit ? *base_crit : *base_warn;
             hits.push_back({crit ? check_state::critical : check_state::warning,
                             bandwidth ? fmt::format("below {} x baseline {} = {} Gbit/s ({:.0f}% of baseline)",
-                                                    fraction, figure(base->value), figure(at),
+                                                    fraction, message_figure(base->value), message_figure(at),
                                                     100 * f.value / base->value)
                                       : fmt::format("above baseline {} / {} = {} us ({} x baseline)",
-                                                    figure(base->value), fraction, figure(at),
-                                                    figure(f.value / base->value))});
+                                                    message_figure(base->value), fraction, message_figure(at),
+                                                    message_figure(f.value / base->value))});
         }
     }
     // Most severe first, so the reason leads with what decided the state.
@@ -134,7 +125,7 @@ figure_verdict judge(const check_figure& f, const check_limits& l) {
 std::string figure_text(const figure_verdict& v) {
     const check_figure& f = v.figure;
     std::string s = positive_finite(f.value)
-                        ? fmt::format("{} {} at {}", figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
+                        ? fmt::format("{} {} at {}", message_figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
                         : fmt::format("{} at {}: no valid figure", to_string(f.kind), format_size(f.size_bytes));
     if (v.state != check_state::ok) s += fmt::format(" ({}: {})", to_string(v.state), v.reason);
     return s;
@@ -304,7 +295,7 @@ plugin_output render(const check_result& r) {
         const figure_verdict& w = r.figures[worst_at];
         worst_full = figure_text(w);
         worst_short = positive_finite(w.figure.value)
-                          ? fmt::format("{} {} at {}", figure(w.figure.value), unit_of(w.figure.kind), format_size(w.figure.size_bytes))
+                          ? fmt::format("{} {} at {}", message_figure(w.figure.value), unit_of(w.figure.kind), format_size(w.figure.size_bytes))
                           : fmt::format("{} at {}: no valid figure", to_string(w.figure.kind), format_size(w.figure.size_bytes));
         if (w.state != check_state::ok) worst_short += fmt::format(" ({})", to_string(w.state));
         if (r.figures.size() > 1) {
@@ -335,7 +326,7 @@ plugin_output render(const check_result& r) {
         const check_figure& f = v.figure;
         std::string line = fmt::format("{}: ", to_string(v.state));
         line += positive_finite(f.value)
-                    ? fmt::format("{} {} at {}", figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
+                    ? fmt::format("{} {} at {}", message_figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
                     : fmt::format("{} at {}: no valid figure", to_string(f.kind), format_size(f.size_bytes));
         if (!v.reason.empty()) line += ": " + v.reason;
         out.more.push_back(one_line(std::move(line)));

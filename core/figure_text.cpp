@@ -26,4 +26,12 @@ std::string plain_number(double v, int digits, const std::string& not_finite) {
     return s;
 }
 
+std::string message_figure(double v) {
+    const double a = std::fabs(v);
+    if (a >= 100) return fmt::format("{:.0f}", v);
+    if (a >= 10) return fmt::format("{:.1f}", v);
+    if (a >= 1) return fmt::format("{:.2f}", v);
+    return fmt::format("{}", plain_number(v, 3));
+}
+
 }  // namespace meshperf::core

@@ -18,4 +18,9 @@ std::string significant_text(double v, int digits = 3, const std::string& not_fi
 /// is not finite gives `not_finite`.
 std::string plain_number(double v, int digits = 6, const std::string& not_finite = "-");
 
+/// A figure inside a sentence (a check's reason, an outlier's why): whole numbers from 100,
+/// one decimal from 10, two from 1, three significant digits below (9.41, 23.1, 412,
+/// 0.000123), never an exponent. Gbit/s, µs and ratios alike.
+std::string message_figure(double v);
+
 }  // namespace meshperf::core

@@ -1,6 +1,7 @@
 #include "core/flow_tracker.hpp"
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,7 +44,7 @@ interval_choice flow_tracker::precision() const {
 
 std::vector<double> flow_tracker::block_gbit_per_s() const {
     auto v = blocks_.means();
-    for (auto& x : v) x *= 8.0 / 1e9;
+    for (auto& x : v) x = gbit_from_bytes_per_s_by_factor(x);
     return v;
 }
 
@@ -55,14 +56,14 @@ flow_figures flow_tracker::figures(const std::string& direction, std::uint64_t s
     for (std::size_t s = 0; s < streams_; ++s) {
         const auto moved = bytes_.back()[s] - bytes_.front()[s];
         f.bytes += moved;
-        f.stream_gbit_per_s.push_back(static_cast<double>(moved) * 8.0 / f.seconds / 1e9);
+        f.stream_gbit_per_s.push_back(gbit_per_s(static_cast<double>(moved), f.seconds));
     }
     if (f.bytes == 0) throw insane_figure(fmt::format("{}: no bytes arrived in the measured window", direction));
-    f.gbit_per_s = static_cast<double>(f.bytes) * 8.0 / f.seconds / 1e9;
+    f.gbit_per_s = gbit_per_s(static_cast<double>(f.bytes), f.seconds);
     f.msg_per_s = static_cast<double>(f.bytes) / static_cast<double>(size_bytes) / f.seconds;
     const auto [lo, hi] = std::minmax_element(interval_rates_.begin(), interval_rates_.end());
-    f.interval_min_gbit = *lo * 8.0 / 1e9;
-    f.interval_max_gbit = *hi * 8.0 / 1e9;
+    f.interval_min_gbit = gbit_from_bytes_per_s(*lo);
+    f.interval_max_gbit = gbit_from_bytes_per_s(*hi);
     return f;
 }
 
@@ -83,10 +84,10 @@ flow_figures fixed_count_figures(const std::string& direction, std::uint64_t siz
         // Every begin is > 0 (t0 > 0), so end - begin cannot overflow once end > begin; a
         // stream whose window is empty or inverted (the peer's figures) counts as 0 Gbit/s.
         const double secs = end_ns[s] > begin_ns[s] ? static_cast<double>(end_ns[s] - begin_ns[s]) / 1e9 : 0.0;
-        f.stream_gbit_per_s.push_back(secs > 0 ? static_cast<double>(measured[s]) * 8.0 / secs / 1e9 : 0.0);
+        f.stream_gbit_per_s.push_back(secs > 0 ? gbit_per_s(static_cast<double>(measured[s]), secs) : 0.0);
     }
     if (f.bytes == 0) throw insane_figure(fmt::format("{}: no bytes arrived in the measured window", direction));
-    f.gbit_per_s = static_cast<double>(f.bytes) * 8.0 / f.seconds / 1e9;
+    f.gbit_per_s = gbit_per_s(static_cast<double>(f.bytes), f.seconds);
     f.msg_per_s = static_cast<double>(f.bytes) / static_cast<double>(size_bytes) / f.seconds;
     f.interval_min_gbit = *std::min_element(f.stream_gbit_per_s.begin(), f.stream_gbit_per_s.end());
     f.interval_max_gbit = *std::max_element(f.stream_gbit_per_s.begin(), f.stream_gbit_per_s.end());

@@ -1,6 +1,7 @@
 #include "core/prometheus.hpp"
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -188,7 +189,7 @@ std::string check_textfile(const check_result& r, double unix_seconds) {
         if (!std::isfinite(f.value) || f.value <= 0) continue;
         if (f.kind == figure_kind::bandwidth)
             e.add("meshperf_check_bandwidth_bytes_per_second",
-                  {{"peer", peer}, {"transport", transport}, {"size_bytes", size}}, converted(f.value, 125e6));
+                  {{"peer", peer}, {"transport", transport}, {"size_bytes", size}}, converted(f.value, bytes_per_s_per_gbit_per_s));
         else
             e.add("meshperf_check_latency_seconds", {{"peer", peer}, {"transport", transport}, {"size_bytes", size}},
                   converted(f.value, 1e-6));

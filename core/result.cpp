@@ -3,7 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
-#include "core/sweep_drift.hpp"
+#include "core/units.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -65,7 +65,7 @@ void check_sane(const point_result& p) {
             require_positive("measured time", f.seconds);
             require_positive("bandwidth", f.gbit_per_s);
             require_positive("message rate", f.msg_per_s);
-            const double expect_gbit = static_cast<double>(f.bytes) * 8.0 / f.seconds / 1e9;
+            const double expect_gbit = gbit_per_s(static_cast<double>(f.bytes), f.seconds);
             if (!close(expect_gbit, f.gbit_per_s, 1e-6))
                 throw insane_figure(fmt::format("bandwidth {} Gbit/s disagrees with {} bytes in {} s", f.gbit_per_s, f.bytes, f.seconds));
             const double expect_msg = static_cast<double>(f.bytes) / static_cast<double>(p.size_bytes) / f.seconds;
@@ -137,7 +137,7 @@ json to_json(const point_result& p) {
     if (p.rtt_ns) j["rtt_ns"] = to_json(*p.rtt_ns);
     if (p.test != test_kind::latency) {
         j["gbit_per_s"] = p.gbit_per_s;
-        j["gbyte_per_s"] = p.gbit_per_s / 8.0;
+        j["gbyte_per_s"] = gbyte_from_gbit(p.gbit_per_s);
         j["msg_per_s"] = p.msg_per_s;
         j["flows"] = json::array();
         for (const auto& f : p.flows) {
@@ -220,6 +220,37 @@ point_result point_result_from_json(const json& j) {
     p.warnings = j.value("warnings", std::vector<std::string>{});
     if (j.contains("placement") && !j.at("placement").is_null()) p.placement = point_placement_from_json(j.at("placement"));
     return p;
+}
+
+json to_json(const sweep_drift& d) {
+    json readings = json::array();
+    for (const auto& r : d.readings) readings.push_back({{"after_point", r.after_point}, {"rtt_ns_p50", r.rtt_ns_p50}});
+    json rechecks = json::array();
+    for (const auto& r : d.rechecks)
+        rechecks.push_back({{"size_bytes", r.size_bytes}, {"first_rtt_ns_p50", r.first_rtt_ns_p50}, {"again_rtt_ns_p50", r.again_rtt_ns_p50}});
+    return {{"test", to_string(d.test)},
+            {"size_bytes", d.size_bytes},
+            {"readings", readings},
+            {"rechecks", rechecks},
+            {"relative_half_width", std::isfinite(d.relative_half_width) ? json(d.relative_half_width) : json(nullptr)}};
+}
+
+sweep_drift sweep_drift_from_json(const json& j) {
+    try {
+        sweep_drift d;
+        d.test = parse_test_kind(j.at("test").get<std::string>());
+        d.size_bytes = json_unsigned(j.at("size_bytes"), "drift.size_bytes");
+        for (const auto& r : j.at("readings"))
+            d.readings.push_back({json_unsigned(r.at("after_point"), "drift.readings[].after_point"), r.at("rtt_ns_p50").get<double>()});
+        for (const auto& r : j.value("rechecks", json::array()))
+            d.rechecks.push_back({json_unsigned(r.at("size_bytes"), "drift.rechecks[].size_bytes"), r.at("first_rtt_ns_p50").get<double>(),
+                                  r.at("again_rtt_ns_p50").get<double>()});
+        const auto& w = j.at("relative_half_width");
+        d.relative_half_width = w.is_null() ? std::numeric_limits<double>::infinity() : w.get<double>();
+        return d;
+    } catch (const json::exception& e) {
+        throw spec_error(fmt::format("drift: {}", e.what()));
+    }
 }
 
 json to_json(const run_result& r) {

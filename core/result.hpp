@@ -149,9 +149,14 @@ nlohmann::json to_json(const summary&);
 nlohmann::json to_json(const host_info&);
 nlohmann::json to_json(const point_result&);
 nlohmann::json to_json(const run_result&);
+/// The drift checks' JSON form lives with the structs (the checks themselves are in
+/// core/sweep_drift.hpp, which includes this header).
+nlohmann::json to_json(const sweep_drift&);
 summary summary_from_json(const nlohmann::json&);
 host_info host_info_from_json(const nlohmann::json&);
 point_result point_result_from_json(const nlohmann::json&);
+/// Throws spec_error for a malformed drift entry.
+sweep_drift sweep_drift_from_json(const nlohmann::json&);
 /// Parses a result document; throws spec_error when the schema tag is missing or foreign.
 run_result run_result_from_json(const nlohmann::json&);
 

@@ -2,7 +2,6 @@
 #include "core/figure_text.hpp"
 
 #include "core/error.hpp"
-#include "core/json_fields.hpp"
 #include "core/sizes.hpp"
 #include "core/stats.hpp"
 
@@ -10,12 +9,9 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <string_view>
 
 namespace meshperf::core {
-
-using nlohmann::json;
 
 bool wants_drift_check(const run_spec& s, test_kind t) {
     return t == test_kind::latency && s.sizes.size() >= drift_min_sizes;
@@ -120,37 +116,6 @@ void apply_recheck(run_result& run, sweep_drift& d, std::size_t index, const poi
     p.warnings.push_back(fmt::format("{} the curve fell after it by more than the stated precision: read {} µs, then {} µs "
                                      "one-way; its precision covers them",
                                      prefix, core::plain_number(first / 2e3, 3), readings));
-}
-
-json to_json(const sweep_drift& d) {
-    json readings = json::array();
-    for (const auto& r : d.readings) readings.push_back({{"after_point", r.after_point}, {"rtt_ns_p50", r.rtt_ns_p50}});
-    json rechecks = json::array();
-    for (const auto& r : d.rechecks)
-        rechecks.push_back({{"size_bytes", r.size_bytes}, {"first_rtt_ns_p50", r.first_rtt_ns_p50}, {"again_rtt_ns_p50", r.again_rtt_ns_p50}});
-    return {{"test", to_string(d.test)},
-            {"size_bytes", d.size_bytes},
-            {"readings", readings},
-            {"rechecks", rechecks},
-            {"relative_half_width", std::isfinite(d.relative_half_width) ? json(d.relative_half_width) : json(nullptr)}};
-}
-
-sweep_drift sweep_drift_from_json(const json& j) {
-    try {
-        sweep_drift d;
-        d.test = parse_test_kind(j.at("test").get<std::string>());
-        d.size_bytes = json_unsigned(j.at("size_bytes"), "drift.size_bytes");
-        for (const auto& r : j.at("readings"))
-            d.readings.push_back({json_unsigned(r.at("after_point"), "drift.readings[].after_point"), r.at("rtt_ns_p50").get<double>()});
-        for (const auto& r : j.value("rechecks", json::array()))
-            d.rechecks.push_back({json_unsigned(r.at("size_bytes"), "drift.rechecks[].size_bytes"), r.at("first_rtt_ns_p50").get<double>(),
-                                  r.at("again_rtt_ns_p50").get<double>()});
-        const auto& w = j.at("relative_half_width");
-        d.relative_half_width = w.is_null() ? std::numeric_limits<double>::infinity() : w.get<double>();
-        return d;
-    } catch (const json::exception& e) {
-        throw spec_error(fmt::format("drift: {}", e.what()));
-    }
 }
 
 }  // namespace meshperf::core

@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <vector>
@@ -61,9 +60,5 @@ void apply_recheck(run_result& run, sweep_drift& d, std::size_t index, const poi
 /// warning naming the reference and its range. Nothing changes when the drift is not
 /// finite or no point is narrower.
 void apply_drift(run_result&, const sweep_drift& d);
-
-nlohmann::json to_json(const sweep_drift&);
-/// Throws spec_error for a malformed drift entry.
-sweep_drift sweep_drift_from_json(const nlohmann::json&);
 
 }  // namespace meshperf::core

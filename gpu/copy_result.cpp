@@ -1,6 +1,7 @@
 #include "gpu/copy_result.hpp"
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -53,7 +54,7 @@ unsigned copies_per_batch(double seconds_per_copy, double min_batch_seconds, uns
     return n >= max_copies ? max_copies : static_cast<unsigned>(n);
 }
 
-double gb_per_s(double bytes, double seconds) noexcept { return seconds > 0 ? bytes / seconds / 1e9 : 0.0; }
+double gb_per_s(double bytes, double seconds) noexcept { return seconds > 0 ? core::gbyte_per_s(bytes, seconds) : 0.0; }
 
 copy_point summarize_batches(std::uint64_t size_bytes, std::vector<double> rates, unsigned per_batch) {
     if (rates.empty()) throw std::invalid_argument("summarize_batches: no batches");
@@ -64,7 +65,7 @@ copy_point summarize_batches(std::uint64_t size_bytes, std::vector<double> rates
     p.gb_per_s = n % 2 ? rates[n / 2] : (rates[n / 2 - 1] + rates[n / 2]) / 2;
     p.gb_per_s_min = rates.front();
     p.gb_per_s_max = rates.back();
-    p.seconds_per_copy = p.gb_per_s > 0 ? static_cast<double>(size_bytes) / (p.gb_per_s * 1e9) : 0;
+    p.seconds_per_copy = p.gb_per_s > 0 ? core::seconds_at_gbyte_per_s(static_cast<double>(size_bytes), p.gb_per_s) : 0;
     p.batches = static_cast<unsigned>(n);
     p.copies_per_batch = per_batch;
     return p;
@@ -81,7 +82,7 @@ void check_sane(const copy_point& p) {
         if (!std::isfinite(v) || v <= 0) bad("a figure is not a positive finite number");
     if (!(p.gb_per_s_min <= p.gb_per_s && p.gb_per_s <= p.gb_per_s_max)) bad("median outside [min, max]");
     if (p.batches == 0 || p.copies_per_batch == 0) bad("no timed copies");
-    const double expect = static_cast<double>(p.size_bytes) / (p.gb_per_s * 1e9);
+    const double expect = core::seconds_at_gbyte_per_s(static_cast<double>(p.size_bytes), p.gb_per_s);
     if (std::fabs(expect - p.seconds_per_copy) > 1e-3 * expect) bad("seconds per copy disagrees with size / rate");
 }
 

@@ -2,6 +2,7 @@
 #include "core/names.hpp"
 
 #include "core/error.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -238,7 +239,7 @@ prediction predict(collective c, algorithm a, std::uint64_t bytes, const topolog
     r.time_s = r.latency_s + r.bandwidth_s;
     r.intra_modelled = g == 1 || t.intra.has_value();
     if (bytes > 0 && r.time_s > 0) {
-        r.algbw_gbit_per_s = s * 8e-9 / r.time_s;
+        r.algbw_gbit_per_s = core::gbit_per_s_by_factor(s, r.time_s);
         r.busbw_gbit_per_s = r.algbw_gbit_per_s * bus_factor(c, r.ranks);
     }
     return r;
@@ -355,7 +356,7 @@ json to_json(const dp_step_plan& d) {
 
 json to_json(const link_model& l) {
     return {{"alpha_us", l.alpha_s * 1e6},
-            {"beta_gbit_per_s", std::isfinite(l.beta_bytes_per_s) ? json(l.beta_bytes_per_s * 8e-9) : json(nullptr)}};
+            {"beta_gbit_per_s", std::isfinite(l.beta_bytes_per_s) ? json(core::gbit_from_bytes_per_s_by_factor(l.beta_bytes_per_s)) : json(nullptr)}};
 }
 
 json to_json(const topology& t) {

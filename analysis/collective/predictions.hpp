@@ -23,6 +23,7 @@
 #include "analysis/model.hpp"
 #include "core/collective/figures.hpp"
 #include "core/collective/dtype.hpp"
+#include "core/units.hpp"
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -64,7 +65,7 @@ struct link_model {
     double beta_bytes_per_s = 0;         ///< bytes per second (> 0; +inf means latency only)
 
     static link_model from_us_gbit(double alpha_us, double beta_gbit_per_s) {
-        return {alpha_us * 1e-6, beta_gbit_per_s / 8e-9};
+        return {alpha_us * 1e-6, core::bytes_per_s_from_gbit_by_factor(beta_gbit_per_s)};
     }
     /// The link from a fitted model for messages of message_bytes (its piecewise segment).
     static link_model from_fit(const model_fit&, double message_bytes);

@@ -5,6 +5,7 @@
 #include "analysis/collective/schedule_costs.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -148,13 +149,13 @@ point_prediction prediction_of(const core::collective_point& point, double time_
                                const std::vector<ring_link_fit>& links, const bounding_link& b, json model) {
     point_prediction out;
     out.time_s = time_s;
-    out.algbw_gbyte_per_s = static_cast<double>(point.size_bytes) / time_s / 1e9;
+    out.algbw_gbyte_per_s = core::gbyte_per_s(static_cast<double>(point.size_bytes), time_s);
     out.busbw_gbyte_per_s = out.algbw_gbyte_per_s * core::busbw_factor(point.op, point.ranks);
     out.error = relative_error(point.time_s, time_s);
     model["source"] = source;
     model["alpha_us"] = b.link.alpha_s * 1e6;
     model["alpha_link"] = link_name(links[b.alpha_link]);
-    model["beta_gbit_per_s"] = b.link.beta_bytes_per_s * 8e-9;
+    model["beta_gbit_per_s"] = core::gbit_from_bytes_per_s_by_factor(b.link.beta_bytes_per_s);
     model["beta_link"] = link_name(links[b.beta_link]);
     out.model = std::move(model);
     return out;

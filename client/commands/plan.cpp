@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "analysis/model_warnings.hpp"
 #include "core/sizes.hpp"
+#include "core/units.hpp"
 
 #include <charconv>
 #include <cstdio>
@@ -259,7 +260,7 @@ link_source given_link(const plan_options& o) {
     src.info = analysis::to_json(l);
     src.info["source"] = "given";
     src.text = fmt::format("link: α {} µs, β {} Gbit/s ({} GB/s) as given\n", core::plain_number(o.alpha_us, 4), fmt_gbit(o.beta_gbit),
-                           core::plain_number(o.beta_gbit / 8, 4));
+                           core::plain_number(core::gbyte_from_gbit(o.beta_gbit), 4));
     return src;
 }
 
@@ -398,7 +399,7 @@ std::string plan_json(const plan_inputs& in, const plan_outcome& out) {
 /// The table's topology line: nodes, ranks, NICs and the intra-node link.
 std::string topology_line(const analysis::topology& topo) {
     const auto intra = topo.intra ? fmt::format("α {} µs, β {} Gbit/s", core::plain_number(topo.intra->alpha_s * 1e6, 3),
-                                                fmt_gbit(topo.intra->beta_bytes_per_s * 8e-9))
+                                                fmt_gbit(core::gbit_from_bytes_per_s_by_factor(topo.intra->beta_bytes_per_s)))
                        : topo.gpus_per_node > 1 ? "not given: free (intra_modelled false)"
                                                 : "unused";
     return fmt::format("topology: {} node{} × {} GPU{} = {} ranks, {} NIC{} per node; intra-node link {}\n", topo.nodes,

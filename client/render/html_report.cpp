@@ -7,6 +7,7 @@
 #include "client/render/svg_heatmap.hpp"
 #include "client/render/svg_plot.hpp"
 #include "core/sizes.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -104,7 +105,7 @@ std::string host_text(const core::host_info& h) {
 
 std::string beta_text(const analysis::line_fit& l) {
     if (!std::isfinite(l.beta_bytes_per_s)) return "∞ (no size dependence)";
-    return fmt::format("{} Gbit/s ({} GB/s)", core::plain_number(l.beta_gbit_per_s(), 4), core::plain_number(l.beta_gbyte_per_s(), 4));
+    return core::gbit_gbyte_text(l.beta_bytes_per_s, 4);
 }
 
 std::string n_half_text(const analysis::line_fit& l) {
@@ -219,7 +220,7 @@ void render_points(std::string& out, const core::run_result& r, const point_warn
             }
             const std::string warn = warning_refs(p, pw, run_index);
             row(out,
-                {esc(core::format_size(p->size_bytes)), rate_figure(p->gbit_per_s), rate_figure(p->gbit_per_s / 8),
+                {esc(core::format_size(p->size_bytes)), rate_figure(p->gbit_per_s), rate_figure(core::gbyte_from_gbit(p->gbit_per_s)),
                  rate_text(p->msg_per_s), p->flows.empty() ? "–" : rate_figure(imin) + " – " + rate_figure(imax),
                  fmt::format("{:.0f} / {:.0f}", p->cpu.local_percent, p->cpu.remote_percent), esc(precision_text(p->precision)),
                  warn},

@@ -2,6 +2,7 @@
 
 #include "client/render/svg_panel.hpp"
 #include "core/collective/figures.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -54,7 +55,7 @@ std::string render_collective_svg(const core::collective_result& run, std::span<
         if (i < predicted_time_s.size() && predicted_time_s[i] && plottable(*predicted_time_s[i])) {
             const double t = *predicted_time_s[i];
             time.models[s].points.push_back({x, t * 1e6});
-            busbw.models[s].points.push_back({x, core::busbw_bytes_per_s(pt.op, pt.ranks, pt.size_bytes, t) * 1e-9});
+            busbw.models[s].points.push_back({x, core::gbyte_from_bytes_per_s_by_factor(core::busbw_bytes_per_s(pt.op, pt.ranks, pt.size_bytes, t))});
             predicted_any = true;
         }
     }

@@ -4,6 +4,7 @@
 #include "client/render/svg_panel.hpp"
 
 #include "core/sizes.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -166,7 +167,7 @@ void add_model(sweep_drawing& d, const analysis::model_fit& m, std::size_t style
         }
         if (seg.stream_alpha_s || seg.alpha_source == "bandwidth") {
             const double t = seg.stream_alpha_s.value_or(seg.alpha_s) + n / seg.beta_bytes_per_s;
-            const double gbit = n * 8 / t / 1e9;
+            const double gbit = core::gbit_per_s(n, t);
             if (plottable(gbit)) bc.points.push_back({n, gbit});
         }
     }

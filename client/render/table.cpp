@@ -6,6 +6,7 @@
 #include "client/support/run_model.hpp"
 #include "core/placement_summary.hpp"
 #include "core/sizes.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -119,12 +120,12 @@ std::string render_run_table(const core::run_result& run) {
                 if (bidir) {
                     std::string fwd = "-", rev = "-";
                     for (const auto& f : p.flows) (f.direction == "initiator->peer" ? fwd : rev) = gbit(f.gbit_per_s);
-                    rows.push_back({core::format_size(p.size_bytes), gbit(p.gbit_per_s), fwd, rev, gbit(p.gbit_per_s / 8),
+                    rows.push_back({core::format_size(p.size_bytes), gbit(p.gbit_per_s), fwd, rev, gbit(core::gbyte_from_gbit(p.gbit_per_s)),
                                     rate(p.msg_per_s), precision(p.precision), cpu});
                 } else {
                     double lo = 0, hi = 0;
                     if (!p.flows.empty()) { lo = p.flows[0].interval_min_gbit; hi = p.flows[0].interval_max_gbit; }
-                    rows.push_back({core::format_size(p.size_bytes), gbit(p.gbit_per_s), gbit(p.gbit_per_s / 8), rate(p.msg_per_s),
+                    rows.push_back({core::format_size(p.size_bytes), gbit(p.gbit_per_s), gbit(core::gbyte_from_gbit(p.gbit_per_s)), rate(p.msg_per_s),
                                     fmt::format("{}..{}", gbit(lo), gbit(hi)), precision(p.precision), cpu});
                 }
             }

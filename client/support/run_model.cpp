@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
+#include "core/units.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -42,7 +43,7 @@ namespace {
 std::string line_text(const analysis::line_fit& l) {
     std::string s = fmt::format("α {} µs{}", core::plain_number(l.alpha_us(), 3), l.alpha_source == "latency" ? "" : " (stream intercept: no latency points)");
     if (std::isfinite(l.beta_bytes_per_s))
-        s += fmt::format(", β {} Gbit/s ({} GB/s), n½ {}", core::plain_number(l.beta_gbit_per_s(), 4), core::plain_number(l.beta_gbyte_per_s(), 4),
+        s += fmt::format(", β {}, n½ {}", core::gbit_gbyte_text(l.beta_bytes_per_s, 4),
                          core::format_size(static_cast<std::uint64_t>(std::llround(l.n_half_bytes()))));
     else
         s += ", β unbounded (time does not grow with size here)";

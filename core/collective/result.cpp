@@ -3,6 +3,7 @@
 #include "core/collective/schedule.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +12,6 @@
 namespace meshperf::core {
 namespace {
 
-constexpr double giga = 1e9;
 constexpr double tolerance = 1e-9;  // relative: the figures are recomputed from what they derive from
 
 bool agrees(double a, double b) { return std::fabs(a - b) <= tolerance * std::max(std::fabs(a), std::fabs(b)) + 1e-300; }
@@ -24,8 +24,6 @@ std::string what_point(collective_op op, unsigned ranks, std::uint64_t size) {
     return fmt::format("{} of {} bytes over {} ranks", to_string(op), size, ranks);
 }
 std::string what_point(const collective_point& p) { return what_point(p.op, p.ranks, p.size_bytes); }
-
-double gbit_per_s(double bytes, double seconds) { return bytes * 8 / seconds / giga; }
 
 // The first rules of every point, for the inputs and for a point read back alike.
 void check_shape(collective_op op, collective_algo algo, unsigned ranks, dtype element, std::uint64_t size) {
@@ -76,15 +74,15 @@ void check_times(const collective_point& p) {
         p.time_s > p.time_max_s * (1 + tolerance))
         throw insane_figure(fmt::format("{}: iteration times out of order (min {} s, p50 {} s, max {} s, mean {} s)", what_point(p),
                                         p.time_min_s, p.time_p50_s, p.time_max_s, p.time_s));
-    const double algbw = algbw_bytes_per_s(p.size_bytes, p.time_s) / giga;
-    const double busbw = busbw_bytes_per_s(p.op, p.ranks, p.size_bytes, p.time_s) / giga;
+    const double algbw = gbyte_from_bytes_per_s(algbw_bytes_per_s(p.size_bytes, p.time_s));
+    const double busbw = gbyte_from_bytes_per_s(busbw_bytes_per_s(p.op, p.ranks, p.size_bytes, p.time_s));
     if (!agrees(p.algbw_gbyte_per_s, algbw))
         throw insane_figure(fmt::format("{}: algbw {} GB/s disagrees with {} bytes in {} s", what_point(p), p.algbw_gbyte_per_s,
                                         p.size_bytes, p.time_s));
     if (!agrees(p.busbw_gbyte_per_s, p.algbw_gbyte_per_s * busbw_factor(p.op, p.ranks)) || !agrees(p.busbw_gbyte_per_s, busbw))
         throw insane_figure(fmt::format("{}: busbw {} GB/s is not algbw {} GB/s × {}", what_point(p), p.busbw_gbyte_per_s,
                                         p.algbw_gbyte_per_s, busbw_factor(p.op, p.ranks)));
-    if (!agrees(p.algbw_gbit_per_s, 8 * p.algbw_gbyte_per_s) || !agrees(p.busbw_gbit_per_s, 8 * p.busbw_gbyte_per_s))
+    if (!agrees(p.algbw_gbit_per_s, gbit_from_gbyte(p.algbw_gbyte_per_s)) || !agrees(p.busbw_gbit_per_s, gbit_from_gbyte(p.busbw_gbyte_per_s)))
         throw insane_figure(fmt::format("{}: Gbit/s figures are not 8 × the GB/s ones", what_point(p)));
 }
 
@@ -216,10 +214,10 @@ collective_point assemble_collective_point(collective_op op, collective_algo alg
     p.time_min_s = slowest_per_iteration.front();
     p.time_p50_s = percentile_sorted(slowest_per_iteration, 0.5);
     p.time_max_s = slowest_per_iteration.back();
-    p.algbw_gbyte_per_s = algbw_bytes_per_s(size_bytes, p.time_s) / giga;
-    p.busbw_gbyte_per_s = busbw_bytes_per_s(op, ranks, size_bytes, p.time_s) / giga;
-    p.algbw_gbit_per_s = 8 * p.algbw_gbyte_per_s;
-    p.busbw_gbit_per_s = 8 * p.busbw_gbyte_per_s;
+    p.algbw_gbyte_per_s = gbyte_from_bytes_per_s(algbw_bytes_per_s(size_bytes, p.time_s));
+    p.busbw_gbyte_per_s = gbyte_from_bytes_per_s(busbw_bytes_per_s(op, ranks, size_bytes, p.time_s));
+    p.algbw_gbit_per_s = gbit_from_gbyte(p.algbw_gbyte_per_s);
+    p.busbw_gbit_per_s = gbit_from_gbyte(p.busbw_gbyte_per_s);
 
     for (const auto& rank : per_rank_iteration_s) p.rank_time_s.push_back(mean(rank));
     const auto [lo, hi] = std::minmax_element(p.rank_time_s.begin(), p.rank_time_s.end());

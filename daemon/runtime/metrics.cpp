@@ -1,6 +1,7 @@
 #include "daemon/runtime/metrics.hpp"
 
 #include "core/prometheus.hpp"
+#include "core/units.hpp"
 
 #include <cmath>
 #include <span>
@@ -25,7 +26,7 @@ void metrics_registry::record_collective(const core::collective_result& run) {
     for (const auto& point : run.points)  // ascending sizes per op: the largest of a class is written last
         if (std::isfinite(point.busbw_gbit_per_s) && point.busbw_gbit_per_s > 0)
             collective_busbw_bps_[{std::string(core::to_string(point.op)), std::string(core::to_string(point.algo)), point.ranks,
-                                   transport, size_class(point.size_bytes)}] = point.busbw_gbit_per_s * 1e9;
+                                   transport, size_class(point.size_bytes)}] = core::bit_per_s_from_gbit(point.busbw_gbit_per_s);
 }
 
 void metrics_registry::record_run(const core::run_result& run, std::chrono::system_clock::time_point finished) {
@@ -41,7 +42,7 @@ void metrics_registry::record_run(const core::run_result& run, std::chrono::syst
         if (point.test == core::test_kind::latency) {
             if (point.lat_ns && point.lat_ns->count > 0) latency_ns_[{peer, transport, point.size_bytes}] = *point.lat_ns;
         } else if (std::isfinite(point.gbit_per_s) && point.gbit_per_s > 0) {
-            bandwidth_bps_[{peer, transport, std::string(core::to_string(point.test)), point.size_bytes}] = point.gbit_per_s * 1e9;
+            bandwidth_bps_[{peer, transport, std::string(core::to_string(point.test)), point.size_bytes}] = core::bit_per_s_from_gbit(point.gbit_per_s);
         }
     }
 }
