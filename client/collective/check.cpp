@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/prometheus.hpp"
 #include "core/sizes.hpp"
+#include "core/units.hpp"
 
 #include <algorithm>
 #include <fmt/ranges.h>
@@ -167,7 +168,7 @@ std::string collective_check_textfile(const collective_verdict& v, double unix_s
                                                            {"ranks", std::to_string(p.ranks)},
                                                            {"size_bytes", std::to_string(p.size_bytes)}};
         if (p.busbw_gbyte_per_s > 0 && std::isfinite(p.busbw_gbyte_per_s))
-            e.add("meshperf_collective_check_busbw_bits_per_second", point_labels, p.busbw_gbit_per_s * 1e9);
+            e.add("meshperf_collective_check_busbw_bits_per_second", point_labels, core::bit_per_s_from_gbit(p.busbw_gbit_per_s));
         if (p.time_s > 0 && std::isfinite(p.time_s)) e.add("meshperf_collective_check_time_seconds", point_labels, p.time_s);
         if (p.wrong) e.add("meshperf_collective_check_wrong_elements", point_labels, static_cast<double>(*p.wrong));
     }
