@@ -2,12 +2,13 @@
 /// The coordinator of a collective run: the daemon that
 /// took `POST /v1/collectives`. It opens a peer session with every other rank and hands it the
 /// plan (frames in daemon/collective/wire.hpp), has every rank connect its data
-/// connections, runs its own rank of every size beside them, and assembles each size from
-/// every rank's timing (core::assemble_collective_point). A failure names the rank it is put
-/// on and the step; the sizes done before it are kept.
+/// connections, then measures every size with them (daemon/collective/size_loop.hpp: its own
+/// rank beside the others, each size assembled from every rank's timing). A failure names the
+/// rank it is put on and the step; the sizes done before it are kept.
 #include "core/collective/result.hpp"
+#include "daemon/collective/run_error.hpp"
 #include "daemon/runtime/context.hpp"
-#include "daemon/sweep/initiator.hpp"
+#include "daemon/session/session_protocol.hpp"
 
 #include <atomic>
 
@@ -19,14 +20,5 @@ namespace meshperf::daemon {
 /// other rank's, for the whole run.
 void execute_collective(daemon_context& ctx, core::collective_result& result, const event_sink& emit,
                         const std::atomic<bool>& cancel);
-
-/// A failed collective run: what() names the rank and the step where one can be named.
-class collective_run_error : public std::runtime_error {
-public:
-    collective_run_error(const std::string& what, std::optional<unsigned> rank, bool at_start)
-        : std::runtime_error(what), failed_rank(rank), failed_at_start(at_start) {}
-    std::optional<unsigned> failed_rank;
-    bool failed_at_start;
-};
 
 }  // namespace meshperf::daemon

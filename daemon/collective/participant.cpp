@@ -7,7 +7,6 @@
 #include "daemon/collective/mesh.hpp"
 #include "daemon/collective/rdma_steps.hpp"
 #include "daemon/collective/wire.hpp"
-#include "daemon/sweep/point_harness.hpp"
 #include "daemon/session/session_protocol.hpp"
 
 #include <fmt/format.h>

@@ -5,7 +5,7 @@
 
 #include "core/collective/reduce_ops.hpp"
 #include "daemon/session/frame_channel.hpp"
-#include "daemon/sweep/point_harness.hpp"
+#include "daemon/session/session_protocol.hpp"
 #include "transport/rdma/device_registration.hpp"
 #include "transport/rdma/endpoint.hpp"
 #include "transport/rdma/error.hpp"

@@ -2,7 +2,7 @@
 // mesh's sockets, woken by poll, reductions done as whole elements arrive.
 #include "core/collective/reduce_ops.hpp"
 #include "daemon/collective/step_runner.hpp"
-#include "daemon/sweep/point_harness.hpp"
+#include "daemon/session/session_protocol.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -2,7 +2,6 @@
 
 #include "core/utf8.hpp"
 #include "daemon/session/peer_upgrade.hpp"
-#include "daemon/sweep/point_harness.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "transport/http_client.hpp"
 

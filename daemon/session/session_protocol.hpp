@@ -1,17 +1,30 @@
 #pragma once
-/// Constants of the peer session, shared by the initiator and the responder. The protocol
-/// (frames, order of messages) is described in docs/architecture.md.
+/// Constants and rules of the peer session, shared by both of its uses (a sweep's initiator
+/// and responder, a collective's coordinator and ranks). The protocol (frames, order of
+/// messages) is described in docs/architecture.md.
 #include "core/placement.hpp"
 #include "core/run_spec.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace meshperf::daemon {
+
+/// Thrown when a run is cancelled (DELETE /v1/runs/{id}) between or inside points, a sweep's
+/// or a collective's.
+class run_cancelled : public std::runtime_error {
+public:
+    run_cancelled() : std::runtime_error("cancelled") {}
+};
+
+/// Receives a run's progress events ({"event": "point", ...}, "waiting", "started").
+using event_sink = std::function<void(const nlohmann::json&)>;
 
 /// Major version of the peer-session protocol. Daemons with the same major version work
 /// together; a different one is refused with a message naming both.

@@ -13,10 +13,6 @@
 
 namespace meshperf::daemon {
 
-/// Receives progress events ({"event": "point", ...}) as points complete.
-using event_sink = std::function<void(const nlohmann::json&)>;
-
-
 /// Measures one point.
 using point_measurer = std::function<core::point_result(const point_key&)>;
 

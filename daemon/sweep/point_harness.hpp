@@ -10,6 +10,7 @@
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/sweep/point_figures.hpp"
 #include "daemon/session/run_placement.hpp"
+#include "daemon/session/session_protocol.hpp"
 #include "transport/stream_thread.hpp"
 
 #include <atomic>
@@ -17,18 +18,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace meshperf::daemon {
-
-/// Thrown when a run is cancelled (DELETE /v1/runs/{id}) between or inside points.
-class run_cancelled : public std::runtime_error {
-public:
-    run_cancelled() : std::runtime_error("cancelled") {}
-};
 
 /// One point: what it measures and its 1-based index in the run.
 struct point_key {
