@@ -3,7 +3,7 @@
 /// server and by the HTTP fuzz target (tests/fuzz/http_request_fuzz.cpp), so the fuzzer
 /// parses requests under exactly the daemon's limits.
 #include "core/utf8.hpp"
-#include "daemon/api/http_server.hpp"
+#include "daemon/api/http_limits.hpp"
 
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>

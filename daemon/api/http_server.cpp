@@ -6,10 +6,11 @@
 #include "daemon/runtime/auth.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/api/http_request_limits.hpp"
+#include "daemon/api/local_copy_route.hpp"
 #include "daemon/runtime/log.hpp"
 #include "daemon/api/route_table.hpp"
 #include "daemon/runtime/peer_policy.hpp"
-#include "daemon/sweep/responder.hpp"
+#include "daemon/runs/peer_session.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "daemon/session/tls_session_stream.hpp"
 #include "transport/tls.hpp"
@@ -223,7 +224,7 @@ asio::awaitable<api_reply> local_copy_result(std::shared_ptr<local_copy_job> job
         timer.expires_after(std::chrono::milliseconds(50));
         co_await timer.async_wait(use_tuple);
     }
-    co_return job->reply();
+    co_return api_reply_of(job->reply());
 }
 
 /// Runs a route's blocking work, turning an escaped exception into a 500 and rendering the

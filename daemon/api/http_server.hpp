@@ -2,6 +2,7 @@
 /// The control plane: HTTP/1.1 on Boost.Beast with Asio C++20 coroutines, one coroutine per
 /// connection, on one I/O thread. Serves the JSON API, streams run events as NDJSON, and
 /// hands upgraded connections (peer sessions, data streams) to their threads.
+#include "daemon/api/http_limits.hpp"
 #include "daemon/runtime/context.hpp"
 #include "daemon/store/result_store.hpp"
 #include "daemon/runs/run_manager.hpp"
@@ -22,13 +23,6 @@ inline constexpr std::chrono::seconds event_stream_heartbeat{1};
 inline constexpr std::chrono::seconds event_stream_write_deadline{30};
 /// Threads that run the routes' blocking work (store queries, rendering stored results).
 inline constexpr int http_worker_threads = 2;
-
-/// Limits of the HTTP layer.
-struct http_limits {
-    std::size_t max_body_bytes = 64 * 1024;   ///< request bodies larger than this get 413
-    std::size_t max_header_bytes = 16 * 1024;
-    int idle_timeout_s = 30;                  ///< a connection that sends nothing is closed
-};
 
 /// Binds `listen` ("ADDR:PORT") and accepts connections on `io` until it stops. Returns the
 /// port it listens on. Throws std::system_error when the address cannot be bound ("bind

@@ -57,7 +57,7 @@ api_reply handle_local_copy(api_state& s, const std::string& body, std::shared_p
     std::string holder;
     job = local_copy_job::start(s.ctx.gate, fmt::format("copy sweep {} on cuda:{}", req.copies, req.device), std::move(sweep),
                                 cap, holder);
-    if (!job) return local_copy_busy_reply(holder);
+    if (!job) return api_reply_of(local_copy_busy_reply(holder));
     return {202, {{"started", true}}};  // placeholder: the answer is job->reply()
 }
 

@@ -16,6 +16,13 @@ namespace meshperf::daemon {
 /// core::spec_error naming the field, or saying the body is not JSON. Both builds.
 core::local_copy_spec read_local_copy_body(const std::string& body);
 
+/// A copy job's answer (daemon/runs/local_copy_job.hpp) as the API writes it: JSON.
+inline api_reply api_reply_of(const local_copy_reply& r) {
+    api_reply out{r.status, r.body};
+    out.retry_after_s = r.retry_after_s;
+    return out;
+}
+
 /// Checks the body (read_local_copy_body) and this node's GPUs, and starts the
 /// sweep. Answers at once, with `job` left null, when it cannot start:
 /// - 400 for a bad body (the message names the field) or a device this node does not have;

@@ -7,6 +7,12 @@
 #include <thread>
 
 namespace meshperf::daemon {
+namespace {
+
+/// {"error": message} with `status`, as the API's other errors (api_error).
+local_copy_reply copy_error(int status, const std::string& message) { return {status, {{"error", message}}}; }
+
+}  // namespace
 
 std::shared_ptr<local_copy_job> local_copy_job::start(measurement_gate& gate, const std::string& who, sweep_fn sweep,
                                                       std::chrono::milliseconds time_cap, std::string& holder) {
@@ -17,7 +23,7 @@ std::shared_ptr<local_copy_job> local_copy_job::start(measurement_gate& gate, co
     // it, and the thread ends by itself within the time cap. Should the thread not start,
     // the lease is destroyed with the lambda and the gate is free again.
     std::thread([job, lease = std::move(lease), who, sweep = std::move(sweep), time_cap]() mutable {
-        api_reply r;
+        local_copy_reply r;
         {
             std::stop_source cap;
             // Fires the cap unless the sweep ends first (destruction stops and joins it).
@@ -31,10 +37,10 @@ std::shared_ptr<local_copy_job> local_copy_job::start(measurement_gate& gate, co
             try {
                 r = {200, sweep(cap.get_token())};
             } catch (const std::exception& e) {
-                r = api_error(500, fmt::format("the copy sweep failed: {}", e.what()));
+                r = copy_error(500, fmt::format("the copy sweep failed: {}", e.what()));
                 log_warn("{} failed: {}", who, e.what());
             } catch (...) {
-                r = api_error(500, "the copy sweep failed with an unknown error");
+                r = copy_error(500, "the copy sweep failed with an unknown error");
             }
         }
         lease.release();
@@ -50,14 +56,14 @@ bool local_copy_job::done() const {
     return done_;
 }
 
-api_reply local_copy_job::reply() const {
+local_copy_reply local_copy_job::reply() const {
     std::lock_guard lock(m_);
-    if (!done_) return api_error(500, "the copy sweep is still running");
+    if (!done_) return copy_error(500, "the copy sweep is still running");
     return reply_;
 }
 
-api_reply local_copy_busy_reply(const std::string& holder) {
-    auto r = api_error(503, fmt::format("this meshperfd is measuring ({}): a copy sweep waits for the measurement to end; "
+local_copy_reply local_copy_busy_reply(const std::string& holder) {
+    auto r = copy_error(503, fmt::format("this meshperfd is measuring ({}): a copy sweep waits for the measurement to end; "
                                         "retry in {} s",
                                         holder, local_copy_busy_retry_after_s));
     r.body["retry_after_s"] = local_copy_busy_retry_after_s;

@@ -2,9 +2,9 @@
 /// A copy sweep of POST /v1/local running on its own thread (it lasts seconds to minutes, and
 /// the HTTP server has one I/O thread), holding the measurement gate so that no network
 /// measurement runs beside it, and stopped at a time cap. Knows nothing of GPUs: the sweep
-/// is a function (daemon/api/local_copy_route.cpp passes gpu::run_local_sweep).
-#include "daemon/api/api_routes.hpp"
-#include "daemon/runtime/stream_registry.hpp"
+/// is a function (daemon/api/local_copy_route.cpp passes gpu::run_local_sweep), and no HTTP:
+/// its answer is a local_copy_reply, which the API writes as it is.
+#include "daemon/runtime/measurement_gate.hpp"
 
 #include <chrono>
 #include <functional>
@@ -21,6 +21,13 @@ namespace meshperf::daemon {
 inline constexpr std::chrono::seconds local_copy_time_cap{600};
 /// Seconds a client is told to wait (Retry-After) when the daemon is measuring.
 inline constexpr int local_copy_busy_retry_after_s = 5;
+
+/// The answer to POST /v1/local: a status, a JSON body, and a Retry-After when positive.
+struct local_copy_reply {
+    int status = 200;
+    nlohmann::json body;
+    int retry_after_s = 0;  ///< > 0: sent as a Retry-After header (503 busy)
+};
 
 class local_copy_job {
 public:
@@ -39,16 +46,16 @@ public:
     bool done() const;
     /// 200 with the sweep's document, or 500 {"error": "the copy sweep failed: ..."}. Valid
     /// once done(); before, a 500 saying it is still running. Any thread.
-    api_reply reply() const;
+    local_copy_reply reply() const;
 
 private:
     mutable std::mutex m_;
     bool done_ = false;
-    api_reply reply_;
+    local_copy_reply reply_;
 };
 
 /// The 503 for a busy daemon: {"error": "this meshperfd is measuring (HOLDER): ...",
 /// "retry_after_s": N} with Retry-After: N.
-api_reply local_copy_busy_reply(const std::string& holder);
+local_copy_reply local_copy_busy_reply(const std::string& holder);
 
 }  // namespace meshperf::daemon

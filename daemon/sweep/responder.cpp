@@ -3,7 +3,6 @@
 #include "core/error.hpp"
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/runtime/log.hpp"
-#include "daemon/collective/participant.hpp"
 #include "daemon/sweep/point_harness.hpp"
 #include "daemon/sweep/rdma_points.hpp"
 #include "daemon/session/run_placement.hpp"
@@ -18,13 +17,9 @@ namespace {
 using transport::clock;
 using nlohmann::json;
 
-std::string frame_name(core::frame_type t) { return core::frame_type_name(static_cast<std::uint16_t>(t)); }
+}  // namespace
 
-/// The hello, checked against this daemon's limits, then every point until bye.
-void serve_run(daemon_context& ctx, frame_channel& ch) {
-    const auto hello = ch.receive(clock::now() + handshake_timeout);
-    if (hello.type != core::frame_type::hello) throw session_error("the session did not start with a hello");
-    if (is_collective_hello(hello.body)) return serve_collective(ctx, ch, hello);
+void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& hello) {
     core::run_spec spec;
     try {
         spec = core::run_spec_from_json(hello.body.at("spec"), ctx.limits);
@@ -81,28 +76,10 @@ void serve_run(daemon_context& ctx, frame_channel& ch) {
             last_heard = clock::now();
         } else if (m->type != core::frame_type::point_stop && m->type != core::frame_type::heartbeat) {
             // A stop or a heartbeat that crossed a point's natural end is fine.
-            throw session_error(fmt::format("unexpected {} between points", frame_name(m->type)));
+            throw session_error(fmt::format("unexpected {} between points",
+                                            core::frame_type_name(static_cast<std::uint16_t>(m->type))));
         }
     }
-}
-
-}  // namespace
-
-void serve_session(daemon_context& ctx, frame_channel ch, measurement_gate::lease lease) {
-    const std::string who = ch.peer_name();
-    try {
-        guard_session_socket(ch.fd());
-        serve_run(ctx, ch);
-        log_info("session {}: finished", who);
-    } catch (const std::exception& e) {
-        log_warn("session {}: {}", who, e.what());
-        try {
-            ch.send(core::frame_type::error, {{"message", fmt::format("peer {}: {}", ctx.host.address, e.what())}},
-                    clock::now() + std::chrono::seconds(1));
-        } catch (...) {
-        }
-    }
-    lease.release();
 }
 
 }  // namespace meshperf::daemon

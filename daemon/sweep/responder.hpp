@@ -1,14 +1,15 @@
 #pragma once
-/// The peer side of a run: serves one peer session on its own thread, measuring each point
-/// the initiator asks for through the point harness and the run's transport.
+/// The peer side of a sweep: serves a peer session whose hello asks for a pairwise run,
+/// measuring each point the initiator asks for through the point harness and the run's
+/// transport. The session thread (daemon/runs/peer_session.hpp) reads the hello and calls it.
 #include "daemon/runtime/context.hpp"
 #include "daemon/session/frame_channel.hpp"
 
 namespace meshperf::daemon {
 
-/// Serves the session until bye, an error, or silence; never throws. Errors are sent to
-/// the initiator as an error frame (when the channel still works) and logged. `lease`: the
-/// measurement gate, taken for this session by the HTTP layer; freed when the session ends.
-void serve_session(daemon_context& ctx, frame_channel ch, measurement_gate::lease lease);
+/// Serves the sweep that `hello` starts: the spec checked against this daemon's limits,
+/// hello_ok, then every point until bye. Throws session_error (the caller sends it to the
+/// initiator) for a spec this daemon refuses, a broken session, or silence.
+void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& hello);
 
 }  // namespace meshperf::daemon
