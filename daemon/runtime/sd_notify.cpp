@@ -1,33 +1,19 @@
 #include "daemon/runtime/sd_notify.hpp"
 
+#include "transport/unix_datagram.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 namespace meshperf::daemon::sd {
 namespace {
 
 std::error_code errno_code(int err) { return {err, std::generic_category()}; }
-
-// Builds the destination address from $NOTIFY_SOCKET: an absolute path, or "@name" for
-// a socket in the abstract namespace. Returns the address length, 0 when unusable.
-socklen_t notify_address(const char* env, sockaddr_un& addr) noexcept {
-    std::memset(&addr, 0, sizeof addr);
-    addr.sun_family = AF_UNIX;
-    const std::size_t len = std::strlen(env);
-    if (len < 2 || (env[0] != '/' && env[0] != '@')) return 0;  // vsock: (systemd 254+) unsupported
-    if (len > sizeof addr.sun_path - (env[0] == '/' ? 1 : 0)) return 0;
-    std::memcpy(addr.sun_path, env, len);
-    if (env[0] == '@') addr.sun_path[0] = '\0';  // abstract: the name is the bytes after the NUL
-    return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len);
-}
 
 bool parse_decimal(const char* text, unsigned long long& out) noexcept {
     if (!text || !*text) return false;
@@ -41,22 +27,7 @@ bool parse_decimal(const char* text, unsigned long long& out) noexcept {
 notify_result notify(std::string_view state) noexcept {
     const char* env = std::getenv("NOTIFY_SOCKET");
     if (!env || !*env) return {};
-    sockaddr_un addr;
-    const socklen_t addr_len = notify_address(env, addr);
-    if (addr_len == 0) return {false, errno_code(EAFNOSUPPORT)};
-
-    const int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return {false, errno_code(errno)};
-    ssize_t n;
-    do {
-        n = ::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL,
-                     reinterpret_cast<const sockaddr*>(&addr), addr_len);
-    } while (n < 0 && errno == EINTR);
-    const int err = n < 0 ? errno : 0;
-    ::close(fd);
-    if (err) return {false, errno_code(err)};
-    // A datagram is sent whole or not at all; a short count would mean a broken kernel.
-    if (static_cast<std::size_t>(n) != state.size()) return {false, errno_code(EMSGSIZE)};
+    if (const auto err = transport::send_unix_datagram(env, state)) return {false, err};
     return {true, {}};
 }
 

@@ -4,10 +4,11 @@
 ///
 /// Why not libsystemd's sd_notify(): the protocol is one AF_UNIX datagram of
 /// newline-separated KEY=VALUE assignments, documented as a stable interface (sd_notify(3),
-/// "Notes"), and this file is the whole implementation. Speaking it ourselves gives one code
-/// path whether or not libsystemd is installed, keeps these helpers free of link
-/// dependencies (the unit tests use them against a real socket), and lets status text be
-/// sanitised before it is sent. MESHPERF_HAVE_SYSTEMD is therefore not needed here.
+/// "Notes"), and this file (with transport/unix_datagram, which sends the datagram) is the
+/// whole implementation. Speaking it ourselves gives one code path whether or not
+/// libsystemd is installed, keeps these helpers free of link dependencies (the unit tests
+/// use them against a real socket), and lets status text be sanitised before it is sent.
+/// MESHPERF_HAVE_SYSTEMD is therefore not needed here.
 ///
 /// Every function is safe to call when the daemon does not run under systemd: without
 /// $NOTIFY_SOCKET nothing is sent and the result says so. None of them throws. They read
