@@ -1,6 +1,6 @@
 #pragma once
-/// The RDMA side of peer sessions. Built from rdma_session.cpp where libibverbs is found,
-/// else from rdma_session_unavailable.cpp, which says so; nothing else in the daemon knows
+/// The RDMA side of peer sessions. Built from rdma_points.cpp where libibverbs is found,
+/// else from rdma_points_unavailable.cpp, which says so; nothing else in the daemon knows
 /// whether RDMA is compiled in.
 #include "core/result.hpp"
 #include "daemon/runtime/context.hpp"
