@@ -1,7 +1,10 @@
 #include "client/collective/check.hpp"
 #include "core/figure_text.hpp"
 
+#include "client/collective/run.hpp"
 #include "client/support/daemon_client.hpp"
+#include "client/support/nagios_check.hpp"
+#include "client/support/result_files.hpp"
 #include "core/error.hpp"
 #include "core/prometheus.hpp"
 #include "core/sizes.hpp"
@@ -9,6 +12,8 @@
 
 #include <algorithm>
 #include <fmt/ranges.h>
+#include <mutex>
+#include <tuple>
 
 #include <cmath>
 #include <fmt/format.h>
@@ -205,6 +210,82 @@ core::collective_spec collective_check_spec(collective_options o, const option_g
     o.verify = true;
     auto built = build_collective_spec(o, given);
     return std::move(built.spec);
+}
+
+namespace {
+
+/// The limits of check --collective: --min-busbw, and the busbw of --baseline FILE's point of
+/// the same op, algorithm, ranks and size. Throws client_error (usage) or core::spec_error.
+collective_limits collective_check_limits(const collective_check_options& o, const core::collective_spec& spec) {
+    collective_limits limits;
+    if (o.min_busbw) {
+        if (!(*o.min_busbw > 0 && std::isfinite(*o.min_busbw)))
+            throw client_error(exit_usage, fmt::format("--min-busbw {}: give the least busbw in GB/s, a number > 0", *o.min_busbw));
+        limits.min_busbw = o.min_busbw;
+    }
+    if (!o.baseline.empty()) {
+        if (o.baseline == "stored")
+            throw client_error(exit_usage, "--collective: --baseline stored is for a path; give a collective result file "
+                                           "(meshperf collective --format json -o FILE)");
+        core::validate_fractions(o.warn, o.crit);
+        std::tie(limits.baseline_busbw, limits.baseline_source) = collective_baseline(read_json_file(o.baseline), o.baseline, spec);
+        limits.warn = o.warn;
+        limits.crit = o.crit;
+    }
+    if (!limits.min_busbw && !limits.baseline_busbw)
+        throw client_error(exit_usage, "--collective needs --min-busbw X (the least busbw in GB/s) and/or --baseline FILE "
+                                       "(a collective result)");
+    return limits;
+}
+
+}  // namespace
+
+int run_collective_check(const collective_check_options& o, const std::string& token_file, const transport::tls_files& tls) {
+    std::mutex m;
+    bool reported = false;
+    const auto report = [&](const collective_verdict& v) {
+        std::lock_guard lock(m);
+        bool written = true;
+        if (!reported) {
+            const auto text = render_collective_check(v, o.format);
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            std::fflush(stdout);
+            written = write_textfile(o.prom_file, [&](double now) { return collective_check_textfile(v, now); });
+        }
+        reported = true;
+        return core::exit_code(written ? v.state : core::check_state::unknown);
+    };
+    // Of the options build_collective_spec asks about, check has --algo only.
+    const auto given = [&](std::string_view name) { return name == "--algo" && o.algo_given; };
+    collective_check_labels labels{o.collective.ops, "", o.collective.transport, o.collective.memory};  // until the spec is built
+    core::collective_spec spec;
+    collective_limits limits;
+    credentials creds;
+    try {
+        if (!o.peer.empty()) throw client_error(exit_usage, "--collective takes --hosts, not a peer");
+        if (!o.hosts_given) throw client_error(exit_usage, "--collective needs --hosts FILE or a comma list of the daemons");
+        check_timeout(o.timeout_s);
+        if (const auto bad = prom_file_problem(o.prom_file); !bad.empty()) throw client_error(exit_usage, bad);
+        spec = collective_check_spec(o.collective, given);
+        labels = collective_check_labels_of(spec);
+        limits = collective_check_limits(o, spec);
+        creds = client_credentials(token_file, tls);
+    } catch (const std::exception& e) {  // client_error, and core::spec_error of check_timeout and the baseline
+        return report(unknown_collective(labels, fmt::format("bad options: {}", e.what())));
+    }
+    return run_with_deadline(
+        o.timeout_s,
+        [&] {
+            try {
+                const auto out = run_collective(spec, creds, {});
+                return report(judge_collective(out.run, limits));
+            } catch (const std::exception& e) {
+                return report(unknown_collective(labels, e.what()));
+            }
+        },
+        [&] {
+            return report(unknown_collective(labels, fmt::format("no verdict within --timeout {} s (a daemon hung?)", o.timeout_s)));
+        });
 }
 
 }  // namespace meshperf::client

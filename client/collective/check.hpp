@@ -5,12 +5,14 @@
 /// the size is below --min-busbw (GB/s, nccl-tests' unit), below --crit × the baseline's
 /// busbw, or when a rank counted wrong elements; WARNING below --warn × the baseline's;
 /// UNKNOWN when the check could not be made (bad options, a host unreachable, the run
-/// failed). The verdict can also go to a node_exporter textfile (--prom-file). Pure verdicts
-/// here; the command is in check_command.cpp.
+/// failed). The verdict can also go to a node_exporter textfile (--prom-file). Everything
+/// about judging a collective is here: the verdicts (pure, tested alone) and the check's run;
+/// client/commands/check.cpp only parses the command line and calls run_collective_check.
 #include "client/collective/spec_options.hpp"
 #include "client/support/output_format.hpp"
 #include "core/check.hpp"
 #include "core/collective/result.hpp"
+#include "transport/tls.hpp"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -92,5 +94,26 @@ std::string render_collective_check(const collective_verdict&, output_format for
 /// short, and every rank verifies (so that corruption is CRITICAL). Throws client_error
 /// (exit_usage) as build_collective_spec does, and for more than one op or size.
 core::collective_spec collective_check_spec(collective_options o, const option_given& given);
+
+/// `check --collective` as the command line gave it.
+struct collective_check_options {
+    collective_options collective;   ///< --collective OP, --hosts, --size, --algo, --memory, --transport
+    bool hosts_given = false;        ///< --hosts was on the command line
+    bool algo_given = false;         ///< --algo was on the command line
+    std::string peer;                ///< a peer given as well (refused: --hosts names the daemons)
+    std::optional<double> min_busbw; ///< --min-busbw, when given
+    std::string baseline;            ///< --baseline FILE: a collective result
+    double warn = 0.9, crit = 0.75;  ///< --warn, --crit: fractions of the baseline's busbw
+    std::string prom_file;           ///< --prom-file: also write a node_exporter textfile
+    output_format format = output_format::nagios;
+    double timeout_s = 120;          ///< --timeout: UNKNOWN after this many seconds
+};
+
+/// check --collective: checks the options, runs one short collective (collective_check_spec)
+/// through its coordinator with the credentials of `token_file` and `tls`, judges it
+/// against --min-busbw and/or --baseline, prints the verdict once (and writes --prom-file),
+/// and returns its exit code. Bad options, a failed run and a run that outlasts --timeout are
+/// UNKNOWN verdicts (3), as is a --prom-file that could not be written after an OK.
+int run_collective_check(const collective_check_options& o, const std::string& token_file, const transport::tls_files& tls);
 
 }  // namespace meshperf::client

@@ -1,32 +1,20 @@
 #include "client/commands/check.hpp"
 
 #include "client/collective/check.hpp"
-#include "client/collective/run.hpp"
 #include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
-#include "client/support/result_files.hpp"
+#include "client/support/nagios_check.hpp"
 #include "client/support/short_runs.hpp"
 #include "core/check_figures.hpp"
 #include "core/error.hpp"
 #include "core/prometheus.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <cmath>
-#include <cstring>
-#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <memory>
 #include <mutex>
-#include <sys/stat.h>
-#include <thread>
-#include <tuple>
-#include <unistd.h>
 
 namespace meshperf::client {
 
@@ -35,41 +23,6 @@ using nlohmann::json;
 std::string render_check(const core::check_result& r, output_format format) {
     return render(format, {.json = [&] { return core::to_json(r).dump(2) + "\n"; },
                            .nagios = [&] { return core::nagios_output(r) + "\n"; }});
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    // Not ending in .prom, so the collector ignores it while it is being written.
-    std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-    const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) throw client_error(exit_run_failed, fmt::format("cannot create a temporary file in {}: {}", dir.string(), std::strerror(errno)));
-    auto fail = [&](const char* step) {
-        const int err = errno;
-        ::close(fd);
-        ::unlink(tmpl.c_str());
-        throw client_error(exit_run_failed, fmt::format("cannot write {}: {} failed: {}", path, step, std::strerror(err)));
-    };
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const auto n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) fail("write");
-        done += static_cast<std::size_t>(n);
-    }
-    if (::fchmod(fd, 0644) != 0) fail("chmod");
-    if (::fsync(fd) != 0) fail("fsync");
-    if (::close(fd) != 0) {
-        const int err = errno;
-        ::unlink(tmpl.c_str());
-        throw client_error(exit_run_failed, fmt::format("cannot write {}: close failed: {}", path, std::strerror(err)));
-    }
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        ::unlink(tmpl.c_str());
-        throw client_error(exit_run_failed, fmt::format("cannot rename {} to {}: {}", tmpl, path, std::strerror(err)));
-    }
 }
 
 int check_parse_failure(CLI::App& app, const CLI::ParseError& e, const std::string& hint) {
@@ -90,16 +43,6 @@ int check_parse_failure(CLI::App& app, const CLI::ParseError& e, const std::stri
 
 namespace {
 
-/// The longest --timeout: a day. Longer (or inf) would overflow the watchdog's clock.
-constexpr double max_check_timeout_s = 86400;
-
-/// Throws core::spec_error unless 0 < --timeout <= max_check_timeout_s.
-void check_timeout(double timeout_s) {
-    if (!(timeout_s > 0 && timeout_s <= max_check_timeout_s))
-        throw core::spec_error(
-            fmt::format("--timeout {} is out of range: give 0 < seconds <= {}", timeout_s, max_check_timeout_s));
-}
-
 struct check_options {
     std::string peer;
     std::string initiator = "localhost:7470";
@@ -110,41 +53,26 @@ struct check_options {
     std::string prom_file;
     output_format format = output_format::nagios;
     double timeout_s = 120;
-    collective_options collective;  ///< --collective OP --hosts ... (check_collective.hpp)
+    collective_options collective;  ///< --collective OP --hosts ... (client/collective/check.hpp)
     double min_busbw = 0;
 };
 
-/// Why --prom-file PATH cannot be written ("" when it can, or is not given): its folder
-/// must exist and be writable, checked before anything is measured.
-std::string prom_file_problem(const std::string& path) {
-    if (path.empty()) return {};
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec))
-        return fmt::format("--prom-file {}: the folder {} does not exist (create it, or give a path in node_exporter's "
-                           "textfile folder)",
-                           path, dir.string());
-    if (::access(dir.c_str(), W_OK | X_OK) != 0)
-        return fmt::format("--prom-file {}: cannot write in {}: {}", path, dir.string(), std::strerror(errno));
-    return {};
-}
-
-/// Writes a node_exporter textfile made by `text(now)` to `path` (nothing when empty).
-/// Returns false after saying on stderr why it failed: the check then exits UNKNOWN (3),
-/// since the monitoring that reads the file would see a stale verdict.
-template <class MakeText>
-bool write_textfile(const std::string& path, MakeText text) {
-    if (path.empty()) return true;
-    try {
-        const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        write_file_atomically(path, text(now));
-        return true;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "meshperf: --prom-file: %s\n", e.what());
-        return false;
-    }
+/// The options of check --collective, as the command line gave them.
+collective_check_options collective_check_options_of(const check_options& o, const CLI::App& cmd) {
+    collective_check_options c;
+    c.collective = o.collective;
+    c.collective.transport = o.test.transport;
+    c.hosts_given = cmd.count("--hosts") > 0;
+    c.algo_given = cmd.count("--algo") > 0;
+    c.peer = o.peer;
+    if (cmd.count("--min-busbw")) c.min_busbw = o.min_busbw;
+    c.baseline = o.baseline;
+    c.warn = o.warn;
+    c.crit = o.crit;
+    c.prom_file = o.prom_file;
+    c.format = o.format;
+    c.timeout_s = o.timeout_s;
+    return c;
 }
 
 /// Prints the verdict, writes the textfile, returns the exit code. Shared by the normal
@@ -174,102 +102,6 @@ private:
     output_format format_;
     std::string prom_file_;
 };
-
-/// Runs `work` and returns its exit code; when it has not returned within `timeout_s`,
-/// `on_timeout` reports UNKNOWN from another thread and the process exits with its code. A
-/// health check must answer: a hung daemon or peer is UNKNOWN after --timeout.
-int run_with_deadline(double timeout_s, const std::function<int()>& work, const std::function<int()>& on_timeout) {
-    std::mutex m;
-    std::condition_variable cv;
-    bool finished = false;
-    std::thread watchdog([&] {
-        std::unique_lock lock(m);
-        const auto limit = std::chrono::duration<double>(timeout_s);
-        if (cv.wait_for(lock, limit, [&] { return finished; })) return;
-        std::_Exit(on_timeout());
-    });
-    const int rc = work();
-    {
-        std::lock_guard lock(m);
-        finished = true;
-    }
-    cv.notify_all();
-    watchdog.join();
-    return rc;
-}
-
-/// The limits of check --collective: --min-busbw, and the busbw of --baseline FILE's point of
-/// the same op, algorithm, ranks and size. Throws client_error (usage) or core::spec_error.
-collective_limits collective_check_limits(const check_options& o, const CLI::App& cmd, const core::collective_spec& spec) {
-    collective_limits limits;
-    if (cmd.count("--min-busbw")) {
-        if (!(o.min_busbw > 0 && std::isfinite(o.min_busbw)))
-            throw client_error(exit_usage, fmt::format("--min-busbw {}: give the least busbw in GB/s, a number > 0", o.min_busbw));
-        limits.min_busbw = o.min_busbw;
-    }
-    if (!o.baseline.empty()) {
-        if (o.baseline == "stored")
-            throw client_error(exit_usage, "--collective: --baseline stored is for a path; give a collective result file "
-                                           "(meshperf collective --format json -o FILE)");
-        core::validate_fractions(o.warn, o.crit);
-        std::tie(limits.baseline_busbw, limits.baseline_source) = collective_baseline(read_json_file(o.baseline), o.baseline, spec);
-        limits.warn = o.warn;
-        limits.crit = o.crit;
-    }
-    if (!limits.min_busbw && !limits.baseline_busbw)
-        throw client_error(exit_usage, "--collective needs --min-busbw X (the least busbw in GB/s) and/or --baseline FILE "
-                                       "(a collective result)");
-    return limits;
-}
-
-/// check --collective: one short collective, judged (client/collective/check.hpp).
-int run_collective_check(const check_options& o, const CLI::App& cmd, const common_options& common) {
-    std::mutex m;
-    bool reported = false;
-    const auto report = [&](const collective_verdict& v) {
-        std::lock_guard lock(m);
-        bool written = true;
-        if (!reported) {
-            const auto text = render_collective_check(v, o.format);
-            std::fwrite(text.data(), 1, text.size(), stdout);
-            std::fflush(stdout);
-            written = write_textfile(o.prom_file, [&](double now) { return collective_check_textfile(v, now); });
-        }
-        reported = true;
-        return core::exit_code(written ? v.state : core::check_state::unknown);
-    };
-    // Of the options build_collective_spec asks about, check has --algo only.
-    const auto given = [&](std::string_view name) { return name == "--algo" && cmd.count("--algo") > 0; };
-    collective_check_labels labels{o.collective.ops, "", o.collective.transport, o.collective.memory};  // until the spec is built
-    core::collective_spec spec;
-    collective_limits limits;
-    credentials creds;
-    try {
-        if (!o.peer.empty()) throw client_error(exit_usage, "--collective takes --hosts, not a peer");
-        if (!cmd.count("--hosts")) throw client_error(exit_usage, "--collective needs --hosts FILE or a comma list of the daemons");
-        check_timeout(o.timeout_s);
-        if (const auto bad = prom_file_problem(o.prom_file); !bad.empty()) throw client_error(exit_usage, bad);
-        spec = collective_check_spec(o.collective, given);
-        labels = collective_check_labels_of(spec);
-        limits = collective_check_limits(o, cmd, spec);
-        creds = client_credentials(common.token_file, common.tls);
-    } catch (const std::exception& e) {  // client_error, and core::spec_error of check_timeout and the baseline
-        return report(unknown_collective(labels, fmt::format("bad options: {}", e.what())));
-    }
-    return run_with_deadline(
-        o.timeout_s,
-        [&] {
-            try {
-                const auto out = run_collective(spec, creds, {});
-                return report(judge_collective(out.run, limits));
-            } catch (const std::exception& e) {
-                return report(unknown_collective(labels, e.what()));
-            }
-        },
-        [&] {
-            return report(unknown_collective(labels, fmt::format("no verdict within --timeout {} s (a daemon hung?)", o.timeout_s)));
-        });
-}
 
 /// Baseline figures from --baseline FILE or --baseline stored.
 std::vector<core::check_figure> load_baseline(const check_options& o, const std::string& peer, const daemon_client& initiator) {
@@ -361,10 +193,8 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--algo", c.algo, "--collective: ring, tree or direct (default: the op's own)");
     cmd->add_option("--memory", c.memory, "--collective: host or cuda:N")->capture_default_str();
     return [o, cmd, &common]() -> int {
-        if (cmd->count("--collective")) {
-            o->collective.transport = o->test.transport;
-            return run_collective_check(*o, *cmd, common);
-        }
+        if (cmd->count("--collective"))
+            return run_collective_check(collective_check_options_of(*o, *cmd), common.token_file, common.tls);
         core::check_target target{o->peer, o->test.transport, cmd->count("--initiator") ? o->initiator : ""};
         auto reporter = std::make_shared<check_reporter>(o->format, o->prom_file);
         if (o->peer.empty())

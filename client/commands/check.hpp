@@ -16,13 +16,6 @@ namespace meshperf::client {
 /// another throws std::logic_error.
 std::string render_check(const core::check_result& r, output_format format);
 
-/// Writes `text` to `path` atomically for node_exporter's textfile collector: a temporary
-/// file in the same directory (so the rename cannot cross filesystems), written, flushed
-/// to disk, made world-readable (0644), then renamed over `path`. The collector never reads
-/// a half-written file. Throws client_error naming the step that failed; no temporary file
-/// is left behind.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 /// For main(): when a command-line parse error belongs to `check`, prints the CLI's message
 /// on stderr and an UNKNOWN line on stdout, and returns 3 (0 for --help); otherwise
 /// returns -1 and main() handles the error as for any command. Monitoring systems read

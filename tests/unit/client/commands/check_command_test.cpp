@@ -115,22 +115,6 @@ TEST_CASE("check command: many figures give a short first line and the details a
     CHECK(doc["output"] == text.substr(0, text.size() - 1));
 }
 
-TEST_CASE("check command: the textfile is replaced atomically and left readable") {
-    const auto dir = scratch_dir();
-    const auto path = (dir / "meshperf.prom").string();
-    client::write_file_atomically(path, "first\n");
-    client::write_file_atomically(path, "second\n");
-    std::ifstream in(path);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CHECK(text == "second\n");
-    struct stat st{};
-    REQUIRE(::stat(path.c_str(), &st) == 0);
-    CHECK((st.st_mode & 0777) == 0644);
-    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);  // no temporary left
-    CHECK_THROWS_AS(client::write_file_atomically((dir / "missing" / "x.prom").string(), "x"), client::client_error);
-    fs::remove_all(dir);
-}
-
 TEST_CASE("check command: parse errors of check are UNKNOWN (3), of other commands not") {
     CLI::App app;
     app.require_subcommand(1);
