@@ -15,8 +15,9 @@
 ///   the measured figures (the daemon's flow figures, the result checks, collective
 ///   results, copy sweeps) and the curves plotted against them;
 /// - the names ending in `_by_factor` multiply by 8e-9 or 1e-9 (and divide by 8e-9 to come
-///   back): the α–β model's β, the predictions made from it, and the rate the model reads
-///   from its samples.
+///   back): the α–β model's β, the predictions made from it, the rate the model reads
+///   from its samples, and the block means of a flow's precision
+///   (flow_tracker::block_gbit_per_s, the `block_values` of a bandwidth point).
 ///
 /// Moving a caller from one form to the other changes its outputs; a new caller takes the
 /// plain form. Where the order of operations is said (bytes × 8 / seconds / 10^9), it is
