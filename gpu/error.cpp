@@ -1,7 +1,7 @@
 #include "gpu/error.hpp"
 
 #include "gpu/detail/driver_api.hpp"
-#include "gpu/status.hpp"
+#include "gpu/availability.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>

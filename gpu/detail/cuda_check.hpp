@@ -28,7 +28,8 @@ inline void check(cudaError_t e, Describe describe) {
     check(e, describe());
 }
 
-/// Makes device current for the calling thread; throws naming the device.
+/// Makes device current for the calling thread after require_device (gpu/status.hpp);
+/// throws naming the device. Defined in status.cpp, beside require_device.
 void set_device(int device);
 
 }  // namespace meshperf::gpu::detail
