@@ -2,7 +2,7 @@
 /// SVG heatmap of a cluster matrix: one cell per directed link (row sends, column
 /// receives), coloured by bandwidth or latency on the viridis scale (perceptually uniform,
 /// colour-blind safe), bad links outlined and flagged, unreachable links crossed out,
-/// suspect hosts named. Pure string output, same conventions as svg_plot.hpp (no
+/// suspect hosts named. Pure string output, same conventions as svg.hpp (no
 /// <style>, no ids: safe to inline several in one HTML page).
 #include "analysis/outliers.hpp"
 
