@@ -5,7 +5,7 @@
 #include "daemon/runtime/log.hpp"
 #include "daemon/runtime/peer_policy.hpp"
 #include "daemon/collective/mesh.hpp"
-#include "daemon/collective/rdma_steps.hpp"
+#include "daemon/collective/rdma_links.hpp"
 #include "daemon/collective/size_loop.hpp"
 #include "daemon/collective/wire.hpp"
 #include "daemon/session/session_opening.hpp"

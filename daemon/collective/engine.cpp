@@ -1,7 +1,8 @@
 #include "daemon/collective/engine.hpp"
 
 #include "core/collective/result.hpp"
-#include "daemon/collective/step_runner.hpp"
+#include "daemon/collective/rdma_links.hpp"
+#include "transport/mesh/step_runner.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -12,8 +13,21 @@ namespace meshperf::daemon {
 namespace {
 
 using transport::clock;
+using device_memory = transport::mesh::device_memory;
 
 double seconds_between(clock::time_point a, clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+/// The largest sum of a step's reducing receives: where they land before they are added.
+std::size_t step_scratch_bytes(const core::collective_plan& plan) {
+    std::size_t scratch = 0;
+    for (const auto& s : plan.steps) {
+        std::size_t step_bytes = 0;
+        for (const auto& t : s.recvs)
+            if (t.reduce) step_bytes += t.range.count * plan.element_bytes;
+        scratch = std::max(scratch, step_bytes);
+    }
+    return scratch;
+}
 
 /// One rank's buffers and runners for one size.
 class size_runner {
@@ -24,7 +38,7 @@ public:
           recv_(plan.recv_elements * plan.element_bytes), direct_(mesh.rdma && options.device_memory),
           barrier_(core::dissemination_barrier(plan.ranks, plan.rank)) {
         // GPUDirect sums each piece straight from its receive slot: no scratch.
-        if (!direct_) scratch_.resize(scratch_bytes(plan));
+        if (!direct_) scratch_.resize(step_scratch_bytes(plan));
         if (options.device_memory) {
             try {
                 dev_ = options.device_memory(send_.size(), recv_.size(), scratch_.size());
@@ -33,9 +47,9 @@ public:
                                        std::nullopt);
             }
         }
-        if (direct_) runner_ = make_rdma_step_runner(mesh, cancel, plan.element, {}, dev_.get());
-        else if (mesh.rdma) runner_ = make_rdma_step_runner(mesh, cancel, plan.element, {send_, recv_}, nullptr);
-        else runner_ = make_tcp_step_runner(mesh, cancel, plan.element);
+        if (direct_) runner_ = open_rdma_step_runner(mesh, cancel, plan.element, {}, dev_.get());
+        else if (mesh.rdma) runner_ = open_rdma_step_runner(mesh, cancel, plan.element, {send_, recv_}, nullptr);
+        else runner_ = transport::mesh::make_tcp_step_runner(mesh, cancel, plan.element);
         refill();
     }
 
@@ -44,12 +58,10 @@ public:
         where.part = "barrier round";
         std::byte flag{static_cast<unsigned char>(stop ? 1 : 0)}, got{0};
         for (std::size_t k = 0; k < barrier_.size(); ++k) {
-            auto& to = runner_->with(barrier_[k].to);
-            to.send = {&flag, 1, 0, nullptr, 0, {}};
-            auto& from = runner_->with(barrier_[k].from);
-            from.recv = {&got, 1, 0, nullptr, 0, {}};
+            with(barrier_[k].to).send = {&flag, 1, 0, nullptr, 0, {}};
+            with(barrier_[k].from).recv = {&got, 1, 0, nullptr, 0, {}};
             where.index = k + 1;
-            runner_->run(where, limit);
+            run(where, limit);
             flag |= got;
         }
         return flag != std::byte{0};
@@ -67,7 +79,7 @@ public:
     /// One iteration of the plan. With `arrivals`, when each receive completed (seconds into
     /// the iteration, by peer) goes there.
     iteration iterate(step_label where, std::vector<std::pair<unsigned, double>>* arrivals = nullptr) {
-        using region = collective_device_memory::region;
+        using region = device_memory::region;
         where.count = plan_.steps.size();
         const auto w = plan_.element_bytes;
         const region out_region = plan_.in_place() ? region::send : region::recv;
@@ -88,11 +100,11 @@ public:
                 const auto at = t.range.first * w, n = t.range.count * w;
                 if (dev_ && !direct_) on_device("staging a send", [&] { dev_->download(in + at, region::send, at, n); });
                 if (options_.corrupt && n) corrupt(in + at + w - 1);
-                runner_->with(t.peer).send = {in + at, n, 0, nullptr, 0, {}};
+                with(t.peer).send = {in + at, n, 0, nullptr, 0, {}};
             }
             std::size_t scratch_at = 0;
             for (const auto& t : step.recvs) {
-                auto& m = runner_->with(t.peer).recv;
+                auto& m = with(t.peer).recv;
                 const auto at = t.range.first * w, n = t.range.count * w;
                 if (t.reduce && direct_) {
                     m = {out + at, n, 0, out + at, 0, {}};  // each piece summed from its slot on the device
@@ -105,7 +117,7 @@ public:
                 }
             }
             where.index = s + 1;
-            runner_->run(where, collective_stall_limit);
+            run(where, collective_stall_limit);
             if (dev_ && !direct_) land_on_device(step, out, out_region);
             for (const auto& a : runner_->completed()) {
                 if (arrivals) arrivals->emplace_back(a.peer, std::max(seconds_between(t0, a.last), 1e-9));
@@ -122,8 +134,8 @@ public:
     std::uint64_t wrong() {
         if (dev_)
             on_device("reading the results back", [&] {
-                dev_->download(send_.data(), collective_device_memory::region::send, 0, send_.size());
-                dev_->download(recv_.data(), collective_device_memory::region::recv, 0, recv_.size());
+                dev_->download(send_.data(), device_memory::region::send, 0, send_.size());
+                dev_->download(recv_.data(), device_memory::region::recv, 0, recv_.size());
             });
         return core::count_wrong_outputs(plan_, send_, recv_);
     }
@@ -132,26 +144,27 @@ public:
         core::fill_inputs(plan_, send_, recv_);
         if (dev_)
             on_device("loading the inputs", [&] {
-                dev_->upload(collective_device_memory::region::send, 0, send_.data(), send_.size());
-                dev_->upload(collective_device_memory::region::recv, 0, recv_.data(), recv_.size());
+                dev_->upload(device_memory::region::send, 0, send_.data(), send_.size());
+                dev_->upload(device_memory::region::recv, 0, recv_.data(), recv_.size());
             });
     }
 
 private:
-    /// The largest sum of a step's reducing receives: where they land before they are added.
-    static std::size_t scratch_bytes(const core::collective_plan& plan) {
-        std::size_t scratch = 0;
-        for (const auto& s : plan.steps) {
-            std::size_t step_bytes = 0;
-            for (const auto& t : s.recvs)
-                if (t.reduce) step_bytes += t.range.count * plan.element_bytes;
-            scratch = std::max(scratch, step_bytes);
-        }
-        return scratch;
+    /// The messages with `peer` in the step being set up.
+    transport::mesh::peer_io& with(unsigned peer) {
+        auto* io = runner_->with(peer);
+        if (!io) throw collective_fault(fmt::format("this rank has no connection to rank {}", peer), peer);
+        return *io;
+    }
+
+    /// Moves the step's messages; a failure ends the size (throw_step_fault).
+    void run(const step_label& where, std::chrono::milliseconds limit) {
+        const auto st = runner_->run(limit);
+        if (!st.ok()) throw_step_fault(st, where, limit);
     }
 
     /// Under GPUDirect, where region `r` starts on the device (null when it has no bytes).
-    std::byte* device_address(collective_device_memory::region r) {
+    std::byte* device_address(device_memory::region r) {
         auto* a = dev_->allocation(r);
         return a ? a->data() : nullptr;
     }
@@ -172,8 +185,8 @@ private:
 
     /// A step's receives, now in the host mirrors, taken to the device: copied up, or copied
     /// up to the scratch and summed into the buffer there.
-    void land_on_device(const core::schedule_step& step, const std::byte* out, collective_device_memory::region out_region) {
-        using region = collective_device_memory::region;
+    void land_on_device(const core::schedule_step& step, const std::byte* out, device_memory::region out_region) {
+        using region = device_memory::region;
         const auto w = plan_.element_bytes;
         on_device("landing a step's receives", [&] {
             std::size_t scratch_at = 0;
@@ -203,8 +216,8 @@ private:
     const size_run_options& options_;
     std::vector<std::byte> send_, recv_, scratch_;  // the buffers, or the device's host mirrors
     bool direct_;  // device memory over RDMA: the NIC reads and writes it (GPUDirect), no staging
-    std::unique_ptr<collective_device_memory> dev_;   // null: host memory
-    std::unique_ptr<step_runner> runner_;  // after the buffers it may have registered
+    std::unique_ptr<device_memory> dev_;   // null: host memory
+    std::unique_ptr<transport::mesh::step_runner> runner_;  // after the buffers it may have registered
     std::vector<core::barrier_round> barrier_;
 };
 

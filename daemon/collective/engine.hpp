@@ -8,6 +8,8 @@
 /// frame. Every wait is bounded: a peer that closes, resets or sends nothing for the stall
 /// limit ends the size with a collective_fault naming it.
 #include "core/collective/plan.hpp"
+#include "daemon/collective/step_fault.hpp"
+#include "transport/mesh/connections.hpp"
 #include "transport/mesh/device_memory.hpp"
 #include "transport/socket.hpp"
 
@@ -22,34 +24,9 @@
 
 namespace meshperf::daemon {
 
-/// The data path failed because of one peer: it closed or reset its connection, or sent
-/// nothing for longer than the stall limit. what() is a sentence naming it and the step.
-class collective_fault : public std::runtime_error {
-public:
-    collective_fault(const std::string& what, std::optional<unsigned> peer_rank)
-        : std::runtime_error(what), peer(peer_rank) {}
-    std::optional<unsigned> peer;  ///< the rank the fault points at, when one does
-};
-
-/// This rank's RDMA queue pairs to its mesh peers (daemon/collective/rdma_steps.hpp).
-struct collective_rdma_links;
-
-/// One rank's data connections: one plain TCP socket per peer rank it exchanges data or
-/// barrier tokens with, index = rank (an empty socket where it has none); over RDMA also a
-/// connected queue pair per such peer, which then carries the data and the barrier while the
-/// sockets only tell when a peer has gone.
-struct collective_mesh {
-    std::vector<transport::socket_fd> fds;
-    /// SO_RCVLOWAT as last set on each socket (index = rank; missing: the kernel's 1).
-    /// It stays on the socket from one size to the next, so it is kept with it.
-    std::vector<int> rcvlowat;
-    std::shared_ptr<collective_rdma_links> rdma;  ///< null: the data moves over the sockets
-    /// Releases the queue pairs and closes the sockets: the other ranks see them close at once.
-    void close() {
-        rdma.reset();
-        fds.clear();
-    }
-};
+/// One rank's data connections (transport/mesh/connections.hpp): a socket per peer rank it
+/// exchanges data or barrier tokens with, over RDMA also a queue pair per such peer.
+using collective_mesh = transport::mesh::connections;
 
 /// How long a step may pass without a byte moving before the rank gives up on the peers it
 /// still waits for. Short enough that every rank of a run whose rank froze is released within
@@ -68,8 +45,8 @@ struct size_run_options {
     /// Test hook (MESHPERF_TEST_CORRUPT_COLLECTIVE): flips a bit of the first element of every
     /// message this rank sends, so `--verify` must find wrong elements.
     bool corrupt = false;
-    /// Where the buffers live: empty for host memory, else their device (collective_memory.hpp).
-    collective_memory_factory device_memory;
+    /// Where the buffers live: empty for host memory, else their device (transport/mesh/device_memory.hpp).
+    transport::mesh::device_memory_factory device_memory;
 };
 
 /// What one rank measured of one op at one size.

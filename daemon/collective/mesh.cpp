@@ -1,6 +1,6 @@
 #include "daemon/collective/mesh.hpp"
 
-#include "daemon/collective/rdma_steps.hpp"
+#include "daemon/collective/rdma_links.hpp"
 #include "daemon/collective/wire.hpp"
 #include "daemon/runtime/peer_policy.hpp"
 #include "daemon/session/frame_channel.hpp"

@@ -5,7 +5,7 @@
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/runtime/log.hpp"
 #include "daemon/collective/mesh.hpp"
-#include "daemon/collective/rdma_steps.hpp"
+#include "daemon/collective/rdma_links.hpp"
 #include "daemon/collective/wire.hpp"
 #include "daemon/session/session_protocol.hpp"
 

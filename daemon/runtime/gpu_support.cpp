@@ -1,7 +1,6 @@
 #include "daemon/runtime/gpu_support.hpp"
 
 #include "core/sizes.hpp"
-#include "transport/mesh/device_memory.hpp"
 #include "gpu/buffer.hpp"
 #include "gpu/collective_device.hpp"
 #include "gpu/dmabuf.hpp"
@@ -137,7 +136,7 @@ transport::tcp::staged_stream_factory tcp_stream_memory(const std::string& domai
 
 namespace {
 /// A collective size's buffers on one GPU (gpu::collective_device).
-class cuda_collective_memory final : public collective_device_memory {
+class cuda_collective_memory final : public transport::mesh::device_memory {
 public:
     cuda_collective_memory(int device, std::size_t send, std::size_t recv, std::size_t scratch)
         : dev_(device, send, recv, scratch), send_(dev_.buffer(gpu::collective_device::region::send)),
@@ -172,11 +171,11 @@ private:
 };
 }  // namespace
 
-collective_memory_factory collective_memory_for(const std::string& domain) {
+transport::mesh::device_memory_factory collective_memory_for(const std::string& domain) {
     if (domain == "host") return {};
     const int device = device_index(domain);
     gpu::require_device(device);
-    return [device](std::size_t send, std::size_t recv, std::size_t scratch) -> std::unique_ptr<collective_device_memory> {
+    return [device](std::size_t send, std::size_t recv, std::size_t scratch) -> std::unique_ptr<transport::mesh::device_memory> {
         return std::make_unique<cuda_collective_memory>(device, send, recv, scratch);
     };
 }

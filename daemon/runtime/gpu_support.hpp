@@ -2,6 +2,7 @@
 /// The daemon's view of GPUs. Built from gpu_support.cpp where the CUDA toolkit is, else
 /// from gpu_support_unavailable.cpp; nothing else in the daemon knows which.
 #include "core/run_spec.hpp"
+#include "transport/mesh/device_memory.hpp"
 #include "transport/rdma/device_memory.hpp"
 #include "transport/tcp/staged_stream.hpp"
 
@@ -31,6 +32,11 @@ transport::tcp::staged_stream_factory tcp_stream_memory(const std::string& domai
 /// the GPU's allocator (device_buffer), its dma-buf export and its registration
 /// capabilities. Throws like require_memory_domain.
 std::shared_ptr<const transport::rdma::device_memory> rdma_device_memory(const std::string& domain);
+
+/// The factory of a collective run's buffers in `domain` (transport/mesh/device_memory.hpp):
+/// empty for "host"; for "cuda:N" buffers on that GPU (the sum a CUDA kernel). Throws like
+/// require_memory_domain where the GPU cannot be used.
+transport::mesh::device_memory_factory collective_memory_for(const std::string& domain);
 
 /// Sentences for the result about `side`'s memory `domain` on this node (empty for host
 /// memory): the GPU and how TCP reaches it, and a warning when the GPU and `nic` (the

@@ -1,7 +1,6 @@
 // GPUs in a meshperfd built without the CUDA toolkit.
 #include "core/error.hpp"
 #include "daemon/runtime/gpu_support.hpp"
-#include "transport/mesh/device_memory.hpp"
 
 #include <fmt/format.h>
 
@@ -28,7 +27,7 @@ std::shared_ptr<const transport::rdma::device_memory> rdma_device_memory(const s
     return nullptr;
 }
 
-collective_memory_factory collective_memory_for(const std::string& domain) {
+transport::mesh::device_memory_factory collective_memory_for(const std::string& domain) {
     require_memory_domain(domain, "collective");
     return {};
 }

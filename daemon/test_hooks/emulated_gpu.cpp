@@ -44,7 +44,7 @@ private:
     std::unique_ptr<std::byte, freer> data_;
 };
 
-class emulated_collective_memory final : public collective_device_memory {
+class emulated_collective_memory final : public transport::mesh::device_memory {
 public:
     emulated_collective_memory(std::size_t send, std::size_t recv, std::size_t scratch, emulated_gpu_counters* counters)
         : counters_(counters) {
@@ -116,12 +116,12 @@ private:
 
 }  // namespace
 
-std::unique_ptr<collective_device_memory> make_emulated_collective_memory(std::size_t send, std::size_t recv, std::size_t scratch,
+std::unique_ptr<transport::mesh::device_memory> make_emulated_collective_memory(std::size_t send, std::size_t recv, std::size_t scratch,
                                                                           emulated_gpu_counters* counters) {
     return std::make_unique<emulated_collective_memory>(send, recv, scratch, counters);
 }
 
-collective_memory_factory emulated_collective_memory_factory() {
+transport::mesh::device_memory_factory emulated_collective_memory_factory() {
     return [](std::size_t send, std::size_t recv, std::size_t scratch) { return make_emulated_collective_memory(send, recv, scratch); };
 }
 

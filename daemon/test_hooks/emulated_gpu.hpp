@@ -24,11 +24,11 @@ struct emulated_gpu_counters {
 };
 
 /// A size's buffers on the emulated device. `counters` may be null.
-std::unique_ptr<collective_device_memory> make_emulated_collective_memory(std::size_t send, std::size_t recv, std::size_t scratch,
+std::unique_ptr<transport::mesh::device_memory> make_emulated_collective_memory(std::size_t send, std::size_t recv, std::size_t scratch,
                                                                           emulated_gpu_counters* counters = nullptr);
 
 /// The factory collective runs use for "cuda:N" under the test hook.
-collective_memory_factory emulated_collective_memory_factory();
+transport::mesh::device_memory_factory emulated_collective_memory_factory();
 
 /// RDMA buffer memory on the emulated device (named "DOMAIN (emulated in host memory)").
 std::shared_ptr<const transport::rdma::device_memory> emulated_rdma_memory(const std::string& domain);

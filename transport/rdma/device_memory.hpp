@@ -4,6 +4,7 @@
 /// interfaces allocates it and exports it as a dma-buf (the daemon wires gpu/ in, so
 /// transport/ never depends on CUDA). Plain C++: no verbs or CUDA header, so the daemon
 /// includes it whether or not RDMA is built.
+#include "core/collective/dtype.hpp"
 #include "core/gpu_registration.hpp"
 
 #include <cstddef>
@@ -49,6 +50,27 @@ public:
     virtual core::gpu_registration_caps caps() const = 0;
     /// Allocates bytes. Throws std::system_error (no driver, out of memory, ...).
     virtual std::unique_ptr<device_allocation> allocate(std::size_t bytes) const = 0;
+};
+
+/// Copies and sums between device addresses, done by the device: what a collective's RDMA
+/// step loop (mesh_steps.hpp) asks of GPUDirect memory to take a piece the NIC wrote into a
+/// receive slot (transport/mesh/device_memory.hpp implements it for a size's buffers). Every
+/// call waits for its work and throws std::exception with what failed. Used by one thread.
+class device_transfers {
+public:
+    virtual ~device_transfers() = default;
+    /// n bytes from device address `src` to device address `dst`.
+    virtual void copy_at(std::byte* dst, const std::byte* src, std::size_t n) = 0;
+    /// acc[i] += in[i] at device addresses, over n bytes of whole `type` elements.
+    virtual void add_at(core::dtype type, std::byte* acc, const std::byte* in, std::size_t n) = 0;
+    /// n bytes from device address `src` into host memory.
+    virtual void download_at(std::byte* host, const std::byte* src, std::size_t n) = 0;
+    /// n bytes of host memory to device address `dst`.
+    virtual void upload_at(std::byte* dst, const std::byte* host, std::size_t n) = 0;
+    /// Makes the NIC's completed writes into device memory visible to the device's next
+    /// copies and sums (cudaDeviceFlushGPUDirectRDMAWrites on a GPU that does not order them
+    /// natively; nothing where it does).
+    virtual void flush_rdma_writes() = 0;
 };
 
 }  // namespace meshperf::transport::rdma

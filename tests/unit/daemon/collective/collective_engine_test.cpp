@@ -21,7 +21,7 @@
 namespace collective_engine_test {  // one per test file: the unit tests are built in batches (unity build)
 
 using namespace meshperf;
-using daemon::collective_device_memory;
+using transport::mesh::device_memory;
 
 namespace {
 

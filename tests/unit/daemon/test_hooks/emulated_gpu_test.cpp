@@ -15,7 +15,7 @@
 namespace emulated_gpu_test {  // one per test file: the unit tests are built in batches (unity build)
 
 using namespace meshperf;
-using region = daemon::collective_device_memory::region;
+using region = transport::mesh::device_memory::region;
 
 TEST_CASE("an emulated GPU's regions are allocations the NIC can register, none for an empty region") {
     auto dev = daemon::make_emulated_collective_memory(4096, 100, 0);
