@@ -38,9 +38,8 @@ class size_loop {
 public:
     size_loop(const size_loop_setup& setup, core::collective_result& result, const event_sink& emit,
               const std::atomic<bool>& cancel)
-        : limits_(setup.limits), r_(result), spec_(result.spec), emit_(emit), cancel_(cancel),
-          p_(static_cast<unsigned>(spec_.hosts.size())), me_(setup.me), sessions_(setup.sessions), mesh_(setup.mesh),
-          options_(setup.options) {}
+        : s_(setup), r_(result), spec_(result.spec), emit_(emit), cancel_(cancel),
+          p_(static_cast<unsigned>(spec_.hosts.size())) {}
 
     void run() {
         const auto started = clock::now();
@@ -49,10 +48,10 @@ public:
         for (auto op : spec_.ops)
             for (auto size : spec_.sizes) {
                 if (cancel_.load()) throw run_cancelled();
-                if (std::chrono::duration<double>(clock::now() - started).count() > limits_.max_run_s)
+                if (std::chrono::duration<double>(clock::now() - started).count() > s_.limits.max_run_s)
                     throw collective_run_error(fmt::format("the run took longer than this daemon's limits.max_run_s ({} s); "
                                                            "{} of {} sizes were measured",
-                                                           limits_.max_run_s, index, total),
+                                                           s_.limits.max_run_s, index, total),
                                                std::nullopt, false);
                 measure(collective_size_key{op, size, ++index}, total);
             }
@@ -63,9 +62,9 @@ private:
         const auto algo = core::algo_for(spec_, key.op);
         std::vector<rank_outcome> out(p_);
         for (unsigned q = 0; q < p_; ++q) {
-            if (q == me_) continue;
+            if (q == s_.me) continue;
             try {
-                sessions_[q]->send(core::frame_type::point_begin, to_json(key), clock::now() + handshake_timeout);
+                s_.sessions[q]->send(core::frame_type::point_begin, to_json(key), clock::now() + handshake_timeout);
             } catch (const session_error& e) {
                 out[q] = {rank_outcome::kind::lost, e.what(), std::nullopt, {}};
             }
@@ -73,22 +72,22 @@ private:
         bool failed = std::any_of(out.begin(), out.end(), [](const auto& o) { return o.how != rank_outcome::kind::reported; });
         if (!failed) {
             try {
-                out[me_].timing = measure_collective_size(core::plan_collective(key.op, algo, p_, me_, spec_.element, key.size),
-                                                          mesh_, options_, cancel_);
+                out[s_.me].timing = measure_collective_size(core::plan_collective(key.op, algo, p_, s_.me, spec_.element, key.size),
+                                                          s_.mesh, s_.options, cancel_);
             } catch (const collective_fault& f) {
-                out[me_] = {rank_outcome::kind::fault, fmt::format("{}: {}", rank_name(spec_, me_), f.what()), f.peer, {}};
+                out[s_.me] = {rank_outcome::kind::fault, fmt::format("{}: {}", rank_name(spec_, s_.me), f.what()), f.peer, {}};
                 failed = true;
             } catch (const run_cancelled&) {
-                mesh_.close();  // the other ranks see the connections close and give up
+                s_.mesh.close();  // the other ranks see the connections close and give up
                 throw;
             }
         }
-        if (failed) mesh_.close();
+        if (failed) s_.mesh.close();
         // After a fault the other ranks give up within about one stall limit of it, as this one did: a
         // rank that has not reported a few seconds later is frozen or gone.
         const auto deadline = clock::now() + (failed ? std::chrono::seconds(4) : point_done_timeout);
         for (unsigned q = 0; q < p_; ++q)
-            if (q != me_ && out[q].how == rank_outcome::kind::reported) out[q] = collect(q, deadline);
+            if (q != s_.me && out[q].how == rank_outcome::kind::reported) out[q] = collect(q, deadline);
         if (std::any_of(out.begin(), out.end(), [](const auto& o) { return o.how != rank_outcome::kind::reported; }))
             fail(key, total, out);
         add_point(key, algo, out);
@@ -96,18 +95,18 @@ private:
 
     rank_outcome collect(unsigned q, clock::time_point deadline) {
         try {
-            const auto m = sessions_[q]->try_receive(deadline);
+            const auto m = s_.sessions[q]->try_receive(deadline);
             if (!m) return {rank_outcome::kind::silent, fmt::format("{} sent nothing", rank_name(spec_, q)), std::nullopt, {}};
             if (m->type != core::frame_type::point_done) throw session_error("it sent an unexpected frame instead of its timing");
             return {rank_outcome::kind::reported, {}, std::nullopt,
-                    rank_timing_from_json(m->body, limits_.max_iterations, spec_.verify)};
+                    rank_timing_from_json(m->body, s_.limits.max_iterations, spec_.verify)};
         } catch (const peer_reported_error& e) {
             std::optional<unsigned> blame;
             if (e.body.contains("blame") && e.body["blame"].is_number_unsigned() && e.body["blame"].get<std::uint64_t>() < p_)
                 blame = e.body["blame"].get<unsigned>();
             return {rank_outcome::kind::fault, e.what(), blame, {}};
         } catch (const session_error& e) {
-            sessions_[q].reset();
+            s_.sessions[q].reset();
             return {rank_outcome::kind::lost, fmt::format("{}: {}", rank_name(spec_, q), e.what()), std::nullopt, {}};
         }
     }
@@ -169,23 +168,19 @@ private:
         if (spec_.iterations && point.iterations < *spec_.iterations)
             r_.warnings.push_back(fmt::format("{}: {} of the {} iterations asked for: this daemon's limits.max_duration_s ({} s) "
                                               "ended the size",
-                                              describe(key), point.iterations, *spec_.iterations, limits_.max_duration_s));
+                                              describe(key), point.iterations, *spec_.iterations, s_.limits.max_duration_s));
         r_.points.push_back(point);
         emit_({{"event", "point"}, {"index", key.index}, {"total", spec_.ops.size() * spec_.sizes.size()},
                {"point", core::to_json(point)}});
     }
 
-    const core::run_limits& limits_;
+    const size_loop_setup& s_;  // limits, this rank, the sessions, the mesh, the options
     std::set<core::collective_op> links_untimed_said_;  // the ops already warned of untimed links
     core::collective_result& r_;
     const core::collective_spec& spec_;
     const event_sink& emit_;
     const std::atomic<bool>& cancel_;
     const unsigned p_;
-    const unsigned me_;
-    std::vector<std::optional<frame_channel>>& sessions_;
-    collective_mesh& mesh_;
-    const size_run_options& options_;
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include "client/support/short_runs.hpp"
 #include "core/error.hpp"
 
+#include "tests/unit/scratch_dir.hpp"
+
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
@@ -17,11 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch_dir() {
-    auto dir = fs::temp_directory_path() / fs::path("meshperf-unit-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path scratch_dir() { return unit_test::scratch_dir("check"); }
 
 core::point_result latency_point(std::uint64_t size, double p50_ns) {
     core::point_result p;

@@ -2,6 +2,8 @@
 #include "client/support/daemon_client.hpp"
 #include "core/error.hpp"
 
+#include "tests/unit/scratch_dir.hpp"
+
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fstream>
@@ -17,11 +19,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch_dir() {
-    auto dir = fs::temp_directory_path() / fs::path("meshperf-unit-nagios-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path scratch_dir() { return unit_test::scratch_dir("nagios"); }
 
 }  // namespace
 
