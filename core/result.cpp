@@ -92,6 +92,11 @@ void check_sane(const point_result& p) {
     require_finite_nonneg("CPU use", p.cpu.local_percent);
     require_finite_nonneg("peer CPU use", p.cpu.remote_percent);
     require_finite_nonneg("duration", p.duration_s);
+    if (p.tcp_counters) {
+        bool moved = false;
+        for (const auto& f : p.flows) moved |= f.bytes > 0;
+        check_sane(*p.tcp_counters, moved);
+    }
 }
 
 json to_json(const summary& s) {
@@ -170,6 +175,7 @@ json to_json(const point_result& p) {
     j["verified"] = p.verified;
     j["warnings"] = p.warnings;
     if (p.placement) j["placement"] = to_json(*p.placement);
+    if (p.tcp_counters) j["counters"] = {{"tcp", to_json(*p.tcp_counters)}};
     return j;
 }
 
@@ -219,6 +225,8 @@ point_result point_result_from_json(const json& j) {
     p.verified = j.value("verified", false);
     p.warnings = j.value("warnings", std::vector<std::string>{});
     if (j.contains("placement") && !j.at("placement").is_null()) p.placement = point_placement_from_json(j.at("placement"));
+    if (const auto c = j.find("counters"); c != j.end() && c->is_object())
+        if (const auto t = c->find("tcp"); t != c->end() && !t->is_null()) p.tcp_counters = tcp_point_counters_from_json(*t);
     return p;
 }
 

@@ -3,6 +3,7 @@
 /// documented in docs/result-schema.md). Every figure passes check_sane() before it is put
 /// into a result.
 #include "core/placement.hpp"
+#include "core/point_counters.hpp"
 #include "core/run_spec.hpp"
 #include "core/stats.hpp"
 
@@ -95,6 +96,9 @@ struct point_result {
     bool verified = false;          ///< --verify was on and every byte matched
     std::vector<std::string> warnings;
     std::optional<point_placement> placement;  ///< where the measuring threads ran; empty in older results
+    /// TCP counters of the point's sending streams (bandwidth and bidir over TCP); empty in
+    /// older results, for latency points, and when a sending side could not read them.
+    std::optional<tcp_point_counters> tcp_counters;
 };
 
 /// One reading of the reference: its median round trip, and after which point of the test

@@ -99,6 +99,9 @@ std::string render_run_table(const core::run_result& run) {
         out += fmt::format("initiator {} ({}, {}), peer {} ({}, {})\n", run.initiator.hostname, run.initiator.kernel,
                            run.initiator.cpu_model, run.peer.hostname, run.peer.kernel, run.peer.cpu_model);
     for (const auto& line : core::placement_lines(run)) out += line + "\n";
+    // iperf3's Retr: retransmitted TCP segments of the point; only where some point has the
+    // counters, so results of older daemons print as they always did.
+    const bool retr = std::any_of(run.points.begin(), run.points.end(), [](const auto& p) { return p.tcp_counters.has_value(); });
     for (auto test : run.spec.tests) {
         std::vector<std::vector<std::string>> rows;
         if (test == core::test_kind::latency) {
@@ -114,6 +117,7 @@ std::string render_run_table(const core::run_result& run) {
             const bool bidir = test == core::test_kind::bidir;
             if (bidir) rows.push_back({"size", "Gbit/s", "->peer", "<-peer", "GB/s", "msg/s", "precision", "CPU % init/peer"});
             else rows.push_back({"size", "Gbit/s", "GB/s", "msg/s", "interval min..max", "precision", "CPU % init/peer"});
+            if (retr) rows.back().push_back("retr");
             for (const auto& p : run.points) {
                 if (p.test != test) continue;
                 const auto cpu = fmt::format("{:.0f}/{:.0f}", p.cpu.local_percent, p.cpu.remote_percent);
@@ -128,6 +132,7 @@ std::string render_run_table(const core::run_result& run) {
                     rows.push_back({core::format_size(p.size_bytes), gbit(p.gbit_per_s), gbit(core::gbyte_from_gbit(p.gbit_per_s)), rate(p.msg_per_s),
                                     fmt::format("{}..{}", gbit(lo), gbit(hi)), precision(p.precision), cpu});
                 }
+                if (retr) rows.back().push_back(p.tcp_counters ? std::to_string(p.tcp_counters->retransmits) : "-");
             }
             out += fmt::format("\n{} ({}{}, {} stream{})\n", core::to_string(test),
                                bidir ? "both directions" : (run.spec.reverse ? "peer -> initiator" : "initiator -> peer"),
@@ -158,6 +163,9 @@ std::string render_run_table(const core::run_result& run) {
     if (any_drift)
         legend += "d the path's latency moved during the sweep by more than this point's own interval: the interval shown "
                   "is the spread of the reference size measured again every few points\n";
+    if (retr)
+        legend += "retr TCP segments retransmitted in the point's measured window, by every stream that sent (\"-\": not "
+                  "recorded); see docs/counters.md\n";
     if (!legend.empty()) out += "\n" + legend;
     // Each warning once, with the points it applies to (client/render/point_warnings.hpp); the
     // precision ones are the '*' above.

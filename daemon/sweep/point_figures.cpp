@@ -105,6 +105,10 @@ core::point_result assemble_point(const point_inputs& in) {
             p.warnings.push_back(fmt::format("sender CPU-bound ({:.0f}% of a core per stream): the figure may be limited by the sender's CPU, not the path",
                                              per_stream));
     }
+    if (in.tcp_counters) {
+        p.tcp_counters = in.tcp_counters;
+        if (auto w = core::retransmit_warning(*in.tcp_counters)) p.warnings.push_back(std::move(*w));
+    }
     core::check_sane(p);
     return p;
 }

@@ -6,6 +6,7 @@
 #include "core/latency_runner.hpp"
 #include "core/result.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct point_inputs {
     double peer_cpu_s = 0, peer_wall_s = 0;
     bool sender_is_local = true;                     ///< whose CPU bounds a unidirectional point
     std::uint64_t byte_cap_reached = 0;              ///< non-zero: the point stopped at this byte limit (per direction)
+    std::optional<core::tcp_point_counters> tcp_counters;  ///< TCP bandwidth points: the sending streams' counters
 };
 
 /// Builds the point and runs core::check_sane on it (throws core::insane_figure).

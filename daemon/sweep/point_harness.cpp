@@ -209,6 +209,7 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     while (!ops.ended(stop_received)) {
         if (clock::now() > give_up) throw session_error("the initiator never ended the point");
         if (clock::now() - last_heard > silence) throw session_error(initiator_silence_message(ch.peer_name(), limits));
+        ops.sample(seconds(clock::now() - t0));
         ops.check_limits();
         if (ops.reports())
             ch.send(core::frame_type::progress, {{"t_s", seconds(clock::now() - t0)}, {"bytes", ops.counted_bytes()}},

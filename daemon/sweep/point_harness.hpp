@@ -98,8 +98,8 @@ inline std::uint64_t total_bytes(const std::vector<std::uint64_t>& per_flow) {
 }
 
 /// The peer's side of one point. The harness calls arm (before point_ready), connect (after
-/// it, before point_go), start (after point_go); then every tick check_limits and, when it
-/// reports, counted_bytes; on point_stop, stop; once ended, finish, final_report and
+/// it, before point_go), start (after point_go); then every tick sample, check_limits and,
+/// when it reports, counted_bytes; on point_stop, stop; once ended, finish, final_report and
 /// done_fields for point_done.
 class responder_point {
 public:
@@ -114,6 +114,9 @@ public:
     virtual bool reports() const = 0;
     /// This side's counted bytes per flow, for a progress report.
     virtual std::vector<std::uint64_t> counted_bytes() const = 0;
+    /// Every tick, `elapsed_s` since point_go on this side's clock (TCP: its senders' counters
+    /// read as the measured window is about to open).
+    virtual void sample(double elapsed_s) { (void)elapsed_s; }
     /// Enforces this daemon's own byte limit every tick; throws session_error to end the
     /// point when the initiator overruns it.
     virtual void check_limits() = 0;

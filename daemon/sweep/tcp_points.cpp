@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/json_fields.hpp"
+#include "core/point_counters.hpp"
 #include "core/sizes.hpp"
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/session/peer_upgrade.hpp"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 #include <random>
 
 namespace meshperf::daemon {
@@ -51,6 +53,32 @@ std::size_t count_role(const std::vector<tcp::stream_role>& roles, tcp::stream_r
     return static_cast<std::size_t>(std::count(roles.begin(), roles.end(), r));
 }
 
+/// The TCP counters of the peer's sending streams in its point_done; empty from a peer that
+/// does not send them (an older meshperfd) or could not read them: unknown, not zero.
+std::optional<core::tcp_point_counters> peer_tcp_counters(const json& peer_done) {
+    const auto it = peer_done.find("tcp_counters");
+    if (it == peer_done.end() || it->is_null()) return std::nullopt;
+    try {
+        return core::tcp_point_counters_from_json(*it);
+    } catch (const std::exception& e) {
+        throw session_error(fmt::format("the peer sent a malformed \"tcp_counters\": {}", e.what()));
+    }
+}
+
+/// The point's TCP counters: every sending side's together, or none when a side that sent
+/// has none (a partial sum would read as a cleaner path than it was).
+std::optional<core::tcp_point_counters> point_tcp_counters(bool local_sends, const std::optional<core::tcp_point_counters>& local,
+                                                           bool peer_sends, const std::optional<core::tcp_point_counters>& peer) {
+    if ((!local_sends && !peer_sends) || (local_sends && !local) || (peer_sends && !peer)) return std::nullopt;
+    if (local_sends && peer_sends) return core::combined(*local, *peer);
+    return local_sends ? local : peer;
+}
+
+/// Whether a tick at `elapsed_s` comes before the measured window opens: the senders' TCP
+/// counters are read then (the last such reading counts), so the window holds no warm-up.
+/// A fixed-count point's counters cover the whole point (they are read once, at its start).
+bool before_window(const core::run_spec& spec, double elapsed_s) { return !spec.iterations && elapsed_s < spec.warmup_s; }
+
 class tcp_initiator final : public initiator_point {
 public:
     tcp_initiator(const daemon_context& ctx, const transport::endpoint_address& peer, const core::run_spec& spec,
@@ -70,6 +98,7 @@ public:
     }
 
     void start() override {
+        side_->read_tcp_counters_before_window();
         t0_ = clock::now();
         side_->start();
     }
@@ -78,6 +107,7 @@ public:
     void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override { forward_.add(t_s, bytes); }
     void sample(double elapsed_s) override {
         if (reverse_streams_) reverse_.add(elapsed_s, side_->received_bytes());
+        if (forward_streams_ && before_window(spec_, elapsed_s)) side_->read_tcp_counters_before_window();
     }
     std::vector<tracked_flow> flows() const override {
         std::vector<tracked_flow> out;
@@ -93,6 +123,7 @@ public:
     }
 
     json stop(bool fixed_length, bool cancelled) override {
+        side_->read_tcp_counters_after_window();
         side_->stop();
         // A fixed-length point ends by itself at the peer too; a stop would cut its senders short.
         return !fixed_length || cancelled ? json::object() : json();
@@ -138,6 +169,9 @@ public:
         } else {
             in.tracked_flows = flows();
         }
+        if (key_.test != core::test_kind::latency)
+            in.tcp_counters = point_tcp_counters(forward_streams_ > 0, side_->sent_tcp_counters(), reverse_streams_ > 0,
+                                                 peer_tcp_counters(peer_done));
         return assemble_point(in);
     }
 
@@ -202,8 +236,13 @@ public:
     }
 
     void start() override {
+        side_->read_tcp_counters_before_window();
         t0_ = clock::now();
         side_->start();
+    }
+
+    void sample(double elapsed_s) override {
+        if (before_window(spec_, elapsed_s)) side_->read_tcp_counters_before_window();
     }
 
     bool reports() const override { return side_->receivers() > 0 && !spec_.iterations; }
@@ -219,6 +258,7 @@ public:
     }
 
     void stop(const json&) override {
+        side_->read_tcp_counters_after_window();
         side_->stop();
         told_to_stop_ = true;
     }
@@ -226,6 +266,7 @@ public:
 
     void finish(bool) override {
         side_->join();
+        if (!told_to_stop_) side_->read_tcp_counters_after_window();  // the streams ended by themselves
         const std::uint64_t n = side_->receivers();
         capped_here_ = reports() && byte_cap_ && n && side_->error().empty() &&
                        total_bytes(side_->received_bytes()) >= n * (std::max<std::uint64_t>(1, byte_cap_ / key_.size / n) * key_.size);
@@ -241,10 +282,12 @@ public:
     }
 
     json done_fields() override {
-        return {{"byte_cap_reached", side_->byte_cap_reached() || capped_here_},
-                {"measured_bytes", side_->measured_bytes()},
-                {"begin_ns", side_->begin_ns()},
-                {"end_ns", side_->end_ns()}};
+        json done = {{"byte_cap_reached", side_->byte_cap_reached() || capped_here_},
+                     {"measured_bytes", side_->measured_bytes()},
+                     {"begin_ns", side_->begin_ns()},
+                     {"end_ns", side_->end_ns()}};
+        if (const auto c = side_->sent_tcp_counters()) done["tcp_counters"] = core::to_json(*c);
+        return done;
     }
 
     double cpu_seconds() const override { return side_->cpu_seconds(); }

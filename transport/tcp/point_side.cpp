@@ -24,6 +24,7 @@ struct point_side::stream {
     receive_counters counters;
     std::atomic<std::uint64_t> sent{0};
     int code = loop_ok;
+    std::optional<tcp_snapshot> tcp_before, tcp_after;  // sending streams, around the measured window
     double cpu_s = 0;
     thread_cpu_record where;
 };
@@ -248,6 +249,27 @@ std::vector<std::uint64_t> point_side::received_bytes() const {
 std::size_t point_side::receivers() const {
     return static_cast<std::size_t>(
         std::count_if(streams_.begin(), streams_.end(), [](const auto& s) { return s->role == stream_role::receive; }));
+}
+
+void point_side::read_tcp_counters_before_window() {
+    for (auto& s : streams_)
+        if (s->role == stream_role::send) s->tcp_before = read_tcp_snapshot(s->fd.get());
+}
+
+void point_side::read_tcp_counters_after_window() {
+    for (auto& s : streams_)
+        if (s->role == stream_role::send) s->tcp_after = read_tcp_snapshot(s->fd.get());
+}
+
+std::optional<core::tcp_point_counters> point_side::sent_tcp_counters() const {
+    std::optional<core::tcp_point_counters> sum;
+    for (const auto& s : streams_) {
+        if (s->role != stream_role::send) continue;
+        if (!s->tcp_before || !s->tcp_after) return std::nullopt;
+        const auto c = tcp_counters_between(*s->tcp_before, *s->tcp_after);
+        sum = sum ? core::combined(*sum, c) : c;
+    }
+    return sum;
 }
 
 std::string point_side::error() const {

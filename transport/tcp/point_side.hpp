@@ -8,10 +8,12 @@
 #include "core/latency_runner.hpp"
 #include "transport/tcp/staged_stream.hpp"
 #include "transport/tcp/stream_loops.hpp"
+#include "transport/tcp/tcp_counters.hpp"
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +79,15 @@ public:
     std::vector<std::uint64_t> received_bytes() const;
     /// Number of receiving streams.
     std::size_t receivers() const;
+
+    /// Reads TCP_INFO of every sending stream as the measured window is about to open (a
+    /// later call replaces the reading), and as it has closed. Controller thread only; a
+    /// few system calls per stream, never inside a stream's loop.
+    void read_tcp_counters_before_window();
+    void read_tcp_counters_after_window();
+    /// The sending streams' TCP counters between those two readings, all streams together.
+    /// Empty when this side has no sending stream or some reading failed.
+    std::optional<core::tcp_point_counters> sent_tcp_counters() const;
 
     // After join():
     /// Empty when every stream ended cleanly; else the first failure in words.

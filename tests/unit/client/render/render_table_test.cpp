@@ -1,9 +1,11 @@
 // client::render_run_table: the precision column says which interval it shows, and results
-// written before the method was recorded still render as they did.
+// written before the method was recorded still render as they did; the retr column appears
+// only with TCP counters.
 #include "client/render/table.hpp"
 
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 namespace render_table_test {  // one per test file: the unit tests are built in batches (unity build)
@@ -38,9 +40,54 @@ core::run_result run_of(std::vector<core::point_result> points) {
     return r;
 }
 
+core::point_result bandwidth_point(std::uint64_t size, std::optional<std::uint64_t> retransmits) {
+    core::point_result p;
+    p.test = core::test_kind::bandwidth;
+    p.size_bytes = size;
+    core::flow_figures f;
+    f.direction = "initiator->peer";
+    f.bytes = 25'000'000;
+    f.seconds = 1;
+    f.gbit_per_s = 0.2;
+    f.msg_per_s = 25'000'000.0 / static_cast<double>(size);
+    p.flows = {f};
+    p.gbit_per_s = f.gbit_per_s;
+    p.msg_per_s = f.msg_per_s;
+    p.precision.achieved = 0.004;
+    if (retransmits) {
+        core::tcp_point_counters c;
+        c.retransmits = *retransmits;
+        c.segments_sent = 17'000;
+        c.rtt_us = {900, 4000};
+        c.cwnd = {10, 40};
+        p.tcp_counters = c;
+    }
+    return p;
+}
+
+core::run_result bandwidth_run(std::vector<core::point_result> points) {
+    auto r = run_of(std::move(points));
+    r.spec.tests = {core::test_kind::bandwidth};
+    return r;
+}
+
 }  // namespace
 
 TEST_SUITE("render_table") {
+
+TEST_CASE("retr column: each point's retransmitted segments, '-' where a point has none, with a legend") {
+    const auto text = client::render_run_table(bandwidth_run({bandwidth_point(65536, 412), bandwidth_point(131072, std::nullopt)}));
+    CHECK(text.find("CPU % init/peer  retr\n") != std::string::npos);
+    CHECK(text.find("  412\n") != std::string::npos);
+    CHECK(text.find("    -\n") != std::string::npos);
+    CHECK(text.find("\nretr TCP segments retransmitted") != std::string::npos);
+}
+
+TEST_CASE("a result without counters renders as before: no retr column, no legend") {
+    const auto text = client::render_run_table(bandwidth_run({bandwidth_point(65536, std::nullopt)}));
+    CHECK(text.find("retr") == std::string::npos);
+    CHECK(text.find("CPU % init/peer\n") != std::string::npos);
+}
 
 TEST_CASE("precision column: a between-block interval is marked b, an unassessed one ?, with a legend") {
     auto blocks = latency_point(64, 0.58);

@@ -1,5 +1,7 @@
 // daemon::assemble_point and flows_precise_enough: a bandwidth point's precision includes
-// the variation between blocks of intervals, and needs enough of them before it is met.
+// the variation between blocks of intervals, and needs enough of them before it is met; its
+// TCP counters are kept, checked, and warned about above a 1% retransmit share.
+#include "core/error.hpp"
 #include "daemon/sweep/point_figures.hpp"
 
 #include <doctest/doctest.h>
@@ -67,6 +69,28 @@ TEST_CASE("assemble_point records the method, the blocks and says why the target
     REQUIRE_FALSE(p.warnings.empty());
     CHECK(p.warnings[0].rfind("precision target not met", 0) == 0);
     CHECK(p.warnings[0].find("between 32 blocks") != std::string::npos);
+}
+
+TEST_CASE("assemble_point keeps the TCP counters and warns when more than 1% of the segments were retransmitted") {
+    const auto t = tracked(64, [](int) { return 10.0; });
+    const auto spec = adaptive_spec();
+    const auto has_retransmit_warning = [](const core::point_result& p) {
+        for (const auto& w : p.warnings)
+            if (w.rfind("TCP retransmits: ", 0) == 0) return true;
+        return false;
+    };
+    daemon::point_inputs in{spec, core::test_kind::bandwidth, 1 << 20};
+    in.tracked_flows = {{"initiator->peer", &t}};
+    in.tcp_counters = core::tcp_point_counters{37, 12034, {150, 900}, {10, 80}};
+    auto p = daemon::assemble_point(in);
+    REQUIRE(p.tcp_counters.has_value());
+    CHECK(p.tcp_counters->retransmits == 37);
+    CHECK_FALSE(has_retransmit_warning(p));
+    in.tcp_counters = core::tcp_point_counters{412, 20311, {150, 900}, {10, 80}};
+    p = daemon::assemble_point(in);
+    CHECK(has_retransmit_warning(p));
+    in.tcp_counters = core::tcp_point_counters{0, 0, {0, 0}, {0, 0}};  // bytes moved, no segment: not sane
+    CHECK_THROWS_AS(daemon::assemble_point(in), core::insane_figure);
 }
 
 }  // TEST_SUITE

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# TCP counters are recorded around each bandwidth point: a shallow queue that drops shows
+# retransmits in the JSON and the table's retr column; a deep one shows none.
+#
+#   retransmits.sh MESHPERFD MESHPERF
+#
+# Two namespaces joined by a veth pair, tbf at RATE_MBIT (200) both ways, in two set-ups:
+#   1. shallow: tbf `limit 3000` (bytes: one full-size 1514-byte packet, a second does not
+#      fit) with a bucket of 3000 bytes.
+#      The small bucket matters: tbf splits a GSO packet bigger than its bucket into MTU-sized
+#      packets, each of which fits the queue; with a bucket above 64 KiB it would hand veth's
+#      whole GSO packets to a queue they never fit, and TCP would stall instead of losing
+#      some. TCP overflows a one-packet queue all the time: every point must report
+#      retransmits > 0, and `meshperf show` must print them in its retr column.
+#   2. deep: the same link with `limit 16mb` and the usual 256 KiB bucket. The sockets'
+#      buffers (tcp_wmem's 4 MiB) cannot put that much in flight, so the queue never
+#      overflows: every point must report 0 retransmits.
+# Each set-up runs a forward sweep (bandwidth and bidir: the initiator's streams send, and
+# both sides' in bidir) and a reverse one (the peer sends: its counters come back in its
+# point_done), so the counters of both daemons are checked. Prints what it measured.
+# Needs root, `ip netns` and tc's tbf; exits 77 (skip) otherwise. About 30 s.
+set -u
+
+RATE_MBIT=${RATE_MBIT:-200}
+SHALLOW="burst 3000 limit 3000"
+DEEP="burst 256k limit 16mb"
+
+NETNS_TAG=netns-retransmits
+NETNS_PREFIX=mprt
+. "$(dirname "$0")/lib.sh"
+netns_begin "${1:-}" "${2:-}" tc python3
+netns_pair 1500
+netns_start_daemon "$NS_A" "$ADDR_A" a; PID_A=$NETNS_PID
+netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
+netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
+netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+
+netns_on_failure() {
+    for f in "$WORK"/meshperfd-*.log; do say "--- $(basename "$f")"; tail -n 20 "$f"; done
+}
+
+shape() {  # QDISC_ARGS: the same tbf on both ends of the link
+    local ns dev
+    for ns_dev in "$NS_A:$IF_A" "$NS_B:$IF_B"; do
+        ns=${ns_dev%%:*} dev=${ns_dev#*:}
+        # shellcheck disable=SC2086
+        ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "${RATE_MBIT}mbit" $1 2>"$WORK/err" \
+            || skip "tbf qdisc not available ($(cat "$WORK/err"))"
+    done
+}
+
+sweep() {  # NAME ARG...: a sweep from A to B, its result in $WORK/NAME.json
+    local name=$1
+    shift
+    ip netns exec "$NS_A" timeout 60 "$MESHPERF" --token-file "$TOKEN" sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" \
+        --max-time 1 --warmup 0.2 --format json -o "$WORK/$name.json" "$@" 2>"$WORK/$name.err" \
+        || fail "the $name sweep failed: $(cat "$WORK/$name.err")"
+    timeout 10 "$MESHPERF" show "$WORK/$name.json" >"$WORK/$name.txt" 2>&1 || fail "meshperf show $name: $(cat "$WORK/$name.txt")"
+}
+
+check() {  # SETUP (shallow|deep) NAME...
+    local setup=$1
+    shift
+    python3 - "$setup" "$RATE_MBIT" "$WORK" "$@" <<'PY'
+import json, re, sys
+setup, rate_mbit, work, names = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4:]
+bad = False
+def say(msg): print(f"retransmits: {setup}: {msg}")
+for name in names:
+    run = json.load(open(f"{work}/{name}.json"))
+    for p in run["points"]:
+        where = f"{name} {p['test']} {p['size_bytes']} B"
+        c = (p.get("counters") or {}).get("tcp")
+        if c is None:
+            say(f"FAIL: {where}: no counters.tcp in the point: {json.dumps(p)[:300]}")
+            bad = True
+            continue
+        say(f"{where}: {p['gbit_per_s'] * 1000:.1f} Mbit/s, {c['retransmits']} of {c['segments_sent']} segments "
+            f"retransmitted ({c['retransmit_share'] * 100:.2f}%), rtt {c['rtt_us']['min']}..{c['rtt_us']['max']} us, "
+            f"cwnd {c['cwnd']['min']}..{c['cwnd']['max']} segments")
+        if c["segments_sent"] <= 0:
+            say(f"FAIL: {where}: bytes moved but no segment counted")
+            bad = True
+        # The point's sum over the link's rate, with room for tbf's bucket: a check of the set-up.
+        if p["gbit_per_s"] * 1000 > 1.1 * rate_mbit * (2 if p["test"] == "bidir" else 1):
+            say(f"FAIL: {where}: faster than the tbf rate: the set-up is not what the test assumes")
+            bad = True
+        if setup == "shallow" and c["retransmits"] == 0:
+            say(f"FAIL: {where}: no retransmits through a {setup} queue that drops")
+            bad = True
+        if setup == "deep" and c["retransmits"] != 0:
+            say(f"FAIL: {where}: {c['retransmits']} retransmits through a queue deeper than TCP can fill")
+            bad = True
+    # The table: the last column of each bandwidth/bidir row is retr.
+    text = open(f"{work}/{name}.txt").read()
+    rows, in_table = [], False
+    for line in text.splitlines():
+        cols = re.split(r"\s{2,}", line.strip())
+        if cols and cols[-1] == "retr":
+            in_table = True
+            continue
+        if in_table and (not line.strip() or line.startswith("-")):
+            in_table = bool(line.startswith("-"))
+            continue
+        if in_table:
+            rows.append(cols[-1])
+    say(f"{name} table retr column: {', '.join(rows) or '(none)'}")
+    if not rows or not all(r.isdigit() for r in rows):
+        say(f"FAIL: {name}: the table has no retr column with a count per point:\n{text}")
+        bad = True
+    elif setup == "shallow" and not all(int(r) > 0 for r in rows):
+        say(f"FAIL: {name}: the table's retr column shows 0 through a queue that drops")
+        bad = True
+    elif setup == "deep" and any(int(r) != 0 for r in rows):
+        say(f"FAIL: {name}: the table's retr column is not 0 through a deep queue")
+        bad = True
+sys.exit(1 if bad else 0)
+PY
+}
+
+say "shallow queue: tbf $RATE_MBIT Mbit/s, $SHALLOW (bytes), both ways"
+shape "$SHALLOW"
+sweep shallow --test bandwidth,bidir --sizes 64K,1M
+sweep shallow-reverse --test bandwidth --reverse --sizes 1M
+sed 's/^/  table: /' "$WORK/shallow.txt"
+check shallow shallow shallow-reverse || fail "see above"
+
+say "deep queue: tbf $RATE_MBIT Mbit/s, $DEEP, both ways"
+shape "$DEEP"
+sweep deep --test bandwidth,bidir --sizes 64K,1M
+sweep deep-reverse --test bandwidth --reverse --sizes 1M
+sed 's/^/  table: /' "$WORK/deep.txt"
+check deep deep deep-reverse || fail "see above"
+say "PASS"

@@ -1,0 +1,32 @@
+#pragma once
+/// The kernel's TCP_INFO of one connected socket: a snapshot, and what changed between two
+/// snapshots of the same socket. Read by the controller around a point's measured window,
+/// never by a stream's loop.
+#include "core/point_counters.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace meshperf::transport::tcp {
+
+/// One reading of a socket's TCP_INFO (struct tcp_info of <linux/tcp.h>).
+struct tcp_snapshot {
+    std::uint32_t total_retrans = 0;  ///< segments retransmitted over the connection's life
+    std::uint32_t segs_out = 0;       ///< segments sent over its life, retransmissions included
+    std::uint32_t rtt_us = 0;         ///< smoothed round-trip time, µs
+    std::uint32_t rttvar_us = 0;      ///< its mean deviation, µs
+    std::uint32_t snd_cwnd = 0;       ///< congestion window, segments
+    std::uint64_t delivery_rate = 0;  ///< the kernel's latest delivery-rate estimate, bytes/s
+    std::uint32_t lost = 0;           ///< segments presumed lost now
+    std::uint32_t reordering = 0;     ///< reordering the connection has seen, segments
+};
+
+/// TCP_INFO of `fd` now. Empty when getsockopt fails (not a TCP socket, a closed or invalid
+/// descriptor) or the kernel's tcp_info is too short to hold segs_out: never zeros.
+std::optional<tcp_snapshot> read_tcp_snapshot(int fd);
+
+/// What the socket did between two of its snapshots: retransmits and segments sent as
+/// deltas (modulo 2^32, as the kernel counts them), rtt and cwnd as the range over the two.
+core::tcp_point_counters tcp_counters_between(const tcp_snapshot& before, const tcp_snapshot& after);
+
+}  // namespace meshperf::transport::tcp
