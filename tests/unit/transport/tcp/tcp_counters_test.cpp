@@ -89,7 +89,9 @@ TEST_CASE("a loopback socket that sent data: segments sent grow, nothing retrans
     CHECK(after->rtt_us > 0);
     const auto d = tcp_counters_between(*before, *after);
     CHECK(d.segments_sent == after->segs_out - before->segs_out);
-    CHECK(d.retransmits == 0);
+    // Loopback rarely retransmits, but can on a slow or loaded host (TSan CI: 4 segments), so
+    // the count is checked against its definition, not against 0 (netns-retransmits pins 0).
+    CHECK(d.retransmits <= d.segments_sent);
     CHECK(d.rtt_us.min <= d.rtt_us.max);
     CHECK(d.cwnd.min <= d.cwnd.max);
     CHECK_NOTHROW(core::check_sane(d, true));
@@ -162,7 +164,7 @@ TEST_CASE("point_side: the sending streams' counters around a point; a receiving
     // Both streams together moved (warm-up + 50) messages each: at most 64 KiB per segment.
     const std::uint64_t bytes = 2 * (warm_messages(size) + 50) * size;
     CHECK(c->segments_sent >= bytes / 65536);
-    CHECK(c->retransmits == 0);
+    CHECK(c->retransmits <= c->segments_sent);  // not 0: loopback can retransmit on a loaded host
     CHECK_FALSE(rx.sent_tcp_counters().has_value());
 }
 
