@@ -24,10 +24,7 @@ NETNS_PREFIX=mpbc
 BUCKET_BYTES=$((1024 * 1024))   # after lib.sh: a bucket that holds a whole ping-pong message
 netns_begin "${1:-}" "${2:-}" tc python3
 netns_pair 1500
-netns_start_daemon "$NS_A" "$ADDR_A" a; PID_A=$NETNS_PID
-netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
-netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
-netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+netns_pair_daemons
 netns_tbf "$NS_A" "$IF_A" "$RATE_MBIT"
 netns_tbf "$NS_B" "$IF_B" "$RATE_MBIT"
 

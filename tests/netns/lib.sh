@@ -139,16 +139,21 @@ netns_wait_ready() {  # NS ADDR PID NAME
     fail "meshperfd in $1 not answering on $2:$PORT after 10 s"
 }
 
+# A ready daemon on each end of the veth pair (after netns_pair); sets PID_A and PID_B.
+netns_pair_daemons() {
+    netns_start_daemon "$NS_A" "$ADDR_A" a; PID_A=$NETNS_PID
+    netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
+    netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
+    netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+}
+
 # The veth pair with MTU, each direction shaped by tbf (A->B at FWD, B->A at REV Mbit/s),
 # and a ready daemon on each end; sets PID_A and PID_B.
 netns_shaped_daemons() {  # MTU FWD_RATE_MBIT REV_RATE_MBIT
     netns_pair "$1"
     netns_tbf "$NS_A" "$IF_A" "$2"
     netns_tbf "$NS_B" "$IF_B" "$3"
-    netns_start_daemon "$NS_A" "$ADDR_A" a; PID_A=$NETNS_PID
-    netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
-    netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
-    netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+    netns_pair_daemons
 }
 
 # A cluster: N hosts (namespaces PREFIX<pid>h1..hN) hang on one Linux bridge br0 that lives

@@ -30,10 +30,7 @@ NETNS_PREFIX=mprt
 . "$(dirname "$0")/lib.sh"
 netns_begin "${1:-}" "${2:-}" tc python3
 netns_pair 1500
-netns_start_daemon "$NS_A" "$ADDR_A" a; PID_A=$NETNS_PID
-netns_start_daemon "$NS_B" "$ADDR_B" b; PID_B=$NETNS_PID
-netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
-netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+netns_pair_daemons
 
 netns_on_failure() {
     for f in "$WORK"/meshperfd-*.log; do say "--- $(basename "$f")"; tail -n 20 "$f"; done
