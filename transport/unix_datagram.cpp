@@ -35,7 +35,7 @@ std::error_code send_unix_datagram(std::string_view path, std::string_view data)
     if (fd < 0) return datagram_errno(errno);
     ssize_t n;
     do {
-        n = ::sendto(fd, data.data(), data.size(), MSG_NOSIGNAL, reinterpret_cast<const sockaddr*>(&addr), addr_len);
+        n = ::sendto(fd, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&addr), addr_len);
     } while (n < 0 && errno == EINTR);
     const int err = n < 0 ? errno : 0;
     ::close(fd);

@@ -10,7 +10,9 @@ namespace meshperf::transport {
 /// path ("/run/systemd/notify"), or "@name" for a socket in the abstract namespace. Returns
 /// an empty error_code when it went out whole; EAFNOSUPPORT when `path` is neither form or
 /// too long for a socket address; EMSGSIZE for a short send; otherwise the errno of
-/// socket() or sendto(). Never throws; a signal that interrupts the send is retried.
+/// socket() or sendto(); EAGAIN at once when the receiver's queue is full (a frozen service
+/// manager never blocks the caller: the daemon's I/O thread sends its watchdog pings).
+/// Never throws; a signal that interrupts the send is retried.
 std::error_code send_unix_datagram(std::string_view path, std::string_view data) noexcept;
 
 }  // namespace meshperf::transport
