@@ -1,7 +1,10 @@
 // meshperf matrix: every ordered pair of a list of hosts, in rounds of disjoint pairs
-// (core/matrix_schedule), judged with robust outlier rules (core/outliers); bad links are
-// retested once before they are reported. Exit: 0 all links good, 1 bad links or
-// unreachable hosts, 2 usage, 3 no link could be measured at all.
+// (analysis/matrix_schedule), judged with robust outlier rules (analysis/outliers); bad links are
+// retested once before they are reported. --mode triage: a few shift rounds instead
+// (analysis/triage_schedule), then localisation of what read bad against healthy hosts;
+// --topology groups the hosts so that a slow uplink is told from its hosts
+// (analysis/triage_verdict). Exit: 0 all links good, 1 bad links or unreachable hosts,
+// 2 usage, 3 no link could be measured at all.
 #include "client/support/bounded_parallel.hpp"
 #include "client/support/output_format.hpp"
 #include "client/commands/commands.hpp"
@@ -14,6 +17,9 @@
 #include "core/figure_text.hpp"
 #include "analysis/matrix_schedule.hpp"
 #include "analysis/outliers.hpp"
+#include "analysis/triage_schedule.hpp"
+#include "analysis/triage_verdict.hpp"
+#include "client/support/topology_file.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -23,8 +29,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <sys/resource.h>
 #include <unistd.h>
+#include <unordered_map>
 
 namespace meshperf::client {
 
@@ -48,7 +57,65 @@ struct matrix_options {
     bool no_retest = false;
     bool quiet = false;     ///< -q, --no-progress
     bool progress = false;  ///< --progress: also when stderr is not a terminal (plain lines)
-    std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once
+    std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once; set by run_matrix when not given
+    bool parallel_given = false;
+    std::string mode = "full";      ///< full: every ordered pair; triage: shift rounds, then localisation
+    std::string topology;           ///< --topology FILE (empty: none)
+    std::string group_by;           ///< --group-by KEY (empty: the file's first label)
+};
+
+/// The progress display of one phase (rounds, retest rounds, localisation rounds): on a
+/// terminal one line rewritten in place; with --progress in a log, a plain line per event.
+/// Both with the share of this phase done and the time left.
+class phase_progress {
+public:
+    phase_progress(bool quiet, bool progress) {
+        const bool terminal = ::isatty(STDERR_FILENO) != 0;
+        tty_ = terminal && (progress || !quiet);
+        log_ = !terminal && progress;
+    }
+    /// Starts step k (1-based) of `of` with `total` jobs; k == 1 starts the phase's clock.
+    void start(const char* what, std::size_t k, std::size_t of, std::size_t total) {
+        if (k == 1) started_ = std::chrono::steady_clock::now();
+        what_ = what, k_ = k, of_ = of, total_ = total, done_ = 0;
+        show();
+    }
+    void job_done() {
+        ++done_;
+        show();
+    }
+    /// What the jobs are called in the line: "pairs" (the default) or "links".
+    void set_unit(const char* unit) { unit_ = unit; }
+    void end() const {
+        if (tty_) std::fprintf(stderr, "\r\033[K");
+    }
+
+private:
+    void show() {
+        if (!tty_ && !log_) return;
+        std::lock_guard lock(m_);
+        const std::size_t done = done_.load();
+        const double fraction = of_ && total_ ? (static_cast<double>(k_ - 1) + static_cast<double>(done) / static_cast<double>(total_)) /
+                                                    static_cast<double>(of_)
+                                              : 0.0;
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        std::string left;
+        if (fraction >= 1) left = "done";
+        else if (const auto sec = seconds_left_at(fraction, elapsed)) left = about_duration(*sec) + " left";
+        const auto text = fmt::format("matrix: {} {} of {}, {} done {}/{} ({:.0f}%{}{})", what_, k_, of_, unit_, done, total_,
+                                      std::floor(fraction * 100), left.empty() ? "" : ", ", left);
+        if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
+        else std::fprintf(stderr, "%s\n", text.c_str());
+        std::fflush(stderr);
+    }
+
+    const char* unit_ = "pairs";  // what the jobs are: pairs (full), links (triage)
+    bool tty_ = false, log_ = false;
+    std::mutex m_;
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    const char* what_ = "";
+    std::size_t k_ = 0, of_ = 0, total_ = 0;
+    std::atomic<std::size_t> done_{0};
 };
 
 /// One directed link as measured (or not).
@@ -62,13 +129,9 @@ struct link_state {
 class matrix_runner {
 public:
     matrix_runner(const matrix_options& o, std::vector<std::string> names, credentials creds)
-        : o_(o), names_(std::move(names)), creds_(std::move(creds)) {
+        : o_(o), names_(std::move(names)), creds_(std::move(creds)), progress_(o.quiet, o.progress) {
         for (const auto& n : names_) addrs_.push_back(transport::parse_endpoint(n).to_string());
         down_.assign(names_.size(), false);
-        index_.assign(names_.size() * names_.size(), SIZE_MAX);
-        const bool terminal = ::isatty(STDERR_FILENO) != 0;
-        tty_ = terminal && (o_.progress || !o_.quiet);
-        log_ = !terminal && o_.progress;
     }
 
     /// Asks every daemon for /v1/info at once (each within matrix_probe_timeout); those that
@@ -125,8 +188,18 @@ public:
         for (const auto& l : links_) k += l.sample.reachable;
         return k;
     }
-    void end_progress() const {
-        if (tty_) std::fprintf(stderr, "\r\033[K");
+    void end_progress() const { progress_.end(); }
+
+    /// Measures `links` (disjoint: no host in two) all at once, at most max_parallel at a
+    /// time, as step k of `of` of the phase `what`; with `retest` each replaces the link's
+    /// earlier figures.
+    void run_links(const std::vector<analysis::directed_link>& links, const char* what, std::size_t k, std::size_t of, bool retest) {
+        progress_.set_unit("links");
+        progress_.start(what, k, of, links.size());
+        for_each_bounded(links.size(), o_.max_parallel, [&](std::size_t i) {
+            measure(links[i].from, links[i].to, retest);
+            progress_.job_done();
+        });
     }
 
 private:
@@ -152,38 +225,15 @@ private:
     }
 
     void run_round(const std::vector<analysis::host_pair>& pairs, const char* what, std::size_t k, std::size_t of, bool retest) {
-        if (k == 1) phase_started_ = std::chrono::steady_clock::now();
-        pairs_done_ = 0;
-        progress(what, k, of, pairs.size());
+        progress_.start(what, k, of, pairs.size());
         // At most max_parallel pairs at once: a round with more runs in waves.
         for_each_bounded(pairs.size(), o_.max_parallel, [&](std::size_t i) {
             for (const auto& d : analysis::measurement_order(pairs[i])) {
                 if (retest && !retest_links_.count({d.from, d.to})) continue;
                 measure(d.from, d.to, retest);
             }
-            ++pairs_done_;
-            progress(what, k, of, pairs.size());
+            progress_.job_done();
         });
-    }
-
-    /// On a terminal one line rewritten in place; with --progress in a log, a plain line per
-    /// event. Both with the share of this phase done (rounds, or retest rounds) and the time left.
-    void progress(const char* what, std::size_t k, std::size_t of, std::size_t total) {
-        if (!tty_ && !log_) return;
-        std::lock_guard lock(progress_m_);
-        const std::size_t done = pairs_done_.load();
-        const double fraction = of && total ? (static_cast<double>(k - 1) + static_cast<double>(done) / static_cast<double>(total)) /
-                                                  static_cast<double>(of)
-                                            : 0.0;
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_started_).count();
-        std::string left;
-        if (fraction >= 1) left = "done";
-        else if (const auto s = seconds_left_at(fraction, elapsed)) left = about_duration(*s) + " left";
-        const auto text = fmt::format("matrix: {} {} of {}, pairs done {}/{} ({:.0f}%{}{})", what, k, of, done, total,
-                                      std::floor(fraction * 100), left.empty() ? "" : ", ", left);
-        if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
-        else std::fprintf(stderr, "%s\n", text.c_str());
-        std::fflush(stderr);
     }
 
     void measure(std::size_t from, std::size_t to, bool retest) {
@@ -226,8 +276,9 @@ private:
             }
         }
         std::lock_guard lock(m_);
-        auto& slot = index_[from * names_.size() + to];
-        if (slot == SIZE_MAX) {
+        auto [it, fresh] = index_.emplace(from * names_.size() + to, links_.size());
+        auto& slot = it->second;
+        if (fresh) {
             slot = links_.size();
             links_.push_back(std::move(l));
         } else if (retest) {
@@ -243,16 +294,13 @@ private:
     std::vector<std::string> names_;  // as given
     std::vector<std::string> addrs_;  // normalised host:port, as the initiating daemon reaches them
     credentials creds_;
-    bool tty_ = false;  // progress rewritten in place on a terminal
-    bool log_ = false;  // progress as plain lines (--progress without a terminal)
-    std::chrono::steady_clock::time_point phase_started_ = std::chrono::steady_clock::now();
-    std::mutex m_, progress_m_;
+    phase_progress progress_;
+    std::mutex m_;
     std::vector<bool> down_;
     std::map<std::size_t, std::string> down_why_;
     std::vector<link_state> links_;
-    std::vector<std::size_t> index_;  // from * n + to -> links_ index
+    std::unordered_map<std::size_t, std::size_t> index_;  // from * n + to -> links_ index (measured links only)
     std::set<std::pair<std::size_t, std::size_t>> retest_links_;
-    std::atomic<std::size_t> pairs_done_{0};
 };
 
 std::string fixed(std::optional<double> v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : "-"; }
@@ -278,8 +326,20 @@ std::string render_csv(const matrix_runner& m, const analysis::matrix_analysis& 
     return out;
 }
 
-json render_json(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
-    json doc = meta;
+/// What the renderers need beyond the runner: the verdict, what ran, and with a topology
+/// (or in triage) what explains each bad link.
+struct matrix_view {
+    const matrix_runner& m;
+    const analysis::matrix_analysis& a;
+    const json& meta;
+    const analysis::group_verdict* groups = nullptr;  ///< with --topology or in triage
+    const topology* topo = nullptr;                   ///< with --topology
+};
+
+json render_json(const matrix_view& w) {
+    const auto& m = w.m;
+    const auto& a = w.a;
+    json doc = w.meta;
     const auto analysis = analysis::to_json(a, m.names());
     for (const auto& [k, v] : analysis.items()) doc[k] = v;
     for (std::size_t i = 0; i < a.links.size(); ++i) {
@@ -293,26 +353,51 @@ json render_json(const matrix_runner& m, const analysis::matrix_analysis& a, con
                           {"lat_us", st.first->lat_us ? json(*st.first->lat_us) : json(nullptr)},
                           {"error", st.first->error}};
         }
+        if (w.groups && a.links[i].bad && a.links[i].link.reachable) {
+            const auto cause = w.groups->cause[i];
+            l["cause"] = analysis::to_string(cause);
+            if (cause == analysis::link_cause::host) l["cause_host"] = m.names()[w.groups->cause_host[i]];
+            if (cause == analysis::link_cause::uplink && w.topo) l["cause_group"] = w.topo->group_names[w.groups->cause_host[i]];
+        }
+    }
+    if (w.topo && w.groups) {
+        doc["topology"] = analysis::to_json(*w.groups, w.topo->group_names);
+        doc["topology"]["key"] = w.topo->key;
+        doc["topology"]["groups"] = w.topo->group_names;
+        doc["slow_uplinks"] = json::array();
+        for (const auto& u : w.groups->uplinks)
+            if (u.bad) doc["slow_uplinks"].push_back(w.topo->group_names[u.group]);
     }
     return doc;
 }
 
-std::string render_summary(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
+std::string render_summary(const matrix_view& w) {
+    const auto& [m, a, meta, groups, topo] = w;
     const auto& names = m.names();
-    std::string out = fmt::format("matrix: {} hosts, {} of {} directed links measured in {} rounds (+{} retest rounds), {:.1f} s\n",
-                                  names.size(), m.measured_links(), a.links.size(), meta.value("rounds", 0),
-                                  meta.value("retest_rounds", 0), meta.value("wall_s", 0.0));
+    std::string out;
+    if (meta.value("mode", "full") == "triage")
+        out = fmt::format("matrix (triage): {} hosts, {} of {} directed links measured in {} shift rounds ({} waves) + {} "
+                          "localisation rounds, {:.1f} s\n",
+                          names.size(), m.measured_links(), a.links.size(), meta.value("rounds", 0), meta.value("waves", 0),
+                          meta.value("retest_rounds", 0), meta.value("wall_s", 0.0));
+    else
+        out = fmt::format("matrix: {} hosts, {} of {} directed links measured in {} rounds (+{} retest rounds), {:.1f} s\n",
+                          names.size(), m.measured_links(), a.links.size(), meta.value("rounds", 0), meta.value("retest_rounds", 0),
+                          meta.value("wall_s", 0.0));
     out += matrix_reference_text(a);
     std::vector<std::string> bad, unreachable;
+    std::vector<std::size_t> bad_indices;
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& v = a.links[i];
         if (!v.bad) continue;
-        const auto line = fmt::format("  {} -> {}: {}{}", names[v.link.from], names[v.link.to],
+        const auto line = fmt::format("  {} -> {}: {}{}{}", names[v.link.from], names[v.link.to],
                                       v.link.reachable ? v.reason : "unreachable: " + v.link.error,
-                                      m.links()[i].retested ? retest_note(v, m.links()[i].first, a) : "");
+                                      m.links()[i].retested ? retest_note(v, m.links()[i].first, a) : "",
+                                      groups && v.link.reachable ? cause_note(*groups, i, names, topo) : "");
         (v.link.reachable ? bad : unreachable).push_back(line);
+        if (v.link.reachable) bad_indices.push_back(i);
     }
-    out += fmt::format("bad links: {}\n", bad.empty() ? "none" : std::to_string(bad.size()));
+    out += bad_links_heading(bad.size(), groups, bad_indices);
     for (const auto& l : bad) out += l + "\n";
     if (!unreachable.empty()) {
         out += fmt::format("unmeasured links: {}\n", unreachable.size());
@@ -323,19 +408,20 @@ std::string render_summary(const matrix_runner& m, const analysis::matrix_analys
         for (auto h : hs) s += (s.empty() ? "" : ", ") + names[h];
         return s.empty() ? std::string("none") : s;
     };
+    if (groups && topo) out += uplink_lines(*groups, *topo);
     out += fmt::format("suspect hosts: {}\n", list(a.suspects));
     out += fmt::format("unreachable hosts: {}\n", list(a.unreachable));
     return out;
 }
 
-std::string render_table(const matrix_runner& m, const analysis::matrix_analysis& a, const json& meta) {
-    const auto& names = m.names();
+std::string render_table(const matrix_view& w) {
+    const auto& names = w.m.names();
     const auto n = names.size();
     std::string out;
     if (n <= 32) {
         // Matrices: row = from (initiator, sender), column = to.
         std::vector<const analysis::link_verdict*> at(n * n, nullptr);
-        for (const auto& v : a.links) at[v.link.from * n + v.link.to] = &v;
+        for (const auto& v : w.a.links) at[v.link.from * n + v.link.to] = &v;
         auto grid = [&](const char* title, auto cell) {
             std::vector<std::vector<std::string>> rows;
             std::vector<std::string> head{"from \\ to"};
@@ -356,15 +442,87 @@ std::string render_table(const matrix_runner& m, const analysis::matrix_analysis
         grid("latency, us one-way (p50; * bad)",
              [](const analysis::link_verdict& v) { return matrix_cell(fixed(v.link.lat_us, 1), v, matrix_figure::latency); });
     }
-    return out + render_summary(m, a, meta);
+    if (w.groups && w.topo) out += group_pair_table(*w.groups, *w.topo);
+    return out + render_summary(w);
+}
+
+/// What a triage ran.
+struct triage_run {
+    std::size_t shift_rounds = 0;
+    std::size_t waves = 0;
+    std::size_t localisation_rounds = 0;
+    json rounds = json::array();  ///< {kind, shift, links, waves} per shift round
+};
+
+analysis::group_verdict judge(const analysis::matrix_analysis& a, const std::optional<topology>& t) {
+    return t ? analysis::judge_groups(a, t->group_of, t->group_names.size()) : analysis::judge_without_groups(a);
+}
+
+/// The shift rounds, each in waves of disjoint links; then, unless --no-retest, the
+/// localisation rounds of what read bad, against hosts that read healthy.
+triage_run run_triage(matrix_runner& m, const std::optional<topology>& topo, bool no_retest) {
+    const std::size_t n = m.names().size();
+    const std::vector<std::size_t> group_of = topo ? topo->group_of : std::vector<std::size_t>{};
+    triage_run run;
+    const auto rounds = analysis::triage_schedule(n, group_of);
+    std::vector<std::vector<analysis::directed_link>> waves;
+    for (const auto& r : rounds) {
+        auto w = analysis::triage_waves(n, r.links);
+        run.rounds.push_back({{"kind", analysis::to_string(r.kind)}, {"shift", r.shift}, {"links", r.links.size()}, {"waves", w.size()}});
+        for (auto& x : w) waves.push_back(std::move(x));
+    }
+    run.shift_rounds = rounds.size();
+    run.waves = waves.size();
+    for (std::size_t k = 0; k < waves.size(); ++k) m.run_links(waves[k], "shift-round wave", k + 1, waves.size(), false);
+    if (no_retest) return run;
+    const auto first = m.analyze();
+    const auto more = analysis::localisation_links(analysis::localisation_request(first, judge(first, topo), group_of));
+    const auto local = analysis::triage_waves(n, more);
+    run.localisation_rounds = local.size();
+    for (std::size_t k = 0; k < local.size(); ++k) m.run_links(local[k], "localisation round", k + 1, local.size(), true);
+    return run;
+}
+
+/// Raises the soft limit on open files to the hard one; returns how many measurements may
+/// run at once within it (each holds a connection to its initiating daemon, and a failed
+/// one a probe of its peer, next to the CLI's own files).
+std::size_t measurements_within_fd_limit() {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 256;
+    if (lim.rlim_cur < lim.rlim_max) {
+        rlimit raised = lim;
+        raised.rlim_cur = lim.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+    }
+    constexpr rlim_t reserved = 64, per_measurement = 3;
+    const rlim_t cur = lim.rlim_cur == RLIM_INFINITY ? 1 << 20 : lim.rlim_cur;
+    return cur > reserved + per_measurement ? static_cast<std::size_t>((cur - reserved) / per_measurement) : 1;
+}
+
+/// The most links of any one wave of a triage of these hosts (every one runs at once by default).
+std::size_t widest_wave(std::size_t n, const std::optional<topology>& topo) {
+    std::size_t most = 1;
+    for (const auto& r : analysis::triage_schedule(n, topo ? topo->group_of : std::vector<std::size_t>{}))
+        for (const auto& w : analysis::triage_waves(n, r.links)) most = std::max(most, w.size());
+    return most;
 }
 
 }  // namespace
 
 command_runner add_matrix_command(CLI::App& app, const common_options& common) {
     auto o = std::make_shared<matrix_options>();
-    auto* cmd = app.add_subcommand("matrix", "measure every ordered pair of hosts in rounds; name the bad links and suspect hosts");
+    auto* cmd = app.add_subcommand("matrix", "measure every ordered pair of hosts in rounds (or triage a fleet in a few rounds); "
+                                             "name the bad links, suspect hosts and slow uplinks");
     cmd->add_option("--hosts", o->hosts, "FILE (one HOST[:PORT] per line, # comments) or a comma list a,b,c")->required();
+    cmd->add_option("--mode", o->mode,
+                    "full: every ordered pair, n-1 rounds; triage: a few shift rounds in which every host sends to one host and "
+                    "receives from another, then localisation against healthy hosts (rounds do not grow with n)")
+        ->check(CLI::IsMember({"full", "triage"}))
+        ->capture_default_str();
+    cmd->add_option("--topology", o->topology,
+                    "FILE: one 'HOST KEY=VALUE...' a line (e.g. 'node1 leaf=l1 rack=r3'); hosts are grouped by one label, "
+                    "slow uplinks are told from slow hosts, and the matrix is reported per group pair");
+    cmd->add_option("--group-by", o->group_by, "the --topology label to group by (default: the first label of the file)");
     cmd->add_option("--transport", o->test.transport, "tcp or rdma")->capture_default_str();
     cmd->add_option("--test", o->test.tests, "comma list of latency, bandwidth, bidir (default latency,bandwidth)");
     cmd->add_option("--sizes", o->test.sizes, "sizes for every test (default: latency 8 B, bandwidth 1 MiB, as separate runs)");
@@ -379,15 +537,17 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         ->capture_default_str();
     cmd->add_option("--suspect-fraction", o->suspect_fraction, "a host is suspect when more than this share of its links is bad")
         ->capture_default_str();
-    cmd->add_option("--parallel", o->max_parallel,
-                    "at most N pairs measured at once (and N daemons probed at once, 1..4096); a round with more pairs runs in waves")
-        ->capture_default_str();  // checked in the command, to say what the number means
-    cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again");
+    auto* parallel = cmd->add_option("--parallel", o->max_parallel,
+                                     "at most N pairs (triage: links) measured at once (and N daemons probed at once, 1..4096); "
+                                     "a round with more runs in waves. Default: 64 in full mode; in triage every link of a "
+                                     "wave at once, within the open-file limit (raised to its hard limit)");
+    cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again (triage: no localisation)");
     auto* progress = cmd->add_flag("--progress", o->progress,
                                    "progress on stderr even when it is not a terminal: plain lines with the time left, for logs");
     cmd->add_flag("-q,--quiet,--no-progress", o->quiet, "no progress display (the default when stderr is not a terminal)")
         ->excludes(progress);
-    return [o, &common]() -> int {
+    return [o, &common, parallel]() -> int {
+        o->parallel_given = parallel->count() > 0;
         if (o->max_parallel < 1 || o->max_parallel > 4096)
             throw client_error(exit_usage, fmt::format("--parallel {}: give how many pairs to measure at once, 1 to 4096 (default "
                                                        "64; 1 measures one pair after the other)",
@@ -400,30 +560,67 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }
+        if (!o->group_by.empty() && o->topology.empty())
+            throw client_error(exit_usage, "--group-by names a label of --topology FILE: give the topology file too");
+        std::optional<topology> topo;
+        if (!o->topology.empty()) topo = read_topology(o->topology, hosts, o->group_by);
+        if (o->mode == "triage" && hosts.size() < 4) {
+            std::fprintf(stderr, "matrix: triage needs at least 4 hosts to tell a host from a link (it has %zu); a full matrix "
+                                 "of so few hosts takes as few rounds, so a full matrix is run instead\n", hosts.size());
+            o->mode = "full";
+        }
+        const bool triage = o->mode == "triage";
+        if (triage && !o->parallel_given) {
+            const std::size_t fd_bound = measurements_within_fd_limit(), want = widest_wave(hosts.size(), topo);
+            o->max_parallel = std::min(want, fd_bound);
+            if (fd_bound < want)
+                std::fprintf(stderr, "matrix: the open-file limit allows %zu measurements at once, a wave has %zu links: each "
+                                     "wave runs in parts (raise the hard limit, ulimit -Hn, to run them all at once)\n",
+                             fd_bound, want);
+        }
         if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
         const auto started = std::chrono::steady_clock::now();
         matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls));
         m.probe_hosts();
-        m.run_schedule();
-        auto analysis = m.analyze();
-        std::size_t retest_rounds = 0;
-        if (!o->no_retest && !analysis::links_to_retest(analysis).empty()) {
-            retest_rounds = m.retest(analysis);
+        analysis::matrix_analysis analysis;
+        std::size_t rounds = 0, retest_rounds = 0;
+        triage_run tr;
+        if (triage) {
+            tr = run_triage(m, topo, o->no_retest);
+            rounds = tr.shift_rounds;
+            retest_rounds = tr.localisation_rounds;
             analysis = m.analyze();
+        } else {
+            m.run_schedule();
+            rounds = analysis::round_count(hosts.size());
+            analysis = m.analyze();
+            if (!o->no_retest && !analysis::links_to_retest(analysis).empty()) {
+                retest_rounds = m.retest(analysis);
+                analysis = m.analyze();
+            }
         }
+        std::optional<analysis::group_verdict> groups;
+        if (triage || topo) groups = judge(analysis, topo);
+        if (topo) analysis::apply_suspects(*groups, analysis);
         m.end_progress();
-        const json meta{{"schema", "meshperf.matrix/1"},
-                        {"transport", o->test.transport},
-                        {"tests", o->test.tests.empty() ? "latency,bandwidth" : o->test.tests},
-                        {"sizes", o->test.sizes.empty() ? "latency 8, bandwidth 1M" : o->test.sizes},
-                        {"rounds", analysis::round_count(hosts.size())},
-                        {"retest_rounds", retest_rounds},
-                        {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
-        write_output(o->output, render(o->format, {.table = [&] { return render_table(m, analysis, meta); },
-                                                   .json = [&] { return render_json(m, analysis, meta).dump(2) + "\n"; },
+        json meta{{"schema", "meshperf.matrix/1"},
+                  {"mode", o->mode},
+                  {"transport", o->test.transport},
+                  {"tests", o->test.tests.empty() ? "latency,bandwidth" : o->test.tests},
+                  {"sizes", o->test.sizes.empty() ? "latency 8, bandwidth 1M" : o->test.sizes},
+                  {"rounds", rounds},
+                  {"retest_rounds", retest_rounds},
+                  {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
+        if (triage) {
+            meta["waves"] = tr.waves;
+            meta["triage"] = {{"shift_rounds", tr.rounds}, {"localisation_rounds", tr.localisation_rounds}};
+        }
+        const matrix_view view{m, analysis, meta, groups ? &*groups : nullptr, topo ? &*topo : nullptr};
+        write_output(o->output, render(o->format, {.table = [&] { return render_table(view); },
+                                                   .json = [&] { return render_json(view).dump(2) + "\n"; },
                                                    .csv = [&] { return render_csv(m, analysis); }}));
         if (o->format != output_format::table || !o->output.empty()) {
-            const auto summary = render_summary(m, analysis, meta);
+            const auto summary = render_summary(view);
             std::fputs(summary.c_str(), o->output.empty() ? stderr : stdout);
         }
         if (m.measured_links() == 0) return exit_unreachable;

@@ -1,5 +1,7 @@
 #include "client/render/matrix_text.hpp"
 
+#include "client/render/table.hpp"
+
 #include <fmt/format.h>
 #include <vector>
 
@@ -39,6 +41,56 @@ std::string matrix_reference_text(const analysis::matrix_analysis& a) {
                            figures, a.host_count);
     }
     return out;
+}
+
+namespace {
+
+std::string group_label(const topology& t, std::size_t g) { return fmt::format("{}={}", t.key, t.group_names.at(g)); }
+
+std::string gbit(const std::optional<double>& v) { return v ? fmt::format("{:.3f} Gbit/s", *v) : std::string("-"); }
+
+}  // namespace
+
+std::string cause_note(const analysis::group_verdict& v, std::size_t i, std::span<const std::string> names, const topology* topo) {
+    if (i >= v.cause.size()) return "";
+    switch (v.cause[i]) {
+        case analysis::link_cause::host: return fmt::format(" [host {}]", names[v.cause_host[i]]);
+        case analysis::link_cause::uplink:
+            return topo ? fmt::format(" [uplink of {}]", group_label(*topo, v.cause_host[i])) : std::string(" [uplink]");
+        case analysis::link_cause::none: break;
+    }
+    return "";
+}
+
+std::string bad_links_heading(std::size_t bad, const analysis::group_verdict* v, std::span<const std::size_t> bad_indices) {
+    if (bad == 0) return "bad links: none\n";
+    if (!v) return fmt::format("bad links: {}\n", bad);
+    std::size_t by_host = 0, by_uplink = 0;
+    for (std::size_t i : bad_indices) {
+        by_host += i < v->cause.size() && v->cause[i] == analysis::link_cause::host;
+        by_uplink += i < v->cause.size() && v->cause[i] == analysis::link_cause::uplink;
+    }
+    return fmt::format("bad links: {} ({} explained by suspect hosts, {} by slow uplinks, {} on their own)\n", bad, by_host,
+                       by_uplink, bad - by_host - by_uplink);
+}
+
+std::string uplink_lines(const analysis::group_verdict& v, const topology& topo) {
+    std::string out;
+    for (const auto& u : v.uplinks) {
+        if (!u.bad) continue;
+        out += fmt::format("  uplink of {}: {} of {} cross-group links bad (median {}); in-group links {} of {} bad (median {})\n",
+                           group_label(topo, u.group), u.cross_bad, u.cross_links, gbit(u.cross_median_gbit), u.in_group_bad,
+                           u.in_group_links, gbit(u.in_group_median_gbit));
+    }
+    return (out.empty() ? std::string("slow uplinks: none\n") : "slow uplinks:\n" + out);
+}
+
+std::string group_pair_table(const analysis::group_verdict& v, const topology& topo) {
+    std::vector<std::vector<std::string>> rows{{"from " + topo.key, "to " + topo.key, "links", "bad", "median Gbit/s"}};
+    for (const auto& p : v.pairs)
+        rows.push_back({topo.group_names.at(p.from_group), topo.group_names.at(p.to_group), std::to_string(p.links),
+                        std::to_string(p.bad), p.median_gbit ? fmt::format("{:.3f}", *p.median_gbit) : "-"});
+    return fmt::format("per {} pair (row: sender's {}, receiver's {})\n", topo.key, topo.key, topo.key) + format_table(rows) + "\n";
 }
 
 }  // namespace meshperf::client

@@ -4,8 +4,11 @@
 /// retest confirmed (only the rules the first measurement broke too), and what the links
 /// were judged against. Pure, no I/O.
 #include "analysis/outliers.hpp"
+#include "analysis/triage_verdict.hpp"
+#include "client/support/topology_file.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 
 namespace meshperf::client {
@@ -28,5 +31,21 @@ std::string retest_note(const analysis::link_verdict& now, const std::optional<a
 /// The summary's lines on the medians and on what the links were judged against; with
 /// analysis::small_matrix_hosts hosts or fewer, why that is the better half's median.
 std::string matrix_reference_text(const analysis::matrix_analysis& a);
+
+/// What explains bad link i, to follow its reason: " [host H]" (a suspect end), " [uplink of
+/// KEY=GROUP]", or "" (nothing: the link itself). `topo` names the groups (may be null).
+std::string cause_note(const analysis::group_verdict& v, std::size_t i, std::span<const std::string> names,
+                       const topology* topo);
+
+/// "bad links: N" and, with causes, how many each explains: "(8 explained by suspect
+/// hosts, 36 by slow uplinks, 1 on its own)".
+std::string bad_links_heading(std::size_t bad, const analysis::group_verdict* v, std::span<const std::size_t> bad_indices);
+
+/// "slow uplinks: ..." naming each bad uplink with its cross-group and in-group tallies and
+/// medians ("none" when none is bad).
+std::string uplink_lines(const analysis::group_verdict& v, const topology& topo);
+
+/// The per group pair table: from, to, links, bad, median Gbit/s.
+std::string group_pair_table(const analysis::group_verdict& v, const topology& topo);
 
 }  // namespace meshperf::client
