@@ -97,6 +97,8 @@ void check_sane(const point_result& p) {
         for (const auto& f : p.flows) moved |= f.bytes > 0;
         check_sane(*p.tcp_counters, moved);
     }
+    if (p.link.initiator) check_sane(*p.link.initiator);
+    if (p.link.peer) check_sane(*p.link.peer);
 }
 
 json to_json(const summary& s) {
@@ -175,7 +177,13 @@ json to_json(const point_result& p) {
     j["verified"] = p.verified;
     j["warnings"] = p.warnings;
     if (p.placement) j["placement"] = to_json(*p.placement);
-    if (p.tcp_counters) j["counters"] = {{"tcp", to_json(*p.tcp_counters)}};
+    if (p.tcp_counters) j["counters"]["tcp"] = to_json(*p.tcp_counters);
+    if (!p.link.empty()) {
+        json link = json::object();
+        if (p.link.initiator) link["initiator"] = to_json(*p.link.initiator);
+        if (p.link.peer) link["peer"] = to_json(*p.link.peer);
+        j["counters"]["link"] = std::move(link);
+    }
     return j;
 }
 
@@ -225,8 +233,13 @@ point_result point_result_from_json(const json& j) {
     p.verified = j.value("verified", false);
     p.warnings = j.value("warnings", std::vector<std::string>{});
     if (j.contains("placement") && !j.at("placement").is_null()) p.placement = point_placement_from_json(j.at("placement"));
-    if (const auto c = j.find("counters"); c != j.end() && c->is_object())
+    if (const auto c = j.find("counters"); c != j.end() && c->is_object()) {
         if (const auto t = c->find("tcp"); t != c->end() && !t->is_null()) p.tcp_counters = tcp_point_counters_from_json(*t);
+        if (const auto l = c->find("link"); l != c->end() && l->is_object()) {
+            if (const auto i = l->find("initiator"); i != l->end()) p.link.initiator = link_side_counters_from_json(*i);
+            if (const auto r = l->find("peer"); r != l->end()) p.link.peer = link_side_counters_from_json(*r);
+        }
+    }
     return p;
 }
 

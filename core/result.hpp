@@ -3,6 +3,7 @@
 /// documented in docs/result-schema.md). Every figure passes check_sane() before it is put
 /// into a result.
 #include "core/placement.hpp"
+#include "core/link_counters.hpp"
 #include "core/point_counters.hpp"
 #include "core/run_spec.hpp"
 #include "core/stats.hpp"
@@ -99,6 +100,9 @@ struct point_result {
     /// TCP counters of the point's sending streams (bandwidth and bidir over TCP); empty in
     /// older results, for latency points, and when a sending side could not read them.
     std::optional<tcp_point_counters> tcp_counters;
+    /// NIC and RDMA port counters of both ends around the point; empty in older results and
+    /// where neither end could read them.
+    link_counters link;
 };
 
 /// One reading of the reference: its median round trip, and after which point of the test

@@ -54,6 +54,7 @@ struct daemon_options {
     std::string config_file;
     transport::tls_files tls;
     bool loopback_fallback = false;  ///< without a token, serve 127.0.0.1:PORT instead of refusing to start
+    std::string sysfs_root = "/sys";  ///< where counters, rails and the PCIe tree are read
 };
 
 void add_options(CLI::App& app, daemon_options& o) {
@@ -69,6 +70,10 @@ void add_options(CLI::App& app, daemon_options& o) {
     app.add_flag("--loopback-fallback", o.loopback_fallback,
                  "without --token-file, serve 127.0.0.1:PORT when --listen names another address (by default the "
                  "daemon refuses to start)");
+    app.add_option("--sysfs-root", o.sysfs_root,
+                   "where sysfs is mounted: NIC and RDMA counters, rails and the PCIe tree are read below it (tests "
+                   "point it at a fixture tree)")
+        ->capture_default_str();
     app.add_option("--log-level", o.log_level, "debug, info, warn or error")->capture_default_str();
     app.add_option("--config", o.config_file,
                    "TOML configuration: limits, allowed peers, /metrics authentication, scheduled probes "
@@ -91,6 +96,7 @@ void fill_context(daemon::daemon_context& ctx, const daemon_options& o, const da
     ctx.allowed_peers = config.allowed_peers;
     ctx.auth_throttle = config.auth_throttle;
     ctx.metrics_require_token = config.metrics_require_token;
+    ctx.sysfs_root = o.sysfs_root;
     if (!o.token_file.empty()) ctx.token = daemon::load_token_file(o.token_file);
     if (o.tls.enabled()) {
         ctx.tls_server = std::make_shared<transport::tls_context>(transport::tls_context::role::server, o.tls);

@@ -10,8 +10,8 @@
 #include "daemon/runtime/stream_registry.hpp"
 #include "transport/tls.hpp"
 
+#include <filesystem>
 #include <memory>
-
 #include <string>
 
 namespace meshperf::daemon {
@@ -40,6 +40,9 @@ struct daemon_context {
     /// sessions this daemon opens (presenting the same certificate: mutual TLS).
     std::shared_ptr<const transport::tls_context> tls_server;
     std::shared_ptr<const transport::tls_context> tls_client;
+    /// Where sysfs is mounted (--sysfs-root): NIC and RDMA counters, rails and the PCIe tree
+    /// are read below it. "/sys" in service; tests point it at a fixture tree.
+    std::filesystem::path sysfs_root = "/sys";
 };
 
 }  // namespace meshperf::daemon

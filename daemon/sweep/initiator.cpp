@@ -208,7 +208,7 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     transport->open(ch, ok.body, run);
     measure_all_points(run, transport->path_label(), emit, cancel, [&](const point_key& key) {
         const auto ops = transport->point(key);
-        return run_initiator_point(ch, spec, ctx.limits, placement, key, *ops, cancel);
+        return run_initiator_point(ch, spec, ctx.limits, placement, key, *ops, cancel, ctx.sysfs_root);
     });
     try {
         ch.send(core::frame_type::bye, json::object(), clock::now() + handshake_timeout);

@@ -65,7 +65,9 @@ void take_point_frame(const session_message& m, initiator_point& ops, json& peer
 /// The measured phase: decides every tick whether the point is over. Returns the moment
 /// the peer was last heard from, and fills peer_done when the peer ended first.
 clock::time_point measure(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                          bool fixed_length, initiator_point& ops, const std::atomic<bool>& cancel, json& peer_done) {
+                          bool fixed_length, initiator_point& ops, const std::atomic<bool>& cancel, json& peer_done,
+                          point_link_counters& link) {
+    link.at_start();
     const auto t0 = clock::now();
     auto last_heard = t0;
     ops.start();
@@ -81,6 +83,7 @@ clock::time_point measure(frame_channel& ch, const core::run_spec& spec, const c
         }
         const double elapsed = seconds(clock::now() - t0);
         ops.sample(elapsed);
+        link.at_tick(elapsed);
         if (cancel.load()) break;
         // This side's work has ended: with an error (link cut, peer gone) the point is lost,
         // so stop now rather than running out its time; cleanly, there is nothing more to
@@ -144,7 +147,7 @@ void await_point_done(frame_channel& ch, bool fixed_length, initiator_point& ops
 
 core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
                                          const run_placement& placement, const point_key& key, initiator_point& ops,
-                                         const std::atomic<bool>& cancel) {
+                                         const std::atomic<bool>& cancel, const std::filesystem::path& sysfs_root) {
     const bool fixed_length = key.test == core::test_kind::latency || spec.iterations.has_value();
     json begin = ops.begin_fields();
     begin["index"] = key.index;
@@ -156,10 +159,12 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     if (ready.type != core::frame_type::point_ready)
         throw session_error(fmt::format("expected point_ready, got {}", frame_name(ready.type)));
     ops.connect();
+    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length);
     ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
 
     json peer_done;
-    const auto last_heard = measure(ch, spec, limits, fixed_length, ops, cancel, peer_done);
+    const auto last_heard = measure(ch, spec, limits, fixed_length, ops, cancel, peer_done, link);
+    link.at_end();
     const auto stop_body = ops.stop(fixed_length, cancel.load());
     const auto stopped_at = clock::now();
     if (!stop_body.is_null()) {
@@ -182,12 +187,14 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     if (const auto e = peer_text(peer_done, "error"); !e.empty())
         throw session_error(fmt::format("{} failed at the peer: {}", ops.data_path_name(), e));
     auto point = ops.figures(peer_done);
+    attach_link_counters(point, link.counters(), peer_link_counters(peer_done));
     point.placement = point_placement_at_initiator(placement, ops.thread_cpus(), peer_done);
     return point;
 }
 
 void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                           const run_placement& placement, const point_key& key, responder_point& ops) {
+                           const run_placement& placement, const point_key& key, responder_point& ops,
+                           const std::filesystem::path& sysfs_root) {
     ops.arm();
     ch.send(core::frame_type::point_ready, json::object(), clock::now() + handshake_timeout);
     ops.connect();
@@ -204,12 +211,16 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     const auto give_up = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(allowed_s));
     const auto silence = initiator_silence(limits);
     auto last_heard = t0;
+    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length);
+    link.at_start();
     ops.start();
     bool stop_received = false;
     while (!ops.ended(stop_received)) {
         if (clock::now() > give_up) throw session_error("the initiator never ended the point");
         if (clock::now() - last_heard > silence) throw session_error(initiator_silence_message(ch.peer_name(), limits));
-        ops.sample(seconds(clock::now() - t0));
+        const double elapsed = seconds(clock::now() - t0);
+        ops.sample(elapsed);
+        link.at_tick(elapsed);
         ops.check_limits();
         if (ops.reports())
             ch.send(core::frame_type::progress, {{"t_s", seconds(clock::now() - t0)}, {"bytes", ops.counted_bytes()}},
@@ -219,10 +230,12 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
             if (m->type == core::frame_type::heartbeat) continue;
             if (m->type != core::frame_type::point_stop)
                 throw session_error(fmt::format("unexpected {} during a point", frame_name(m->type)));
+            if (!stop_received) link.at_end();
             ops.stop(m->body);
             stop_received = true;
         }
     }
+    if (!stop_received) link.at_end();  // the streams ended by themselves
     ops.finish(stop_received);
     if (const auto last = ops.final_report())
         ch.send(core::frame_type::progress, {{"t_s", last->t_s}, {"bytes", last->bytes}}, clock::now() + handshake_timeout);
@@ -232,6 +245,7 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     done["error"] = ops.error();
     done["verify_failed"] = ops.verify_failed();
     done["placement"] = core::to_json(observed_placement(placement, ops.thread_cpus()));
+    if (const auto c = link.counters()) done["link_counters"] = core::to_json(*c);
     ch.send(core::frame_type::point_done, done, clock::now() + handshake_timeout);
 }
 
@@ -239,9 +253,9 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
 
 core::point_result run_initiator_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
                                        const run_placement& placement, const point_key& key, initiator_point& ops,
-                                       const std::atomic<bool>& cancel) {
+                                       const std::atomic<bool>& cancel, const std::filesystem::path& sysfs_root) {
     try {
-        return drive_initiator_point(ch, spec, limits, placement, key, ops, cancel);
+        return drive_initiator_point(ch, spec, limits, placement, key, ops, cancel, sysfs_root);
     } catch (...) {
         ops.abort();
         throw;
@@ -265,9 +279,10 @@ point_key parse_point_begin(const core::run_spec& spec, const json& begin) {
 }
 
 void run_responder_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                         const run_placement& placement, const point_key& key, responder_point& ops) {
+                         const run_placement& placement, const point_key& key, responder_point& ops,
+                         const std::filesystem::path& sysfs_root) {
     try {
-        drive_responder_point(ch, spec, limits, placement, key, ops);
+        drive_responder_point(ch, spec, limits, placement, key, ops, sysfs_root);
     } catch (...) {
         ops.abort();
         throw;

@@ -9,6 +9,7 @@
 #include "core/run_spec.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/sweep/point_figures.hpp"
+#include "daemon/sweep/point_link_counters.hpp"
 #include "daemon/session/run_placement.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "transport/stream_thread.hpp"
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -82,6 +84,8 @@ public:
     virtual std::string_view data_path_name() const = 0;
     /// Where this side's measuring threads ran (empty before they started).
     virtual std::vector<transport::thread_cpu_record> thread_cpus() const = 0;
+    /// The RDMA port the data path runs over, once connected (its counters are read); none for TCP.
+    virtual std::optional<rdma_port_used> rdma_port() const { return std::nullopt; }
 };
 
 /// A progress report: seconds since the point's start, bytes per counting flow.
@@ -141,6 +145,8 @@ public:
     virtual std::vector<transport::thread_cpu_record> thread_cpus() const = 0;
     /// Ends a failed point now. Never throws.
     virtual void abort() noexcept = 0;
+    /// The RDMA port the data path runs over, once connected (its counters are read); none for TCP.
+    virtual std::optional<rdma_port_used> rdma_port() const { return std::nullopt; }
 };
 
 /// Measures one point with the peer through `ops`: the frames, the stop decisions (fixed
@@ -148,10 +154,11 @@ public:
 /// point_done under the silent-peer watchdog, and failures in the order that explains them
 /// best (this side's data path before the silence that followed). Throws session_error,
 /// run_cancelled, or what the transport throws; aborts `ops` on every failure. The point's
-/// placement comes from this side's thread records under `placement` and the peer's report.
+/// placement comes from this side's thread records under `placement` and the peer's report;
+/// its link counters from the NIC and RDMA port under `sysfs_root` and the peer's.
 core::point_result run_initiator_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
                                        const run_placement& placement, const point_key& key, initiator_point& ops,
-                                       const std::atomic<bool>& cancel);
+                                       const std::atomic<bool>& cancel, const std::filesystem::path& sysfs_root);
 
 /// The responder's view of a point_begin frame: test, size and index, checked against the
 /// agreed spec (both the test and the size must be in it). Throws session_error.
@@ -160,8 +167,10 @@ point_key parse_point_begin(const core::run_spec& spec, const nlohmann::json& be
 /// Serves one point announced by point_begin through `ops`. Throws session_error (which
 /// the caller sends to the initiator); aborts `ops` on every failure.
 /// `limits`: this daemon's, bounding how long a fixed-length point may last. point_done
-/// says where this side's threads ran, under `placement`.
+/// says where this side's threads ran, under `placement`, and what this side's NIC and RDMA
+/// port counters (under `sysfs_root`) did.
 void run_responder_point(frame_channel& ch, const core::run_spec& spec, const core::run_limits& limits,
-                         const run_placement& placement, const point_key& key, responder_point& ops);
+                         const run_placement& placement, const point_key& key, responder_point& ops,
+                         const std::filesystem::path& sysfs_root);
 
 }  // namespace meshperf::daemon

@@ -66,12 +66,14 @@ std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::s
     return notes;
 }
 
+/// The device and port the endpoint opened, for the point's counters.
+rdma_port_used port_of(const rdma::endpoint& ep) { return {ep.local_info().device, ep.local_info().port}; }
 
 class rdma_initiator final : public initiator_point {
 public:
     rdma_initiator(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
                    const std::vector<int>& cpus)
-        : spec_(spec), key_(key), byte_cap_(byte_cap),
+        : spec_(spec), key_(key), byte_cap_(byte_cap), port_(port_of(ep)),
           side_(ep, spec, key.test, key.size, rdma::initiator_qp_roles(key.test, spec.streams, spec.reverse),
                 static_cast<std::uint32_t>(key.index)),
           local_n_(side_.counting_runners()), remote_n_(counting(peer_roles(spec, key.test), spec.op)),
@@ -127,6 +129,7 @@ public:
     bool verify_failed() const override { return side_.verify_failed(); }
     std::string_view data_path_name() const override { return "RDMA"; }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
+    std::optional<rdma_port_used> rdma_port() const override { return port_; }
 
     core::point_result figures(const json& peer_done) override {
         point_inputs in{spec_, key_.test, key_.size};
@@ -147,6 +150,7 @@ private:
     const core::run_spec& spec_;
     point_key key_;
     std::uint64_t byte_cap_;
+    rdma_port_used port_;
     rdma::point_side side_;
     std::size_t local_n_, remote_n_;
     core::flow_tracker local_, remote_;  // bytes counted here, and at the peer (its progress frames)
@@ -160,7 +164,7 @@ class rdma_responder final : public responder_point {
 public:
     rdma_responder(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
                    const std::vector<int>& cpus)
-        : key_(key), byte_cap_(byte_cap),
+        : key_(key), byte_cap_(byte_cap), port_(port_of(ep)),
           side_(ep, spec, key.test, key.size, peer_roles(spec, key.test), static_cast<std::uint32_t>(key.index)) {
         side_.pin_to(cpus);
     }
@@ -194,10 +198,12 @@ public:
     bool verify_failed() const override { return side_.verify_failed(); }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
     void abort() noexcept override { side_.abort(); }
+    std::optional<rdma_port_used> rdma_port() const override { return port_; }
 
 private:
     point_key key_;
     std::uint64_t byte_cap_;
+    rdma_port_used port_;
     rdma::point_side side_;
     bool active_stopped_ = false;
     std::vector<std::uint64_t> initiator_messages_;

@@ -71,7 +71,7 @@ void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& 
         if (m->type == core::frame_type::point_begin) {
             const auto key = parse_point_begin(spec, m->body);
             const auto ops = transport->point(key, m->body);
-            run_responder_point(ch, spec, ctx.limits, placement, key, *ops);
+            run_responder_point(ch, spec, ctx.limits, placement, key, *ops, ctx.sysfs_root);
             progress_deadline = clock::now() + idle_session_timeout;
             last_heard = clock::now();
         } else if (m->type != core::frame_type::point_stop && m->type != core::frame_type::heartbeat) {

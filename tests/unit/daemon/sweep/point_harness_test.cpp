@@ -100,7 +100,7 @@ std::string failure_of(channel_pair& p, recording_initiator& ops, const core::ru
     const auto t0 = clock_type::now();
     std::string what;
     try {
-        (void)md::run_initiator_point(*p.initiator, spec, {}, md::run_placement{}, {core::test_kind::bandwidth, 4096, 1}, ops, cancel);
+        (void)md::run_initiator_point(*p.initiator, spec, {}, md::run_placement{}, {core::test_kind::bandwidth, 4096, 1}, ops, cancel, "/sys");
     } catch (const std::exception& e) {
         what = e.what();
     }
@@ -229,14 +229,14 @@ TEST_CASE("point harness: both sides through one point, every step in order") {
             const auto begin = p.peer->receive(clock_type::now() + 5s);
             if (begin.type != core::frame_type::point_begin) throw std::runtime_error("expected point_begin");
             const auto key = md::parse_point_begin(spec, begin.body);
-            md::run_responder_point(*p.peer, spec, {}, md::run_placement{}, key, peer_ops);
+            md::run_responder_point(*p.peer, spec, {}, md::run_placement{}, key, peer_ops, "/sys");
         } catch (const std::exception& e) {
             peer_failure = e.what();
         }
     });
     recording_initiator ops;
     std::atomic<bool> cancel{false};
-    const auto point = md::run_initiator_point(*p.initiator, spec, {}, md::run_placement{}, {core::test_kind::bandwidth, 4096, 1}, ops, cancel);
+    const auto point = md::run_initiator_point(*p.initiator, spec, {}, md::run_placement{}, {core::test_kind::bandwidth, 4096, 1}, ops, cancel, "/sys");
     peer.join();
     CHECK(peer_failure.empty());
     CHECK(point.size_bytes == 4096);  // figures() saw the peer's point_done

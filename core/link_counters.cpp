@@ -1,0 +1,141 @@
+#include "core/link_counters.hpp"
+
+#include "core/error.hpp"
+#include "core/json_fields.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+std::optional<std::uint64_t> counter_group_delta::delta(std::string_view name) const {
+    const auto it = deltas.find(std::string(name));
+    if (it == deltas.end()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<std::uint64_t> ib_counter_maximum(std::string_view name) {
+    // Widths of the PortCounters attribute (IBTA spec vol. 1, 16.1.3.5). The data and packet
+    // counters are 32 bits there; the kernel shows PortCountersExtended's 64-bit ones when
+    // the port has them, so a value of exactly 2^32 − 1 is read as saturated.
+    struct width {
+        std::string_view name;
+        unsigned bits;
+    };
+    static constexpr width widths[] = {
+        {"symbol_error", 16},          {"link_error_recovery", 8},         {"link_downed", 8},
+        {"port_rcv_errors", 16},       {"port_rcv_remote_physical_errors", 16}, {"port_rcv_switch_relay_errors", 16},
+        {"port_xmit_discards", 16},    {"port_xmit_constraint_errors", 8}, {"port_rcv_constraint_errors", 8},
+        {"local_link_integrity_errors", 4}, {"excessive_buffer_overrun_errors", 4}, {"VL15_dropped", 16},
+        {"port_xmit_data", 32},        {"port_rcv_data", 32},              {"port_xmit_packets", 32},
+        {"port_rcv_packets", 32},      {"port_xmit_wait", 32},
+    };
+    for (const auto& w : widths)
+        if (w.name == name) return (std::uint64_t{1} << w.bits) - 1;
+    return std::nullopt;
+}
+
+counter_group_delta counter_delta(const counter_values& before, const counter_values& after,
+                                  std::optional<std::uint64_t> (*maximum)(std::string_view)) {
+    counter_group_delta d;
+    for (const auto& [name, end] : after) {
+        const auto start = before.find(name);
+        if (start == before.end()) continue;
+        if (end < start->second) {
+            d.resets.push_back(name);
+            continue;
+        }
+        d.deltas[name] = end - start->second;
+        if (maximum)
+            if (const auto max = maximum(name); max && end >= *max) d.saturated.push_back(name);
+    }
+    return d;
+}
+
+namespace {
+
+json group_json(const counter_group_delta& g) {
+    return {{"deltas", g.deltas}, {"resets", g.resets}, {"saturated", g.saturated}};
+}
+
+std::vector<std::string> name_list(const json& j, std::string_view field) {
+    std::vector<std::string> out;
+    if (!j.is_array()) throw spec_error(fmt::format("\"{}\" must be a list of counter names", field));
+    for (const auto& v : j) {
+        if (!v.is_string()) throw spec_error(fmt::format("\"{}\" must be a list of counter names", field));
+        out.push_back(v.get<std::string>());
+    }
+    return out;
+}
+
+counter_group_delta group_from_json(const json& j, std::string_view field) {
+    if (!j.is_object() || !j.contains("deltas") || !j.at("deltas").is_object())
+        throw spec_error(fmt::format("\"{}\" must be an object with \"deltas\"", field));
+    counter_group_delta g;
+    for (const auto& [name, v] : j.at("deltas").items()) g.deltas[name] = json_unsigned(v, name);
+    if (const auto r = j.find("resets"); r != j.end()) g.resets = name_list(*r, "resets");
+    if (const auto s = j.find("saturated"); s != j.end()) g.saturated = name_list(*s, "saturated");
+    return g;
+}
+
+std::string text_field(const json& j, const char* field, std::string_view part) {
+    if (!j.contains(field) || !j.at(field).is_string())
+        throw spec_error(fmt::format("{} counters without a text \"{}\"", part, field));
+    return j.at(field).get<std::string>();
+}
+
+void check_group(const counter_group_delta& g, std::string_view where) {
+    for (const auto& r : g.resets)
+        if (g.deltas.count(r)) throw insane_figure(fmt::format("{} counter {} both reset and counted", where, r));
+}
+
+}  // namespace
+
+void check_sane(const link_side_counters& c) {
+    if (!(std::isfinite(c.window_s) && c.window_s > 0))
+        throw insane_figure(fmt::format("link counters read {} s apart", c.window_s));
+    if (c.nic) check_group(c.nic->counters, c.nic->interface);
+    if (c.rdma) {
+        check_group(c.rdma->counters, c.rdma->device);
+        check_group(c.rdma->hw_counters, c.rdma->device);
+    }
+}
+
+json to_json(const link_side_counters& c) {
+    json j = {{"window_s", c.window_s}};
+    if (c.nic) j["nic"] = {{"interface", c.nic->interface}, {"counters", group_json(c.nic->counters)}};
+    if (c.rdma)
+        j["rdma"] = {{"device", c.rdma->device},
+                     {"port", c.rdma->port},
+                     {"counters", group_json(c.rdma->counters)},
+                     {"hw_counters", group_json(c.rdma->hw_counters)}};
+    return j;
+}
+
+link_side_counters link_side_counters_from_json(const json& j) {
+    if (!j.is_object() || !j.contains("window_s") || !j.at("window_s").is_number())
+        throw spec_error("link counters must be an object with a number \"window_s\"");
+    link_side_counters c;
+    c.window_s = j.at("window_s").get<double>();
+    if (const auto n = j.find("nic"); n != j.end() && !n->is_null()) {
+        if (!n->is_object() || !n->contains("counters")) throw spec_error("\"nic\" must be an object with \"counters\"");
+        c.nic = nic_counters{text_field(*n, "interface", "NIC"), group_from_json(n->at("counters"), "nic.counters")};
+    }
+    if (const auto r = j.find("rdma"); r != j.end() && !r->is_null()) {
+        if (!r->is_object() || !r->contains("counters") || !r->contains("hw_counters") || !r->contains("port"))
+            throw spec_error("\"rdma\" must be an object with \"port\", \"counters\" and \"hw_counters\"");
+        rdma_port_counters p;
+        p.device = text_field(*r, "device", "RDMA");
+        p.port = static_cast<unsigned>(json_unsigned(r->at("port"), "port"));
+        p.counters = group_from_json(r->at("counters"), "rdma.counters");
+        p.hw_counters = group_from_json(r->at("hw_counters"), "rdma.hw_counters");
+        c.rdma = std::move(p);
+    }
+    return c;
+}
+
+}  // namespace meshperf::core

@@ -1,0 +1,80 @@
+#pragma once
+/// Counters of the NIC and the RDMA port a point ran over, read on each end just before
+/// its measured window and just after it (docs/counters.md): the deltas, and the counters
+/// that could not be turned into one (they went backwards, or stand at their width's
+/// maximum). Pure: transport/link_counters_reader.hpp reads the files.
+#include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshperf::core {
+
+/// One reading of a directory of counter files: file name → value.
+using counter_values = std::map<std::string, std::uint64_t>;
+
+/// What one directory of counters did between two readings.
+struct counter_group_delta {
+    counter_values deltas;               ///< after − before, for counters in both readings that did not go down
+    std::vector<std::string> resets;     ///< went down: the counter was reset or wrapped (driver reload); no delta
+    std::vector<std::string> saturated;  ///< at their width's maximum after: the delta is a lower bound
+    /// The counter's delta; empty when it was not read twice or was reset.
+    std::optional<std::uint64_t> delta(std::string_view name) const;
+};
+
+/// The largest value a counter can hold before it sticks, for the InfiniBand PMA port
+/// counters of /sys/class/infiniband/DEV/ports/P/counters whose width the IBTA
+/// specification fixes (symbol_error 16 bits, link_downed 8, local_link_integrity_errors 4,
+/// ...); empty for counters that are 64-bit or unknown. Such counters saturate rather than wrap.
+std::optional<std::uint64_t> ib_counter_maximum(std::string_view name);
+
+/// The deltas between two readings of one directory. `maximum` gives the saturation value
+/// of a counter (ib_counter_maximum for RDMA port counters; nothing for the others).
+counter_group_delta counter_delta(const counter_values& before, const counter_values& after,
+                                  std::optional<std::uint64_t> (*maximum)(std::string_view) = nullptr);
+
+/// The NIC a point's traffic left or entered this host by: /sys/class/net/IF/statistics
+/// and /sys/class/net/IF/carrier_changes.
+struct nic_counters {
+    std::string interface;       ///< "eth0", "veth1", "lo"
+    counter_group_delta counters;
+};
+
+/// The RDMA port a point ran over: /sys/class/infiniband/DEV/ports/P/{counters,hw_counters}.
+struct rdma_port_counters {
+    std::string device;           ///< "mlx5_0", "rxe0"
+    unsigned port = 1;
+    counter_group_delta counters;     ///< the PMA port counters (symbol_error, link_downed, port_xmit_data, ...)
+    counter_group_delta hw_counters;  ///< the driver's own (mlx5: out_of_sequence, np_cnp_sent, ...; rxe: sent_pkts, ...)
+};
+
+/// What one end's NIC and RDMA port did around a point. Each part is absent when its files
+/// could not be read (never zeros).
+struct link_side_counters {
+    double window_s = 0;                     ///< seconds between the two readings
+    std::optional<nic_counters> nic;
+    std::optional<rdma_port_counters> rdma;
+};
+
+/// Both ends of a point.
+struct link_counters {
+    std::optional<link_side_counters> initiator;
+    std::optional<link_side_counters> peer;  ///< absent from a peer that does not send them
+    bool empty() const { return !initiator && !peer; }
+};
+
+/// Throws insane_figure when a side's window is not positive and finite, or a delta is
+/// named in resets too.
+void check_sane(const link_side_counters&);
+
+/// {"window_s", "nic": {"interface", "counters": GROUP}, "rdma": {"device", "port",
+/// "counters": GROUP, "hw_counters": GROUP}} with GROUP = {"deltas": {NAME: N, ...},
+/// "resets": [NAME, ...], "saturated": [NAME, ...]}; parts that are absent are left out.
+nlohmann::json to_json(const link_side_counters&);
+/// Reads what to_json wrote; throws spec_error naming the field when it is malformed.
+link_side_counters link_side_counters_from_json(const nlohmann::json&);
+
+}  // namespace meshperf::core

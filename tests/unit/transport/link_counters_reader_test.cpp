@@ -1,0 +1,95 @@
+// transport/link_counters_reader: a NIC's and an RDMA port's counters read from a sysfs
+// fixture tree (mlx5's names), around a "point" that changes them; unreadable files left
+// out, an unreadable directory named once.
+#include "tests/unit/scratch_dir.hpp"
+#include "transport/link_counters_reader.hpp"
+
+#include <doctest/doctest.h>
+#include <fstream>
+
+namespace link_counters_reader_test {  // one per test file: the unit tests are built in batches (unity build)
+
+using namespace meshperf;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& file, const std::string& text) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+}
+
+/// class/net/eth7 and class/infiniband/mlx5_3/ports/1 under `root`, with the given values.
+void fixture(const fs::path& root, std::uint64_t tx_bytes, std::uint64_t flaps, std::uint64_t symbol_errors,
+             std::uint64_t link_downed, std::uint64_t cnp) {
+    const auto net = root / "class/net/eth7";
+    write(net / "statistics/tx_bytes", std::to_string(tx_bytes) + "\n");
+    write(net / "statistics/rx_crc_errors", "0\n");
+    write(net / "statistics/rx_dropped", "N/A\n");  // a driver that has no such count
+    write(net / "carrier_changes", std::to_string(flaps) + "\n");
+    const auto port = root / "class/infiniband/mlx5_3/ports/1";
+    write(port / "counters/symbol_error", std::to_string(symbol_errors) + "\n");
+    write(port / "counters/link_downed", std::to_string(link_downed) + "\n");
+    write(port / "counters/port_xmit_data", "123456789\n");
+    write(port / "hw_counters/np_cnp_sent", std::to_string(cnp) + "\n");
+    write(port / "hw_counters/out_of_sequence", "0\n");
+}
+
+}  // namespace
+
+TEST_CASE("read_counter_directory: numeric files only; a missing directory is unknown, not empty") {
+    const auto root = unit_test::scratch_dir("link_counters_reader") / "dir";
+    fixture(root, 10, 1, 0, 0, 0);
+    const auto stats = transport::read_counter_directory(root / "class/net/eth7/statistics");
+    REQUIRE(stats);
+    CHECK(stats->at("tx_bytes") == 10u);
+    CHECK(stats->count("rx_dropped") == 0);  // "N/A" is left out, never read as 0
+    CHECK_FALSE(transport::read_counter_directory(root / "class/net/nosuch/statistics"));
+}
+
+TEST_CASE("link_counter_probe: the NIC's and the port's deltas around a point, from a fixture tree") {
+    const auto root = unit_test::scratch_dir("link_counters_reader") / "probe";
+    fixture(root, 1000, 3, 7, 1, 50);
+    transport::link_counter_probe probe(root, {"eth7", "mlx5_3", 1});
+    CHECK_FALSE(probe.counters());  // nothing until both readings exist
+    probe.read_before();
+    fixture(root, 1'001'000, 5, 44, 2, 80);  // the point: bytes sent, two flaps, 37 symbol errors, a link_downed
+    probe.read_after();
+    const auto c = probe.counters();
+    REQUIRE(c);
+    CHECK(c->window_s > 0);
+    REQUIRE(c->nic);
+    CHECK(c->nic->interface == "eth7");
+    CHECK(c->nic->counters.delta("tx_bytes") == 1'000'000u);
+    CHECK(c->nic->counters.delta("carrier_changes") == 2u);
+    CHECK_FALSE(c->nic->counters.delta("rx_dropped"));
+    REQUIRE(c->rdma);
+    CHECK(c->rdma->device == "mlx5_3");
+    CHECK(c->rdma->counters.delta("symbol_error") == 37u);
+    CHECK(c->rdma->counters.delta("link_downed") == 1u);
+    CHECK(c->rdma->counters.delta("port_xmit_data") == 0u);
+    CHECK(c->rdma->hw_counters.delta("np_cnp_sent") == 30u);
+    CHECK(probe.take_unreadable().empty());
+}
+
+TEST_CASE("link_counter_probe: a device that is not there gives no counters and is named once per process") {
+    const auto root = unit_test::scratch_dir("link_counters_reader") / "absent";
+    fixture(root, 1, 0, 0, 0, 0);
+    transport::link_counter_probe probe(root, {"eth7", "mlx5_9", 1});
+    probe.read_before();
+    probe.read_after();
+    const auto c = probe.counters();
+    REQUIRE(c);
+    CHECK(c->nic);
+    CHECK_FALSE(c->rdma);  // absent, not zeros
+    const auto named = probe.take_unreadable();
+    REQUIRE(named.size() == 2);  // counters/ and hw_counters/
+    CHECK(named[0].find("mlx5_9") != std::string::npos);
+    transport::link_counter_probe again(root, {"", "mlx5_9", 1});
+    again.read_before();
+    again.read_after();
+    CHECK_FALSE(again.counters());
+    CHECK(again.take_unreadable().empty());  // said once
+}
+
+}  // namespace link_counters_reader_test
