@@ -33,9 +33,10 @@ ALLOWED = {
     "transport/rdma": {"transport", "core", "core/collective"},
     "transport/mesh": {"transport", "transport/tcp", "transport/rdma", "core", "core/collective"},
     "gpu": {"core", "core/collective", "transport", "transport/rdma"},
+    "node": {"core", "core/collective", "gpu", "transport"},
 }
 _BELOW_DAEMON = {"core", "core/collective", "analysis", "analysis/collective", "transport", "transport/tcp",
-                 "transport/rdma", "transport/mesh", "gpu"}
+                 "transport/rdma", "transport/mesh", "gpu", "node"}
 _DAEMON_ORDER = {
     "daemon/test_hooks": set(),
     "daemon/runtime": {"daemon/test_hooks"},
@@ -60,7 +61,7 @@ for part, allowed in _DAEMON_ORDER.items():
 for part, allowed in _CLIENT_ORDER.items():
     ALLOWED[part] = allowed | _BELOW_DAEMON
 
-SOURCE_ROOTS = ("core", "analysis", "transport", "gpu", "daemon", "client")
+SOURCE_ROOTS = ("core", "analysis", "transport", "gpu", "node", "daemon", "client")
 EXTENSIONS = (".cpp", ".hpp", ".cu")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 IBV_CALL = re.compile(r"\bibv_[a-z_0-9]+\s*\(")

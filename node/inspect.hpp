@@ -1,0 +1,67 @@
+#pragma once
+/// `meshperf inspect`: the node's own health before a job, judged from its inventory.
+/// Each check gives a finding with a Nagios state; the verdict is the worst
+/// (CRITICAL > WARNING > UNKNOWN > OK, core/check.hpp). The checks and their thresholds
+/// (docs/rails.md says where each comes from):
+///   pcie_link  a GPU's or NIC's link with fewer lanes than it can do: CRITICAL; a NIC's
+///              link slower than it can: CRITICAL; a GPU's slower: WARNING (GPUs lower
+///              their link speed when idle, so only under load is it a fault); a value
+///              the kernel does not give: UNKNOWN.
+///   acs        a bridge between a GPU and its nearest rail with an ACS redirect bit set:
+///              WARNING; configuration space unreadable (not root) or short: UNKNOWN.
+///   affinity   a GPU whose nearest rail is PHB, NODE or SYS (through the CPU): WARNING;
+///              GPUs but no rail with a PCIe position: UNKNOWN.
+///   rail_link  a rail whose link is down: CRITICAL.
+///   rails      no rail at all: WARNING.
+///   manifest   each difference from --expect: CRITICAL (counts, rate, MTU) or WARNING
+///              (firmware and driver versions); unreadable versions: UNKNOWN.
+#include "core/check.hpp"
+#include "node/inventory.hpp"
+#include "node/manifest.hpp"
+
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace meshperf::node {
+
+/// One check on one subject.
+struct finding {
+    core::check_state state = core::check_state::ok;
+    std::string check;    ///< "pcie_link", "acs", "affinity", "rail_link", "rails", "manifest"
+    std::string subject;  ///< "GPU 0000:19:00.0", "rail enp24s0np0", "bridge 0000:18:00.0"
+    std::string message;  ///< what was found, one sentence
+};
+
+/// The inspection of one node.
+struct inspect_result {
+    std::string host;              ///< whose node it is
+    node_inventory inventory;
+    std::vector<finding> findings; ///< every check made, OK ones included
+    core::check_state state = core::check_state::ok;
+};
+
+/// Runs every check on `inv` (reading bridges' configuration space below inv.sysfs_root)
+/// and, when given, compares it with `expect`.
+inspect_result inspect(node_inventory inv, const std::optional<node_manifest>& expect, std::string host);
+
+/// The manifest comparison alone: one finding per key given.
+std::vector<finding> compare_manifest(const node_inventory&, const node_manifest&);
+
+/// {"host", "state", "exit_code", "summary", "findings": [...], "node": to_json(inventory),
+///  "perfdata": "..."}.
+nlohmann::json to_json(const inspect_result&);
+
+/// The Nagios first line: "MESHPERF INSPECT WARNING - node1: 8 GPUs, 8 rails; 1 warning:
+/// bridge 0000:18:00.0: ... | gpus=8;;;0; rails=8;;;0;" (shorter than 300 characters).
+std::string verdict_line(const inspect_result&);
+
+/// The performance data, one item per rail (rate) and per PCIe link (lanes).
+std::vector<std::string> perfdata(const inspect_result&);
+
+/// The whole text: the verdict line, each finding that is not OK, a table of the GPUs and
+/// the rails, and the perfdata on the lines after "|" (the Nagios long-output form).
+std::string render_text(const inspect_result&, bool with_table);
+
+}  // namespace meshperf::node

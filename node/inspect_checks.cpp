@@ -1,0 +1,153 @@
+// inspect() and compare_manifest() of inspect.hpp: the checks.
+#include "node/acs.hpp"
+#include "node/inspect.hpp"
+
+#include <fmt/format.h>
+#include <set>
+
+namespace meshperf::node {
+
+using core::check_state;
+
+namespace {
+
+void check_link(std::vector<finding>& out, const std::string& subject, const pcie_link& l, bool gpu) {
+    finding f{check_state::ok, "pcie_link", subject, "PCIe link " + describe(l)};
+    if (width_downgraded(l)) {
+        f.state = check_state::critical;
+        f.message = fmt::format("PCIe link downgraded to x{} of x{} lanes: {}", *l.current_width, *l.max_width, describe(l));
+    } else if (speed_downgraded(l)) {
+        f.state = gpu ? check_state::warning : check_state::critical;
+        f.message = fmt::format("PCIe link at {:g} of {:g} GT/s: {}{}", *l.current_gts, *l.max_gts, describe(l),
+                                gpu ? " (an idle GPU lowers its link speed: check again under load)" : "");
+    } else if (!complete(l)) {
+        f.state = check_state::unknown;
+        f.message = "PCIe link not fully readable from sysfs: " + describe(l);
+    }
+    out.push_back(std::move(f));
+}
+
+void check_affinity(std::vector<finding>& out, const node_inventory& inv) {
+    bool any_rail_placed = false;
+    for (const auto& r : inv.rails) any_rail_placed = any_rail_placed || r.pci.has_value();
+    for (const auto& g : inv.gpus) {
+        finding f{check_state::ok, "affinity", "GPU " + g.bus_id, ""};
+        if (!g.nearest_rail) {
+            f.state = check_state::unknown;
+            f.message = any_rail_placed ? "no rail's PCIe path to this GPU is known (NUMA node unknown?)"
+                                        : "no rail has a PCIe position (virtual interfaces only?)";
+        } else {
+            const auto& r = inv.rails[*g.nearest_rail];
+            f.message = fmt::format("nearest rail {} ({})", r.name, to_string(g.nearest_path));
+            if (crosses_cpu(g.nearest_path)) {
+                f.state = check_state::warning;
+                f.message += ": GPUDirect traffic between them crosses the CPU";
+            }
+        }
+        out.push_back(std::move(f));
+    }
+}
+
+void check_acs(std::vector<finding>& out, const node_inventory& inv) {
+    std::set<std::string> seen;
+    for (const auto& g : inv.gpus) {
+        if (!g.nearest_rail || crosses_cpu(g.nearest_path)) continue;
+        const auto& r = inv.rails[*g.nearest_rail];
+        for (const auto& bridge : bridges_between(*g.pci, *r.pci)) {
+            if (!seen.insert(bridge).second) continue;
+            const auto acs = read_acs(inv.sysfs_root, bridge);
+            finding f{check_state::ok, "acs", "bridge " + bridge, ""};
+            const auto between = fmt::format("between GPU {} and rail {}", g.bus_id, r.name);
+            switch (acs.state) {
+            case acs_state::kind::unknown:
+                f.state = check_state::unknown;
+                f.message = fmt::format("ACS unknown {}: {}", between, acs.why);
+                break;
+            case acs_state::kind::absent: f.message = fmt::format("no ACS capability {}", between); break;
+            case acs_state::kind::disabled:
+                f.message = fmt::format("ACS redirects off {} (control 0x{:04x})", between, acs.control);
+                break;
+            case acs_state::kind::redirects:
+                f.state = check_state::warning;
+                f.message = fmt::format("ACS {} enabled {} (control 0x{:04x}): peer-to-peer traffic goes up to the root "
+                                        "complex; disable ACS on this bridge for GPUDirect",
+                                        redirect_bits(acs.control), between, acs.control);
+                break;
+            }
+            out.push_back(std::move(f));
+        }
+    }
+}
+
+void check_rails(std::vector<finding>& out, const node_inventory& inv) {
+    if (inv.rails.empty())
+        out.push_back({check_state::warning, "rails", "node", "no rail found (see [rails] in the daemon's configuration)"});
+    for (const auto& r : inv.rails) {
+        finding f{check_state::ok, "rail_link", "rail " + r.name, "link up"};
+        if (r.link_up && !*r.link_up) {
+            f.state = check_state::critical;
+            f.message = fmt::format("link down ({})", r.state_text);
+        } else if (!r.link_up) {
+            f.state = check_state::unknown;
+            f.message = fmt::format("link state unknown ({})", r.state_text.empty() ? "not readable" : r.state_text);
+        }
+        out.push_back(std::move(f));
+    }
+}
+
+}  // namespace
+
+std::vector<finding> compare_manifest(const node_inventory& inv, const node_manifest& m) {
+    std::vector<finding> out;
+    const auto add = [&](bool ok, check_state bad_state, std::string subject, std::string message) {
+        out.push_back({ok ? check_state::ok : bad_state, "manifest", std::move(subject), std::move(message)});
+    };
+    if (m.gpus)
+        add(std::ssize(inv.gpus) == *m.gpus, check_state::critical, "gpus",
+            fmt::format("{} GPUs, manifest expects {}", inv.gpus.size(), *m.gpus));
+    if (m.rails)
+        add(std::ssize(inv.rails) == *m.rails, check_state::critical, "rails",
+            fmt::format("{} rails, manifest expects {}", inv.rails.size(), *m.rails));
+    for (const auto& r : inv.rails) {
+        const auto subject = "rail " + r.name;
+        if (m.rail_rate_gbit) {
+            if (!r.rate_gbit) add(false, check_state::unknown, subject, fmt::format("link rate unknown, manifest expects {:g} Gbit/s", *m.rail_rate_gbit));
+            else add(*r.rate_gbit == *m.rail_rate_gbit, check_state::critical, subject,
+                     fmt::format("link rate {:g} Gbit/s, manifest expects {:g}", *r.rate_gbit, *m.rail_rate_gbit));
+        }
+        if (m.mtu) {
+            if (!r.mtu) add(false, check_state::unknown, subject, fmt::format("MTU unknown, manifest expects {}", *m.mtu));
+            else add(*r.mtu == *m.mtu, check_state::critical, subject, fmt::format("MTU {}, manifest expects {}", *r.mtu, *m.mtu));
+        }
+        if (m.nic_firmware && !r.rdma_device.empty()) {
+            if (r.firmware.empty()) add(false, check_state::unknown, subject, fmt::format("firmware unreadable, manifest expects {}", *m.nic_firmware));
+            else add(r.firmware == *m.nic_firmware, check_state::warning, subject,
+                     fmt::format("firmware {}, manifest expects {}", r.firmware, *m.nic_firmware));
+        }
+    }
+    if (m.gpu_driver) {
+        if (inv.gpu_driver.empty()) add(false, check_state::unknown, "gpu_driver", fmt::format("GPU driver version unreadable (module/nvidia/version), manifest expects {}", *m.gpu_driver));
+        else add(inv.gpu_driver == *m.gpu_driver, check_state::warning, "gpu_driver",
+                 fmt::format("GPU driver {}, manifest expects {}", inv.gpu_driver, *m.gpu_driver));
+    }
+    return out;
+}
+
+inspect_result inspect(node_inventory inv, const std::optional<node_manifest>& expect, std::string host) {
+    inspect_result r;
+    r.host = std::move(host);
+    for (const auto& g : inv.gpus) check_link(r.findings, "GPU " + g.bus_id, g.link, true);
+    for (const auto& rail : inv.rails)
+        if (rail.pci) check_link(r.findings, fmt::format("rail {} ({})", rail.name, rail.pci->bus_id), rail.link, false);
+    check_rails(r.findings, inv);
+    check_affinity(r.findings, inv);
+    check_acs(r.findings, inv);
+    if (expect)
+        for (auto& f : compare_manifest(inv, *expect)) r.findings.push_back(std::move(f));
+    r.state = check_state::ok;
+    for (const auto& f : r.findings) r.state = core::worst(r.state, f.state);
+    r.inventory = std::move(inv);
+    return r;
+}
+
+}  // namespace meshperf::node

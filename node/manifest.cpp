@@ -1,0 +1,120 @@
+#include "node/manifest.hpp"
+
+#include "core/error.hpp"
+
+#include <cmath>
+#include <cpptoml.h>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace meshperf::node {
+
+namespace {
+
+using core::spec_error;
+
+constexpr const char* known_keys = "gpus, rails, rail_rate_gbit, mtu, nic_firmware, gpu_driver";
+
+bool known(const std::string& key) {
+    for (const auto* k : {"gpus", "rails", "rail_rate_gbit", "mtu", "nic_firmware", "gpu_driver"})
+        if (key == k) return true;
+    return false;
+}
+
+[[noreturn]] void bad(const std::string& origin, const std::string& key, const std::string& what) {
+    throw spec_error(fmt::format("{}: {} {}", origin, key, what));
+}
+
+int count_in(const std::string& origin, const std::string& key, std::optional<std::int64_t> v, std::int64_t max) {
+    if (!v) bad(origin, key, fmt::format("must be an integer 0 to {}", max));
+    if (*v < 0 || *v > max) bad(origin, key, fmt::format("must be 0 to {}, not {}", max, *v));
+    return static_cast<int>(*v);
+}
+
+double rate_in(const std::string& origin, std::optional<double> v) {
+    if (!v || !std::isfinite(*v) || *v <= 0 || *v > 100000)
+        bad(origin, "rail_rate_gbit", "must be a number of Gbit/s above 0 (400, 200, 100, 25)");
+    return *v;
+}
+
+}  // namespace
+
+node_manifest parse_manifest(std::string_view text, const std::string& origin) {
+    std::shared_ptr<cpptoml::table> root;
+    try {
+        std::istringstream in{std::string(text)};
+        root = cpptoml::parser(in).parse();
+    } catch (const cpptoml::parse_exception& e) {
+        throw spec_error(fmt::format("{}: not valid TOML: {}", origin, e.what()));
+    }
+    for (const auto& [key, value] : *root)
+        if (!known(key) || value->is_table())
+            bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys));
+    node_manifest m;
+    const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
+        const auto v = root->get(key);
+        if (auto i = v->as<std::int64_t>()) return i->get();
+        return std::nullopt;
+    };
+    const auto string = [&](const char* key) {
+        const auto v = root->get(key)->as<std::string>();
+        if (!v) bad(origin, key, "must be a string (quote it: \"28.39.1002\")");
+        if (v->get().empty()) bad(origin, key, "is empty: remove the line to skip the check");
+        return v->get();
+    };
+    if (root->contains("gpus")) m.gpus = count_in(origin, "gpus", integer("gpus"), 1024);
+    if (root->contains("rails")) m.rails = count_in(origin, "rails", integer("rails"), 1024);
+    if (root->contains("mtu")) m.mtu = count_in(origin, "mtu", integer("mtu"), 65536);
+    if (root->contains("rail_rate_gbit")) {
+        const auto v = root->get("rail_rate_gbit");
+        std::optional<double> d;
+        if (auto f = v->as<double>()) d = f->get();  // cpptoml gives integers as doubles too
+        m.rail_rate_gbit = rate_in(origin, d);
+    }
+    if (root->contains("nic_firmware")) m.nic_firmware = string("nic_firmware");
+    if (root->contains("gpu_driver")) m.gpu_driver = string("gpu_driver");
+    return m;
+}
+
+node_manifest load_manifest(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw spec_error(fmt::format("--expect {}: cannot read the file", file.string()));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_manifest(text.str(), file.string());
+}
+
+nlohmann::json to_json(const node_manifest& m) {
+    nlohmann::json j = nlohmann::json::object();
+    if (m.gpus) j["gpus"] = *m.gpus;
+    if (m.rails) j["rails"] = *m.rails;
+    if (m.rail_rate_gbit) j["rail_rate_gbit"] = *m.rail_rate_gbit;
+    if (m.mtu) j["mtu"] = *m.mtu;
+    if (m.nic_firmware) j["nic_firmware"] = *m.nic_firmware;
+    if (m.gpu_driver) j["gpu_driver"] = *m.gpu_driver;
+    return j;
+}
+
+node_manifest manifest_from_json(const nlohmann::json& j) {
+    const std::string origin = "expect";
+    if (!j.is_object()) throw spec_error("expect: must be an object with the manifest's keys");
+    node_manifest m;
+    for (const auto& [key, v] : j.items()) {
+        if (!known(key)) bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys));
+        if (key == "rail_rate_gbit") {
+            m.rail_rate_gbit = rate_in(origin, v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt);
+        } else if (key == "nic_firmware" || key == "gpu_driver") {
+            if (!v.is_string() || v.get<std::string>().empty()) bad(origin, key, "must be a non-empty string");
+            (key == "nic_firmware" ? m.nic_firmware : m.gpu_driver) = v.get<std::string>();
+        } else {
+            const auto i = v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
+            const int n = count_in(origin, key, i, key == "mtu" ? 65536 : 1024);
+            (key == "gpus" ? m.gpus : key == "rails" ? m.rails : m.mtu) = n;
+        }
+    }
+    return m;
+}
+
+}  // namespace meshperf::node

@@ -1,0 +1,133 @@
+#include "node/nic_discovery.hpp"
+
+#include "node/sysfs_text.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <system_error>
+
+namespace fs = std::filesystem;
+
+namespace meshperf::node {
+
+namespace {
+
+std::vector<std::string> names_in(const fs::path& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/// The RDMA port of a device: the lowest-numbered one under ports/.
+int first_port(const fs::path& dev) {
+    int best = 0;
+    for (const auto& p : names_in(dev / "ports")) {
+        const auto n = leading_number(p);
+        if (n && *n >= 1 && (best == 0 || *n < best)) best = static_cast<int>(*n);
+    }
+    return best;
+}
+
+void read_rdma(const fs::path& root, rail& r) {
+    const auto dev = root / "class/infiniband" / r.rdma_device;
+    r.firmware = read_line(dev / "fw_ver").value_or("");
+    r.rdma_port = first_port(dev);
+    if (r.rdma_port == 0) return;
+    const auto port = dev / "ports" / std::to_string(r.rdma_port);
+    r.link_layer = read_line(port / "link_layer").value_or("");
+    if (const auto rate = read_line(port / "rate")) {
+        if (const auto v = leading_number(*rate); v && *v > 0) {
+            r.rate_gbit = *v;
+            r.rate_source = "rdma port rate";
+        }
+    }
+    if (const auto state = read_line(port / "state")) {
+        r.state_text = *state;
+        r.link_up = state->find("ACTIVE") != std::string::npos;
+    }
+    if (!r.mtu)
+        if (const auto mtu = read_line(port / "active_mtu"); mtu)
+            if (const auto v = leading_number(*mtu)) r.mtu = static_cast<int>(*v);
+}
+
+void read_netdev(const fs::path& root, rail& r) {
+    const auto dir = root / "class/net" / r.netdev;
+    if (const auto mtu = read_integer(dir / "mtu"); mtu && *mtu > 0) r.mtu = static_cast<int>(*mtu);
+    if (const auto speed = read_integer(dir / "speed"); speed && *speed > 0) {
+        r.rate_gbit = static_cast<double>(*speed) / 1000.0;  // Mbit/s
+        r.rate_source = "netdev speed";
+    }
+    if (const auto state = read_line(dir / "operstate")) {
+        r.state_text = *state;
+        if (*state == "up") r.link_up = true;
+        else if (*state == "down" || *state == "lowerlayerdown" || *state == "notpresent") r.link_up = false;
+    }
+}
+
+}  // namespace
+
+std::vector<rail> discover_nics(const fs::path& root, const std::vector<interface_address>& addresses) {
+    std::map<std::string, std::string> rdma_of_bus;  // PCI bus id -> RDMA device
+    std::map<std::string, gpu::pci_location> rdma_loc;
+    for (const auto& name : names_in(root / "class/infiniband"))
+        if (auto loc = gpu::locate_rdma_device(name, root)) {
+            rdma_of_bus.emplace(loc->bus_id, name);
+            rdma_loc.emplace(name, *loc);
+        }
+    std::vector<rail> out;
+    std::map<std::string, bool> rdma_used;
+    for (const auto& ifname : names_in(root / "class/net")) {
+        rail r;
+        r.name = r.netdev = ifname;
+        r.pci = gpu::locate_net_interface(ifname, root);
+        read_netdev(root, r);
+        if (r.pci) {
+            if (auto it = rdma_of_bus.find(r.pci->bus_id); it != rdma_of_bus.end() && !rdma_used[it->second]) {
+                r.rdma_device = it->second;
+                rdma_used[it->second] = true;
+                const auto netdev_rate = r.rate_gbit;
+                const auto netdev_state = r.link_up;
+                r.rate_gbit.reset();
+                r.link_up.reset();
+                read_rdma(root, r);
+                if (!r.rate_gbit && netdev_rate) {  // the port says nothing: keep the netdev's
+                    r.rate_gbit = netdev_rate;
+                    r.rate_source = "netdev speed";
+                }
+                if (!r.link_up) r.link_up = netdev_state;
+            }
+        }
+        out.push_back(std::move(r));
+    }
+    for (const auto& [name, loc] : rdma_loc) {
+        if (rdma_used[name]) continue;
+        rail r;
+        r.name = r.rdma_device = name;
+        r.pci = loc;
+        read_rdma(root, r);
+        out.push_back(std::move(r));
+    }
+    for (auto& r : out) {
+        for (const auto& a : addresses)
+            if (!r.netdev.empty() && a.interface == r.netdev)
+                r.addresses.push_back(a.prefix_length >= 0 ? fmt::format("{}/{}", a.address, a.prefix_length) : a.address);
+        if (r.pci) {
+            r.link = read_pcie_link(root, r.pci->bus_id);
+            r.driver = link_target_name(fs::path(r.pci->sysfs_path) / "driver");
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const rail& a, const rail& b) { return a.name < b.name; });
+    return out;
+}
+
+std::string interface_of_address(const std::vector<interface_address>& addresses, const std::string& control_address) {
+    if (control_address.empty() || control_address == "0.0.0.0" || control_address == "::") return {};
+    for (const auto& a : addresses)
+        if (a.address == control_address) return a.interface;
+    return {};
+}
+
+}  // namespace meshperf::node

@@ -1,0 +1,47 @@
+#include "node/pcie_link.hpp"
+
+#include "node/sysfs_text.hpp"
+
+#include <fmt/format.h>
+
+namespace meshperf::node {
+
+namespace {
+
+std::optional<int> lanes(const std::filesystem::path& file) {
+    const auto v = read_integer(file);
+    if (!v || *v <= 0 || *v > 64) return std::nullopt;
+    return static_cast<int>(*v);
+}
+
+std::optional<double> gts(const std::filesystem::path& file) {
+    const auto text = read_line(file);
+    if (!text) return std::nullopt;
+    const auto v = leading_number(*text);  // "Unknown" (a link down) is not a number
+    if (!v || *v <= 0) return std::nullopt;
+    return v;
+}
+
+std::string width_text(const std::optional<int>& w) { return w ? fmt::format("x{}", *w) : "x?"; }
+std::string speed_text(const std::optional<double>& s) { return s ? fmt::format("{:g} GT/s", *s) : "? GT/s"; }
+
+}  // namespace
+
+pcie_link read_pcie_link(const std::filesystem::path& sysfs_root, const std::string& bus_id) {
+    const auto dir = sysfs_root / "bus/pci/devices" / bus_id;
+    return {lanes(dir / "current_link_width"), lanes(dir / "max_link_width"), gts(dir / "current_link_speed"),
+            gts(dir / "max_link_speed")};
+}
+
+std::string describe(const pcie_link& l) {
+    return fmt::format("{} at {} (can do {} at {})", width_text(l.current_width), speed_text(l.current_gts),
+                       width_text(l.max_width), speed_text(l.max_gts));
+}
+
+bool complete(const pcie_link& l) { return l.current_width && l.max_width && l.current_gts && l.max_gts; }
+
+bool width_downgraded(const pcie_link& l) { return l.current_width && l.max_width && *l.current_width < *l.max_width; }
+
+bool speed_downgraded(const pcie_link& l) { return l.current_gts && l.max_gts && *l.current_gts < *l.max_gts - 1e-9; }
+
+}  // namespace meshperf::node

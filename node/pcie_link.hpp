@@ -1,0 +1,34 @@
+#pragma once
+/// A PCI function's link as sysfs shows it: current_link_width / max_link_width (lanes) and
+/// current_link_speed / max_link_speed ("16.0 GT/s PCIe"). A value the kernel does not give
+/// (no file, "Unknown", unreadable) stays empty: it is reported as unknown, never as a pass.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace meshperf::node {
+
+/// One PCI function's link.
+struct pcie_link {
+    std::optional<int> current_width;  ///< lanes, e.g. 8
+    std::optional<int> max_width;      ///< lanes the link can train to, e.g. 16
+    std::optional<double> current_gts; ///< GT/s per lane, e.g. 32
+    std::optional<double> max_gts;
+};
+
+/// Reads SYSFS/bus/pci/devices/BUS_ID/{current,max}_link_{width,speed}.
+pcie_link read_pcie_link(const std::filesystem::path& sysfs_root, const std::string& bus_id);
+
+/// "x16 at 32 GT/s (can do x16 at 32 GT/s)", with "?" for what is unknown.
+std::string describe(const pcie_link&);
+
+/// Whether all four values are known.
+bool complete(const pcie_link&);
+
+/// Whether fewer lanes are trained than the link can do (false when either is unknown).
+bool width_downgraded(const pcie_link&);
+
+/// Whether the link runs slower than it can (false when either is unknown).
+bool speed_downgraded(const pcie_link&);
+
+}  // namespace meshperf::node
