@@ -180,8 +180,11 @@ localisation_input localisation_request(const matrix_analysis& a, const group_ve
         const auto& l = a.links[i];
         in.measured.push_back({l.link.from, l.link.to});
         in_any[l.link.from] = in_any[l.link.to] = true;
-        if (!l.link.reachable) {
-            in.healthy[l.link.from] = in.healthy[l.link.to] = false;
+        if (!l.link.reachable) {  // the end that is not a named unreachable host is in doubt
+            const bool from_gone = std::find(a.unreachable.begin(), a.unreachable.end(), l.link.from) != a.unreachable.end();
+            const bool to_gone = std::find(a.unreachable.begin(), a.unreachable.end(), l.link.to) != a.unreachable.end();
+            if (!to_gone) in.healthy[l.link.from] = false;
+            if (!from_gone) in.healthy[l.link.to] = false;
             continue;
         }
         if (!l.bad || v.cause[i] == link_cause::uplink) continue;
