@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
     add(add_plan_command(app, common));
     add(add_model_command(app, common));
     add(add_collective_command(app, common));
+    add(add_inspect_command(app, common));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

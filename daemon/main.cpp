@@ -96,6 +96,7 @@ void fill_context(daemon::daemon_context& ctx, const daemon_options& o, const da
     ctx.allowed_peers = config.allowed_peers;
     ctx.auth_throttle = config.auth_throttle;
     ctx.metrics_require_token = config.metrics_require_token;
+    ctx.rails = config.rails;
     ctx.sysfs_root = o.sysfs_root;
     if (!o.token_file.empty()) ctx.token = daemon::load_token_file(o.token_file);
     if (o.tls.enabled()) {

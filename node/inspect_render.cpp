@@ -38,18 +38,18 @@ std::string or_q(const std::optional<int>& v) { return v ? std::to_string(*v) : 
 
 std::string table(const inspect_result& r) {
     const auto& inv = r.inventory;
-    std::string out = fmt::format("{:<14} {:<5} {:<4} {:<22} {:<14} {}\n", "GPU", "cuda", "numa", "pcie", "nearest rail", "path");
+    std::string out = fmt::format("{:<14} {:<5} {:<4} {:<38} {:<14} {}\n", "GPU", "cuda", "numa", "pcie", "nearest rail", "path");
     for (const auto& g : inv.gpus)
-        out += fmt::format("{:<14} {:<5} {:<4} {:<22} {:<14} {}\n", g.bus_id, or_q(g.cuda_index),
+        out += fmt::format("{:<14} {:<5} {:<4} {:<38} {:<14} {}\n", g.bus_id, or_q(g.cuda_index),
                            g.pci && g.pci->numa_node >= 0 ? std::to_string(g.pci->numa_node) : "?", describe(g.link),
                            g.nearest_rail ? inv.rails[*g.nearest_rail].name : "-", to_string(g.nearest_path));
-    out += fmt::format("\n{:<14} {:<9} {:<6} {:<10} {:<6} {:<4} {:<14} {:<22} {}\n", "rail", "rdma", "state", "rate",
+    out += fmt::format("\n{:<14} {:<9} {:<6} {:<10} {:<6} {:<4} {:<14} {:<38} {}\n", "rail", "rdma", "state", "rate",
                        "mtu", "numa", "pci", "pcie", "nearest GPUs");
     for (const auto& rl : inv.rails) {
         std::string gpus;
         for (const auto gi : rl.nearest_gpus)
             gpus += fmt::format("{}{} ({})", gpus.empty() ? "" : ", ", inv.gpus[gi].bus_id, to_string(inv.gpus[gi].nearest_path));
-        out += fmt::format("{:<14} {:<9} {:<6} {:<10} {:<6} {:<4} {:<14} {:<22} {}\n", rl.name,
+        out += fmt::format("{:<14} {:<9} {:<6} {:<10} {:<6} {:<4} {:<14} {:<38} {}\n", rl.name,
                            rl.rdma_device.empty() ? "-" : fmt::format("{}/{}", rl.rdma_device, rl.rdma_port),
                            !rl.link_up ? "?" : *rl.link_up ? "up" : "down",
                            rl.rate_gbit ? fmt::format("{:g} Gb/s", *rl.rate_gbit) : "?", or_q(rl.mtu),

@@ -31,5 +31,7 @@ command_runner add_report_command(CLI::App& app, const common_options& common);
 command_runner add_plan_command(CLI::App& app, const common_options& common);
 command_runner add_model_command(CLI::App& app, const common_options& common);
 command_runner add_collective_command(CLI::App& app, const common_options& common);
+/// `meshperf inspect [HOST]`: the node's PCIe links, ACS, GPU-NIC affinity and manifest.
+command_runner add_inspect_command(CLI::App& app, const common_options& common);
 
 }  // namespace meshperf::client

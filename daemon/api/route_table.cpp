@@ -2,6 +2,7 @@
 
 #include "daemon/api/local_copy_route.hpp"
 #include "daemon/api/monitoring_routes.hpp"
+#include "daemon/api/node_routes.hpp"
 
 #include <cctype>
 #include <fmt/format.h>
@@ -20,7 +21,15 @@ bool sends_other_than_json(const http_request& req) {
 
 route_outcome get_healthz(const route_call& c) { return reply_only(handle_healthz(c.api)); }
 route_outcome get_metrics(const route_call& c) { return reply_only(handle_metrics(c.api)); }
-route_outcome get_info(const route_call& c) { return reply_only(handle_info(c.api)); }
+// /v1/info with the node's rails and GPU pairing (node_routes.hpp), the GPUs numbered as
+// the info's CUDA part numbers them.
+route_outcome get_info(const route_call& c) {
+    auto reply = handle_info(c.api);
+    auto node = node_info(c.api, reply.body["gpus"]);
+    reply.body["rails"] = std::move(node["rails"]);
+    reply.body["gpu_rail_pairs"] = std::move(node["gpu_rail_pairs"]);
+    return reply_only(std::move(reply));
+}
 // Store reads go to the worker pool (route_outcome::offload).
 route_outcome get_runs(const route_call& c) {
     route_outcome out;
@@ -33,6 +42,16 @@ route_outcome get_run(const route_call& c) {
     return out;
 }
 route_outcome delete_run(const route_call& c) { return reply_only(handle_cancel_run(c.api, c.id)); }
+
+// The node's inspection reads configuration space and sysfs: on the worker pool.
+route_outcome inspect_node(const route_call& c, bool post) {
+    if (post && sends_other_than_json(c.req)) return reply_only(api_error(415, "send the manifest as application/json"));
+    route_outcome out;
+    out.offload = [api = c.api, body = c.req.body(), post] { return handle_inspect(api, body, post); };
+    return out;
+}
+route_outcome get_inspect(const route_call& c) { return inspect_node(c, false); }
+route_outcome post_inspect(const route_call& c) { return inspect_node(c, true); }
 
 using submit_handler = api_reply (*)(api_state&, const std::string&, std::shared_ptr<run_record>&);
 
@@ -75,6 +94,7 @@ const route routes[] = {
     {"/v1/baselines", route_access::token, "", nullptr, nullptr, nullptr, any_baselines},
     {"/v1/local", route_access::token, "use POST /v1/local", nullptr, post_local},
     {"/v1/collectives", route_access::token, "use POST /v1/collectives", nullptr, post_collective},
+    {"/v1/inspect", route_access::token, "use GET or POST on /v1/inspect", get_inspect, post_inspect},
     {"/v1/runs/", route_access::token, "use GET or DELETE on /v1/runs/{id}", get_run, nullptr, delete_run},
 };
 

@@ -32,6 +32,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& known_keys()
                     "max_queued_runs", "max_connections", "allowed_peer_cidrs", "initiator_silence"}},
         {"store", {"max_runs", "max_age_days", "max_bytes", "integrity_check", "max_pending", "retry_interval"}},
         {"schedule", {"peers", "transports", "tests", "memory", "sizes", "interval", "jitter", "point_duration"}},
+        {"rails", {"include", "exclude"}},
     };
     return keys;
 }
@@ -200,6 +201,20 @@ std::shared_ptr<cpptoml::table> sub_table(const cpptoml::table& root, const std:
     return root.contains(name) ? root.get_table(name) : nullptr;
 }
 
+/// [rails] include / exclude: arrays of shell globs matched against netdev and RDMA device names.
+void read_rails(const table_reader& t, daemon_config& c) {
+    for (const auto* key : {"include", "exclude"}) {
+        const auto patterns = t.strings(key, false, false);
+        if (!patterns) continue;
+        for (const auto& p : *patterns)
+            if (p.empty() || p.size() > 64 || p.find_first_of(" \t/") != std::string::npos)
+                t.fail(key, fmt::format("\"{}\" is not an interface name pattern: give a name or a glob such as \"enp*\" "
+                                        "or \"mlx5_*\" (no spaces or slashes, at most 64 characters)",
+                                        p));
+        (std::string_view(key) == "include" ? c.rails.include : c.rails.exclude) = *patterns;
+    }
+}
+
 void read_schedule(const std::string& origin, const table_reader& t, daemon_config& c) {
     probe_config& p = c.schedule;
     if (auto peers = t.strings("peers", false, false)) {
@@ -366,6 +381,7 @@ daemon_config parse_config(std::string_view text, const std::string& origin) {
     if (auto v = st.duration("retry_interval", 0.1, 3600)) c.store.retry_interval_s = *v;
 
     read_schedule(origin, table_reader(origin, "schedule", sub_table(*root, "schedule")), c);
+    read_rails(table_reader(origin, "rails", sub_table(*root, "rails")), c);
     return c;
 }
 

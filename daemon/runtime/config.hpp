@@ -9,6 +9,7 @@
 #include "core/run_spec.hpp"
 #include "daemon/runtime/auth.hpp"
 #include "daemon/runtime/store_options.hpp"
+#include "node/inventory.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -53,6 +54,9 @@ struct daemon_config {
 
     // [store]
     store_options store;                      ///< retention, start check, unstored results
+
+    // [rails]: which NICs are rails (/v1/info, /v1/inspect): include and exclude globs
+    node::rail_selection rails;
 };
 
 /// Parses the text of a configuration file; `origin` names it in messages. Throws

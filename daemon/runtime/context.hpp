@@ -8,6 +8,7 @@
 #include "daemon/test_hooks/collective_hooks.hpp"
 #include "daemon/runtime/self_peer.hpp"
 #include "daemon/runtime/stream_registry.hpp"
+#include "node/inventory.hpp"
 #include "transport/tls.hpp"
 
 #include <filesystem>
@@ -43,6 +44,8 @@ struct daemon_context {
     /// Where sysfs is mounted (--sysfs-root): NIC and RDMA counters, rails and the PCIe tree
     /// are read below it. "/sys" in service; tests point it at a fixture tree.
     std::filesystem::path sysfs_root = "/sys";
+    /// Which NICs are rails (config [rails]): /v1/info's rails and /v1/inspect.
+    node::rail_selection rails;
 };
 
 }  // namespace meshperf::daemon

@@ -1,0 +1,117 @@
+// meshperf inspect [HOST]: the node's own health before a job (node/inspect.hpp): PCIe
+// link width and speed of every GPU and rail NIC, ACS on the bridges between a GPU and its
+// nearest rail, GPU↔NIC affinity, rail links, and --expect's manifest. One Nagios verdict
+// line with perfdata, exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; the table below it, or
+// the JSON document. With HOST its daemon inspects its node (POST /v1/inspect); without,
+// this process inspects this machine.
+#include "client/commands/commands.hpp"
+#include "client/support/daemon_client.hpp"
+#include "client/support/output_format.hpp"
+#include "core/error.hpp"
+#include "node/host_addresses.hpp"
+#include "node/inspect.hpp"
+#include "node/read_inventory.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+#include <optional>
+#include <unistd.h>
+
+namespace meshperf::client {
+
+using nlohmann::json;
+
+namespace {
+
+struct inspect_options {
+    std::string host;        ///< empty: this machine, in-process
+    std::string expect;      ///< --expect node.toml
+    std::string sysfs_root = "/sys";
+    output_format format = output_format::table;
+};
+
+std::string this_host() {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+    return name;
+}
+
+/// The inspection document of this machine, made here.
+json inspect_here(const inspect_options& o, const std::optional<node::node_manifest>& expect) {
+    node::inventory_input in;
+    in.sysfs_root = o.sysfs_root;
+    in.addresses = node::host_addresses();
+    return node::to_json(node::inspect(node::read_inventory(in), expect, this_host()));
+}
+
+/// The inspection document of HOST's node. A name that does not resolve is a usage error
+/// (exit 2); a daemon that cannot be reached is UNKNOWN (exit 3), as for `check`.
+json inspect_remote(const inspect_options& o, const std::optional<node::node_manifest>& expect, const credentials& creds) {
+    const daemon_client daemon(o.host, creds);
+    json body = json::object();
+    if (expect) body["expect"] = node::to_json(*expect);
+    try {
+        auto doc = daemon.post("/v1/inspect", body, call_timeout);
+        if (!doc.is_object() || !doc.contains("exit_code") || !doc.contains("text"))
+            throw client_error(exit_unreachable, fmt::format("{} answered /v1/inspect with something that is not an inspection "
+                                                             "(an older meshperfd?)",
+                                                             daemon.address().to_string()));
+        return doc;
+    } catch (const auth_refused&) {
+        throw;
+    } catch (const client_error& e) {
+        // daemon_client words a name that does not resolve "cannot resolve HOST: ...".
+        if (std::string_view(e.what()).starts_with("cannot resolve ")) throw client_error(exit_usage, e.what());
+        throw;
+    }
+}
+
+int print_verdict(const json& doc, output_format format) {
+    const auto text = render(format, {.table = [&] { return doc.value("text", std::string()); },
+                                      .json = [&] { return doc.dump(2) + "\n"; },
+                                      .nagios = [&] { return doc.value("nagios_text", std::string()); }});
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    const auto rc = doc.value("exit_code", 3);
+    return rc >= 0 && rc <= 3 ? rc : 3;
+}
+
+}  // namespace
+
+command_runner add_inspect_command(CLI::App& app, const common_options& common) {
+    auto o = std::make_shared<inspect_options>();
+    auto* cmd = app.add_subcommand("inspect", "check a node before a job: PCIe links, ACS, GPU-NIC affinity, rails, "
+                                              "--expect manifest; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN");
+    cmd->add_option("host", o->host, "daemon HOST[:PORT] whose node to inspect (default: this machine, in this process)");
+    cmd->add_option("--expect", o->expect, "the node's manifest (TOML: gpus, rails, rail_rate_gbit, mtu, nic_firmware, "
+                                           "gpu_driver); each difference is named");
+    cmd->add_option("--sysfs-root", o->sysfs_root, "without HOST: where sysfs is mounted (a fixture tree in tests)")
+        ->capture_default_str();
+    add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::nagios});
+    return [o, cmd, &common]() -> int {
+        if (!o->host.empty() && cmd->count("--sysfs-root"))
+            throw client_error(exit_usage, "inspect: --sysfs-root is for this machine; with HOST the daemon reads its own "
+                                           "(meshperfd --sysfs-root)");
+        std::optional<node::node_manifest> expect;
+        if (!o->expect.empty()) {
+            try {
+                expect = node::load_manifest(o->expect);
+            } catch (const core::spec_error& e) {
+                throw client_error(exit_usage, fmt::format("inspect: {}", e.what()));
+            }
+        }
+        if (o->host.empty()) return print_verdict(inspect_here(*o, expect), o->format);
+        try {
+            return print_verdict(inspect_remote(*o, expect, client_credentials(common.token_file, common.tls)), o->format);
+        } catch (const client_error& e) {
+            if (e.code() != exit_unreachable) throw;
+            // The monitoring system reads stdout: say UNKNOWN there too.
+            std::printf("MESHPERF INSPECT UNKNOWN - %s\n", e.what());
+            std::fflush(stdout);
+            throw;
+        }
+    };
+}
+
+}  // namespace meshperf::client

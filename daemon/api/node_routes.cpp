@@ -1,0 +1,59 @@
+#include "daemon/api/node_routes.hpp"
+
+#include "core/error.hpp"
+#include "daemon/runtime/gpu_support.hpp"
+#include "node/host_addresses.hpp"
+#include "node/inspect.hpp"
+#include "node/read_inventory.hpp"
+
+#include <fmt/format.h>
+
+namespace meshperf::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+node::node_inventory read_node(const api_state& s, const json& gpus) {
+    node::inventory_input in;
+    in.sysfs_root = s.ctx.sysfs_root;
+    in.addresses = node::host_addresses();
+    in.selection = s.ctx.rails;
+    in.control_address = s.listening.address;
+    // CUDA ordinals, when the driver answers; the GPUs themselves come from the PCI bus.
+    if (gpus.is_object() && gpus.contains("devices") && gpus["devices"].is_array())
+        for (const auto& d : gpus["devices"])
+            if (d.is_object() && d.value("index", json()).is_number_integer() && d.value("pci_bus_id", json()).is_string())
+                in.cuda_devices.emplace_back(d["index"].get<int>(), d["pci_bus_id"].get<std::string>());
+    return node::read_inventory(in);
+}
+
+}  // namespace
+
+json node_info(const api_state& s, const json& gpus) {
+    const auto inv = read_node(s, gpus);
+    return {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
+}
+
+api_reply handle_inspect(const api_state& s, const std::string& body, bool post) {
+    std::optional<node::node_manifest> expect;
+    if (post && !body.empty()) {
+        const auto j = json::parse(body, nullptr, false);
+        if (j.is_discarded() || !j.is_object())
+            return api_error(400, "the request body is not a JSON object: send {\"expect\": {\"gpus\": 8, \"rails\": 8}} or "
+                                  "nothing");
+        for (const auto& [key, _] : j.items())
+            if (key != "expect") return api_error(400, fmt::format("unknown key '{}' (known: expect)", key));
+        if (j.contains("expect")) {
+            try {
+                expect = node::manifest_from_json(j["expect"]);
+            } catch (const core::spec_error& e) {
+                return api_error(400, e.what());
+            }
+        }
+    }
+    const auto host = s.ctx.host.hostname.empty() ? s.ctx.host.address : s.ctx.host.hostname;
+    return {200, node::to_json(node::inspect(read_node(s, gpu_info()), expect, host))};
+}
+
+}  // namespace meshperf::daemon

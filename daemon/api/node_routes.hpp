@@ -1,0 +1,23 @@
+#pragma once
+/// The node's part of the API: GET /v1/info's rails (the NICs that carry traffic, each with
+/// its nearest GPUs in NCCL's words) and /v1/inspect (the node's own health: PCIe links,
+/// ACS, GPU↔NIC affinity, and with POST a manifest to compare with). Everything is read
+/// below the daemon's --sysfs-root; the rails are chosen by the configuration's [rails].
+#include "daemon/api/api_routes.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace meshperf::daemon {
+
+/// {"rails": [...], "gpu_rail_pairs": [...]} for GET /v1/info (node/inventory.hpp);
+/// `gpus` is /v1/info's CUDA part (gpu_info()), whose ordinals the GPUs are given.
+nlohmann::json node_info(const api_state&, const nlohmann::json& gpus);
+
+/// GET /v1/inspect (`body` empty) or POST /v1/inspect with {"expect": {manifest keys}}:
+/// 200 with the inspection document (node/inspect.hpp to_json) whatever the verdict; 400
+/// naming the problem for a body that is not JSON, an unknown top-level key or a bad
+/// manifest key.
+api_reply handle_inspect(const api_state&, const std::string& body, bool post);
+
+}  // namespace meshperf::daemon

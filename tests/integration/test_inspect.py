@@ -1,0 +1,165 @@
+"""`meshperf inspect` and /v1/info's rails on a DGX-H100-like sysfs fixture tree.
+
+The tree comes from tests/node/make_sysfs_fixture ($MESHPERF_SYSFS_FIXTURE, the generator
+the unit tests use); meshperfd reads it through --sysfs-root and picks its rails with a
+[rails] include pattern (the fixture's NICs have no addresses on this host). Checked: the
+rails and the GPU pairing in /v1/info, the verdict's exit code for a healthy node, a
+downgraded GPU link (CRITICAL), an ACS redirect bit (WARNING), configuration space a
+non-root reader gets (UNKNOWN), a manifest's mismatches named, and bad input: a wrong
+manifest key or an unreadable manifest (exit 2), a host that does not resolve (exit 2), a
+daemon that does not answer (exit 3), a bad [rails] pattern (the daemon refuses to start).
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from meshperf_harness import Daemon, free_port, run_cli
+
+FIXTURE = os.environ.get("MESHPERF_SYSFS_FIXTURE", "build/tests/node/make_sysfs_fixture")
+RAILS_CONFIG = '[rails]\ninclude = ["enp*"]\n'
+# Fixture bus ids (tests/node/sysfs_fixture.cpp): switch 1 is on bus 0x30, switch 2 on 0x90.
+GPU_SWITCH1_A = "0000:33:00.0"
+NIC_SWITCH0_A = "enp21s0np0"
+BRIDGE_SWITCH2_DSP0 = "0000:92:00.0"
+
+
+class InspectTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="meshperf-inspect-")
+        self.daemons = []
+
+    def tearDown(self):
+        for d in self.daemons:
+            d.cleanup()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def tree(self, name, *faults):
+        path = os.path.join(self.tmp, name)
+        subprocess.run([FIXTURE, path, *faults], check=True, timeout=10)
+        return path
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def daemon(self, tree, config=RAILS_CONFIG):
+        d = Daemon(extra_args=["--sysfs-root", tree, "--config", self.write("meshperfd.toml", config)])
+        self.daemons.append(d)
+        return d
+
+    def inspect_json(self, *args):
+        rc, out, err = run_cli("inspect", *args, "--format", "json", timeout=30)
+        self.assertTrue(out, err)
+        return rc, json.loads(out)
+
+    def states(self, doc, state):
+        return [f for f in doc["findings"] if f["state"] == state]
+
+    def test_info_lists_rails_with_their_nearest_gpus(self):
+        d = self.daemon(self.tree("healthy"))
+        status, info = d.http("GET", "/v1/info")
+        self.assertEqual(status, 200)
+        rails = info["rails"]
+        self.assertEqual(len(rails), 8, rails)
+        first = next(r for r in rails if r["name"] == NIC_SWITCH0_A)
+        self.assertEqual(first["rdma_device"], "mlx5_0")
+        self.assertEqual(first["rdma_port"], 1)
+        self.assertEqual(first["rate_gbit_per_s"], 400)
+        self.assertEqual(first["mtu"], 9000)
+        self.assertEqual(first["numa_node"], 0)
+        self.assertEqual(first["pci_bus_id"], "0000:15:00.0")
+        self.assertEqual(first["nearest_gpus"], [{"pci_bus_id": "0000:13:00.0", "cuda_index": None, "path": "PIX"}])
+        pairs = info["gpu_rail_pairs"]
+        self.assertEqual(len(pairs), 8)
+        self.assertEqual({p["path"] for p in pairs}, {"PIX"})
+        self.assertEqual(len({p["rail"] for p in pairs}), 8, "one rail per GPU")
+
+    def test_healthy_node_is_ok(self):
+        d = self.daemon(self.tree("healthy"))
+        rc, out, err = run_cli("inspect", d.address, timeout=30)
+        self.assertEqual(rc, 0, out + err)
+        self.assertTrue(out.startswith("MESHPERF INSPECT OK - "), out)
+        self.assertIn("8 GPUs, 8 rails", out.splitlines()[0])
+        self.assertIn("rail_enp21s0np0_gbit=400;;;0;", out)
+        rc, doc = self.inspect_json(d.address)
+        self.assertEqual((rc, doc["state"], doc["exit_code"]), (0, "OK", 0))
+        self.assertEqual(len(doc["node"]["gpus"]), 8)
+        self.assertEqual(len(self.states(doc, "OK")), len(doc["findings"]))
+
+    def test_downgraded_link_is_critical_and_acs_a_warning(self):
+        d = self.daemon(self.tree("faulty", "--narrow-gpu", GPU_SWITCH1_A, "--acs-bridge", BRIDGE_SWITCH2_DSP0))
+        rc, doc = self.inspect_json(d.address)
+        self.assertEqual((rc, doc["state"]), (2, "CRITICAL"))
+        [crit] = self.states(doc, "CRITICAL")
+        self.assertEqual(crit["subject"], f"GPU {GPU_SWITCH1_A}")
+        self.assertIn("x8 of x16", crit["message"])
+        [warn] = self.states(doc, "WARNING")
+        self.assertEqual(warn["subject"], f"bridge {BRIDGE_SWITCH2_DSP0}")
+        self.assertIn("P2P Request Redirect", warn["message"])
+
+        d2 = self.daemon(self.tree("acs", "--acs-bridge", BRIDGE_SWITCH2_DSP0))
+        rc, out, _ = run_cli("inspect", d2.address, "--format", "nagios", timeout=30)
+        self.assertEqual(rc, 1, out)
+        self.assertTrue(out.startswith("MESHPERF INSPECT WARNING - "), out)
+        self.assertIn(BRIDGE_SWITCH2_DSP0, out.splitlines()[0])
+
+    def test_unreadable_config_space_is_unknown(self):
+        d = self.daemon(self.tree("short", "--short-config"))
+        rc, doc = self.inspect_json(d.address)
+        self.assertEqual((rc, doc["state"]), (3, "UNKNOWN"))
+        unknown = self.states(doc, "UNKNOWN")
+        self.assertTrue(unknown and all(f["check"] == "acs" for f in unknown), unknown)
+
+    def test_manifest(self):
+        d = self.daemon(self.tree("healthy"))
+        good = self.write("good.toml", 'gpus = 8\nrails = 8\nrail_rate_gbit = 400\nmtu = 9000\nnic_firmware = "28.39.1002"\n')
+        rc, out, err = run_cli("inspect", d.address, "--expect", good, timeout=30)
+        self.assertEqual(rc, 0, out + err)
+        bad = self.write("bad.toml", "gpus = 8\nrails = 4\nmtu = 4200\n")
+        rc, doc = self.inspect_json(d.address, "--expect", bad)
+        self.assertEqual(rc, 2)
+        messages = [f["message"] for f in self.states(doc, "CRITICAL")]
+        self.assertIn("8 rails, manifest expects 4", messages)
+        self.assertIn("MTU 9000, manifest expects 4200", messages)
+        wrong = self.write("wrong.toml", "gpu = 8\n")
+        rc, out, err = run_cli("inspect", d.address, "--expect", wrong, timeout=30)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("'gpu' is not a manifest key", err)
+        rc, out, err = run_cli("inspect", d.address, "--expect", os.path.join(self.tmp, "none.toml"), timeout=30)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("cannot read the file", err)
+        status, body = d.http("POST", "/v1/inspect", {"expect": {"gpu": 8}})
+        self.assertEqual(status, 400)
+        self.assertIn("'gpu' is not a manifest key", body["error"])
+
+    def test_bad_hosts(self):
+        rc, out, err = run_cli("inspect", "no-such-host.invalid", timeout=30)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("cannot resolve", err)
+        rc, out, err = run_cli("inspect", f"127.0.0.1:{free_port()}", timeout=30)
+        self.assertEqual(rc, 3, out + err)
+        self.assertTrue(out.startswith("MESHPERF INSPECT UNKNOWN - "), out)
+
+    def test_this_machine_in_process(self):
+        # No daemon: the CLI reads the tree itself. This host's addresses name none of the
+        # fixture's NICs, so by the default rule there is no rail: WARNING, and each GPU's
+        # affinity is unknown.
+        rc, doc = self.inspect_json("--sysfs-root", self.tree("healthy"))
+        self.assertEqual((rc, doc["state"]), (1, "WARNING"), doc["summary"])
+        self.assertEqual(len(doc["node"]["gpus"]), 8)
+        self.assertEqual(doc["node"]["rails"], [])
+        self.assertEqual(len([f for f in self.states(doc, "UNKNOWN") if f["check"] == "affinity"]), 8)
+
+    def test_bad_rails_pattern_stops_the_daemon(self):
+        with self.assertRaises(RuntimeError) as e:
+            self.daemon(self.tree("healthy"), '[rails]\ninclude = ["enp 1"]\n')
+        self.assertIn("[rails] include", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
