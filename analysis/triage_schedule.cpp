@@ -84,16 +84,18 @@ std::vector<triage_round> triage_schedule(std::size_t hosts, std::span<const std
         if (i == 0 || group_of[order[i]] != group_of[order[i - 1]]) groups.emplace_back();
         groups.back().push_back(order[i]);
     }
+    std::size_t largest = 0;
+    for (const auto& g : groups) largest = std::max(largest, g.size());
     for (std::size_t j = 0; j < triage_in_group_rounds; ++j) {
-        triage_round r{triage_round_kind::in_group, j + 1, {}};
+        triage_round r{triage_round_kind::in_group, 0, {}};
         for (const auto& g : groups) {
             const auto shifts = ring_shifts(g.size(), triage_in_group_rounds);
-            if (j < shifts.size()) add_ring_links(g, shifts[j], r.links);
+            if (j >= shifts.size()) continue;
+            add_ring_links(g, shifts[j], r.links);
+            if (g.size() == largest) r.shift = shifts[j];
         }
         if (!r.links.empty()) rounds.push_back(std::move(r));
     }
-    std::size_t largest = 0;
-    for (const auto& g : groups) largest = std::max(largest, g.size());
     const std::size_t n = hosts;
     const auto shifts = 2 * largest <= n ? pick_shifts({largest, (n - 1) / 2, (largest + n / 2) / 2}, largest, n / 2,
                                                        triage_cross_group_rounds)

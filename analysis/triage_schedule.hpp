@@ -45,7 +45,7 @@ const char* to_string(triage_round_kind);
 /// One shift round: its links in cycle order (consecutive links share a host).
 struct triage_round {
     triage_round_kind kind = triage_round_kind::ring;
-    std::size_t shift = 0;  ///< the shift of the ring (of the hosts ordered by group for cross-group rounds)
+    std::size_t shift = 0;  ///< the shift: of the ring; of the largest group's ring (in-group); of the hosts ordered by group (cross-group)
     std::vector<directed_link> links;
 };
 

@@ -122,6 +122,9 @@ TEST_CASE("triage: ring shifts are distinct and in [1, k/2]") {
     CHECK(ring_shifts(64, 3) == std::vector<std::size_t>{1, 31, 21});
     CHECK(ring_shifts(2, 3) == std::vector<std::size_t>{1});
     CHECK(ring_shifts(1, 3).empty());
+    std::vector<std::size_t> shifts;  // 8 leaves of 8: in-group 1 and 3, cross-group 8 (the next leaf) and 31
+    for (const auto& r : triage_schedule(64, leaves(64, 8))) shifts.push_back(r.shift);
+    CHECK(shifts == std::vector<std::size_t>{1, 3, 8, 31});
 }
 
 TEST_CASE("triage: bad input is refused") {
