@@ -70,7 +70,7 @@ struct rail {
 struct node_inventory {
     std::filesystem::path sysfs_root;
     std::vector<gpu_entry> gpus;  ///< by bus id
-    std::vector<rail> rails;      ///< by name
+    std::vector<rail> rails;      ///< by name, numbers in names counted ("enp21s0" before "enp149s0")
     std::string gpu_driver;       ///< SYSFS/module/nvidia/version; empty when unreadable
     std::string control_interface;  ///< the interface left out as the control address's
     std::vector<std::string> notes; ///< what could not be read, one sentence each

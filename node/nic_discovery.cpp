@@ -3,6 +3,7 @@
 #include "node/sysfs_text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <map>
 #include <system_error>
@@ -29,6 +30,30 @@ int first_port(const fs::path& dev) {
         if (n && *n >= 1 && (best == 0 || *n < best)) best = static_cast<int>(*n);
     }
     return best;
+}
+
+/// Names in the order people count them: "enp21s0" before "enp149s0", "mlx5_2" before "mlx5_10".
+bool name_before(const std::string& a, const std::string& b) {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0, db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+        if (da && db) {
+            std::size_t ei = i, ej = j;
+            while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+            while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+            const auto na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+            const auto ta = na.substr(std::min(na.find_first_not_of('0'), na.size())), tb = nb.substr(std::min(nb.find_first_not_of('0'), nb.size()));
+            if (ta.size() != tb.size()) return ta.size() < tb.size();
+            if (ta != tb) return ta < tb;
+            i = ei;
+            j = ej;
+        } else {
+            if (a[i] != b[j]) return a[i] < b[j];
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
 }
 
 void read_rdma(const fs::path& root, rail& r) {
@@ -119,7 +144,7 @@ std::vector<rail> discover_nics(const fs::path& root, const std::vector<interfac
             r.driver = link_target_name(fs::path(r.pci->sysfs_path) / "driver");
         }
     }
-    std::sort(out.begin(), out.end(), [](const rail& a, const rail& b) { return a.name < b.name; });
+    std::sort(out.begin(), out.end(), [](const rail& a, const rail& b) { return name_before(a.name, b.name); });
     return out;
 }
 

@@ -115,6 +115,11 @@ TEST_CASE("a DGX-H100-like node: 8 rails, each GPU with the NIC on its own switc
             CHECK(g->equally_near.size() == 2);  // both NICs of the switch
         }
     }
+    // Rails in the order people count them, whatever the string order.
+    std::vector<std::string> names;
+    for (const auto& r : inv.rails) names.push_back(r.name);
+    CHECK(names == std::vector<std::string>{"enp21s0np0", "enp22s0np0", "enp53s0np0", "enp54s0np0", "enp149s0np0",
+                                            "enp150s0np0", "enp181s0np0", "enp182s0np0"});
     const auto& r0 = inv.rails[0];
     CHECK(r0.rdma_device.rfind("mlx5_", 0) == 0);
     CHECK(r0.rdma_port == 1);
