@@ -202,6 +202,17 @@ check_result evaluate_check(const check_target& target, std::span<const check_fi
     return r;
 }
 
+void add_counter_verdicts(check_result& r, std::vector<counter_verdict> counters) {
+    if (r.figures.empty()) return;
+    std::stable_sort(counters.begin(), counters.end(), [](const counter_verdict& a, const counter_verdict& b) {
+        return static_cast<int>(a.state) > static_cast<int>(b.state);
+    });
+    for (auto& c : counters) {
+        r.state = worst(r.state, c.state);
+        r.counters.push_back(std::move(c));
+    }
+}
+
 check_result unknown_result(const check_target& target, std::string message) {
     check_result r;
     r.target = target;
@@ -238,6 +249,7 @@ std::vector<std::string> perfdata_of(const check_result& r) {
         perf.push_back(perfdata_item(label, positive_finite(f.value) ? f.value : std::nan(""), range(v.warn_at),
                                      range(v.crit_at), "0", ""));
     }
+    for (const counter_verdict& c : r.counters) perf.push_back(perfdata_item(c.label, c.value, "", "", "0", ""));
     return perf;
 }
 
@@ -248,6 +260,7 @@ std::string single_line(const check_result& r, const std::vector<std::string>& p
     std::vector<std::string> parts;
     if (!r.message.empty()) parts.push_back(r.message);
     for (const figure_verdict& v : r.figures) parts.push_back(figure_text(v));
+    for (const counter_verdict& c : r.counters) parts.push_back(fmt::format("{} ({})", c.text, to_string(c.state)));
     if (!parts.empty()) text += what.empty() ? "" : ": ";
     for (std::size_t i = 0; i < parts.size(); ++i) text += (i ? ", " : "") + parts[i];
     text = one_line(std::move(text));
@@ -290,6 +303,12 @@ plugin_output render(const check_result& r) {
     const std::string head = fmt::format("MESHPERF {} - {}{}", to_string(r.state), what, what.empty() ? "" : ": ");
     std::string summary;
     if (!r.message.empty()) summary = r.message;
+    // A counter verdict that is worse than every figure leads the status line.
+    const bool figure_at_state = std::any_of(r.figures.begin(), r.figures.end(),
+                                             [&](const figure_verdict& v) { return v.state == r.state; });
+    if (!figure_at_state && !r.counters.empty() && r.counters.front().state == r.state)
+        summary = fmt::format("{}{}", r.counters.front().text,
+                              r.counters.size() > 1 ? fmt::format(" (and {} more counters)", r.counters.size() - 1) : "");
     std::string worst_full, worst_short, others;
     if (!r.figures.empty()) {
         const figure_verdict& w = r.figures[worst_at];
@@ -331,6 +350,7 @@ plugin_output render(const check_result& r) {
         if (!v.reason.empty()) line += ": " + v.reason;
         out.more.push_back(one_line(std::move(line)));
     }
+    for (const counter_verdict& c : r.counters) out.more.push_back(one_line(fmt::format("{}: {}", to_string(c.state), c.text)));
     // Plugin guidelines: "LONG TEXT LINE N | PERFDATA LINE 2", then more perfdata lines.
     bool first_extra = true;
     for (std::size_t i = 0; i < perf.size(); ++i) {
@@ -372,6 +392,9 @@ json to_json(const check_result& r) {
                                 {"warn_at", opt(v.warn_at)},
                                 {"crit_at", opt(v.crit_at)}});
     }
+    j["counters"] = json::array();
+    for (const counter_verdict& c : r.counters)
+        j["counters"].push_back({{"state", std::string(to_string(c.state))}, {"text", c.text}, {"label", c.label}, {"value", c.value}});
     const auto out = render(r);
     j["line"] = out.first;
     j["output"] = nagios_output(r);

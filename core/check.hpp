@@ -91,11 +91,21 @@ struct figure_verdict {
     std::optional<double> crit_at;   ///< effective critical threshold, the strictest of the rules
 };
 
+/// A verdict on a counter recorded with the figures (core/counter_verdicts.hpp): a link
+/// that reads fast but went down or retransmitted heavily during the check is not healthy.
+struct counter_verdict {
+    check_state state = check_state::warning;  ///< warning or critical
+    std::string text;    ///< what moved, where and at which point: "peer veth1: 2 carrier_changes (...) at 1 MiB bandwidth"
+    std::string label;   ///< perfdata label: "retransmit_share", "peer_veth1_carrier_changes"
+    double value = 0;    ///< the count (or share) behind it
+};
+
 /// A check's outcome.
 struct check_result {
     check_target target;
     check_state state = check_state::unknown;
     std::vector<figure_verdict> figures;
+    std::vector<counter_verdict> counters;  ///< counters that were not OK, worst first
     std::string message;  ///< why the check could not be made (UNKNOWN without figures); else empty
 };
 
@@ -103,6 +113,10 @@ struct check_result {
 /// the caller reports that as unknown_result(). No figures at all gives UNKNOWN.
 check_result evaluate_check(const check_target&, std::span<const check_figure> measured,
                             const check_limits&);
+
+/// Adds the counter verdicts to a result that has figures: its state becomes the worst of
+/// both. A result without figures (UNKNOWN, the check not made) is left as it is.
+void add_counter_verdicts(check_result&, std::vector<counter_verdict>);
 
 /// An UNKNOWN result for a check that could not be made: peer unreachable, daemon down,
 /// bad options. `message` says why.
@@ -121,7 +135,9 @@ inline constexpr std::size_t nagios_first_line_max = 300;
 /// The plugin output, no final newline. One line when it is shorter than
 /// nagios_first_line_max characters:
 /// "MESHPERF OK - tcp to node2:7470: 9.41 Gbit/s at 1 MiB, 23.1 us at 8 B | bw_gbit=9.41;;;0; lat_us=23.1;;;0;"
-/// Figures that are not OK carry their state and reason in parentheses. Otherwise (many
+/// Figures that are not OK carry their state and reason in parentheses, and each counter
+/// verdict follows the figures ("..., peer veth1: 2 carrier_changes ... (WARNING)").
+/// Otherwise (many
 /// figures, long reasons) the Nagios long-output form: a first line shorter than
 /// nagios_first_line_max with the state, the worst figure (the first at the overall state;
 /// its reason left out when it does not fit) and a count of the other figures by state,
@@ -140,7 +156,7 @@ std::string nagios_line(const check_result&);
 
 /// JSON: {state, exit_code, target{peer, transport, initiator}, message, figures[{test,
 /// size_bytes, gbit_per_s or lat_us (null when not finite), state, reason, warn_at,
-/// crit_at}], line (the first line of the plugin output), output (all of it)}.
+/// crit_at}], counters[{state, text, label, value}], line (the first line of the plugin output), output (all of it)}.
 nlohmann::json to_json(const check_result&);
 
 }  // namespace meshperf::core

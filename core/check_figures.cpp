@@ -1,7 +1,9 @@
 #include "core/check_figures.hpp"
 
 #include "core/error.hpp"
+#include "core/sizes.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,35 @@ std::vector<check_figure> figures_of(const run_result& run) {
             continue;
         }
         if (std::isfinite(f.value) && f.value > 0) out.push_back(f);
+    }
+    return out;
+}
+
+namespace {
+
+/// A perfdata label from free words: spaces and other odd characters become '_'.
+std::string label_of(std::string_view text) {
+    std::string out;
+    for (char ch : text) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
+    return out;
+}
+
+}  // namespace
+
+std::vector<counter_verdict> counter_verdicts_of(const run_result& run, const counter_thresholds& t) {
+    std::vector<counter_verdict> out;
+    for (const auto& p : run.points) {
+        const auto point = fmt::format("{} {}", format_size(p.size_bytes), to_string(p.test));
+        const auto size = format_size_short(p.size_bytes);
+        if (p.tcp_counters)
+            if (const auto f = judge_tcp_counters(*p.tcp_counters, t))
+                out.push_back({f->state, fmt::format("TCP retransmits: {} at {}", f->reason, point),
+                               label_of(fmt::format("retransmit_share_{}_{}", to_string(p.test), size)),
+                               p.tcp_counters->retransmit_share()});
+        for (const auto& f : judge_link_counters(p.link, t))
+            out.push_back({f.state, fmt::format("{} {}: {} at {}", f.side, f.where, f.reason, point),
+                           label_of(fmt::format("{}_{}_{}_{}_{}", f.side, f.where, f.counter, to_string(p.test), size)),
+                           static_cast<double>(f.delta)});
     }
     return out;
 }

@@ -6,6 +6,7 @@
 /// RTT / 2) in microseconds, a bandwidth point its bandwidth in Gbit/s. Bidirectional points
 /// give none (a check measures one direction at a time).
 #include "core/check.hpp"
+#include "core/counter_verdicts.hpp"
 #include "core/result.hpp"
 
 #include <nlohmann/json_fwd.hpp>
@@ -20,6 +21,11 @@ inline constexpr const char* baselines_schema = "meshperf.baselines/1";
 /// One figure per latency or bandwidth point of `run`, in point order; points without a
 /// positive finite figure are left out.
 std::vector<check_figure> figures_of(const run_result& run);
+
+/// The counter verdicts of `run`'s points (core/counter_verdicts.hpp: the TCP retransmit
+/// share and the NIC and RDMA port counters of both ends), each naming its point; points
+/// without counters give none.
+std::vector<counter_verdict> counter_verdicts_of(const run_result& run, const counter_thresholds& = {});
 
 /// {"test": "latency", "size_bytes": 8, "lat_us": 23.1} or
 /// {"test": "bandwidth", "size_bytes": 1048576, "gbit_per_s": 9.41}.

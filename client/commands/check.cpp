@@ -55,6 +55,8 @@ struct check_options {
     double timeout_s = 120;
     collective_options collective;  ///< --collective OP --hosts ... (client/collective/check.hpp)
     double min_busbw = 0;
+    core::counter_thresholds counters;  ///< --retransmit-warn/-crit, --max-symbol-errors-per-hour
+    bool ignore_counters = false;       ///< --ignore-counters: judge the figures only
 };
 
 /// The options of check --collective, as the command line gave them.
@@ -136,6 +138,7 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
     limits.crit = o.crit;
     if (!o.baseline.empty()) limits.baseline = load_baseline(o, target.peer, initiator);
     core::validate(limits);
+    core::validate(o.counters);
 
     // Measure what is judged: the tests with a limit, at the baseline's sizes when there is one.
     short_test_options test = o.test;
@@ -150,6 +153,7 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
     const auto specs = short_test_specs(target.peer, test, lat_sizes, bw_sizes);
 
     std::vector<core::check_figure> measured;
+    std::vector<core::counter_verdict> counters;
     for (const auto& spec : specs) {
         auto out = run_to_completion(initiator, spec);
         if (!out.completed) {
@@ -157,8 +161,12 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
             return core::unknown_result(target, why);
         }
         for (const auto& f : core::figures_of(out.run)) measured.push_back(f);
+        if (!o.ignore_counters)
+            for (auto& c : core::counter_verdicts_of(out.run, o.counters)) counters.push_back(std::move(c));
     }
-    return core::evaluate_check(target, measured, limits);
+    auto result = core::evaluate_check(target, measured, limits);
+    core::add_counter_verdicts(result, std::move(counters));
+    return result;
 }
 
 }  // namespace
@@ -183,6 +191,15 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then rename)");
     add_format_option(*cmd, o->format, {output_format::nagios, output_format::json});
     cmd->add_option("--timeout", o->timeout_s, "UNKNOWN when the check takes longer than this many seconds")->capture_default_str();
+    cmd->add_option("--retransmit-warn", o->counters.retransmit_warn_share,
+                    "WARNING when a bandwidth point retransmitted more than this share of its TCP segments")
+        ->capture_default_str();
+    cmd->add_option("--retransmit-crit", o->counters.retransmit_crit_share, "CRITICAL above this share")->capture_default_str();
+    cmd->add_option("--max-symbol-errors-per-hour", o->counters.symbol_errors_per_hour,
+                    "WARNING when an RDMA port's symbol errors during a point run faster (the IBTA bound: 120/hour)")
+        ->capture_default_str();
+    cmd->add_flag("--ignore-counters", o->ignore_counters,
+                  "judge the figures only, not the TCP, NIC and RDMA counters recorded with them (docs/counters.md)");
     auto& c = o->collective;
     c.sizes = default_collective_check_size;
     cmd->add_option("--collective", c.ops, "check one collective instead of a path: allreduce, allgather, reduce-scatter, "

@@ -164,7 +164,6 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
 
     json peer_done;
     const auto last_heard = measure(ch, spec, limits, fixed_length, ops, cancel, peer_done, link);
-    link.at_end();
     const auto stop_body = ops.stop(fixed_length, cancel.load());
     const auto stopped_at = clock::now();
     if (!stop_body.is_null()) {
@@ -179,6 +178,9 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     }
     ops.settle();
     await_point_done(ch, fixed_length, ops, last_heard, stopped_at, peer_done);
+    // After point_done: the peer has received every byte this end sent, so this NIC's
+    // counters hold all of the point's traffic, queued data drained at the link's pace included.
+    link.at_end();
     ops.finish(peer_done);
     if (cancel.load()) throw run_cancelled();
     if (ops.verify_failed() || peer_flag(peer_done, "verify_failed"))
@@ -230,12 +232,11 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
             if (m->type == core::frame_type::heartbeat) continue;
             if (m->type != core::frame_type::point_stop)
                 throw session_error(fmt::format("unexpected {} during a point", frame_name(m->type)));
-            if (!stop_received) link.at_end();
             ops.stop(m->body);
             stop_received = true;
         }
     }
-    if (!stop_received) link.at_end();  // the streams ended by themselves
+    link.at_end();  // every stream ended here: what this end received, all of it; what it sent, handed to its NIC's queue
     ops.finish(stop_received);
     if (const auto last = ops.final_report())
         ch.send(core::frame_type::progress, {{"t_s", last->t_s}, {"bytes", last->bytes}}, clock::now() + handshake_timeout);

@@ -1,6 +1,7 @@
 #pragma once
 /// The counters of the NIC and RDMA port one end of a point ran over (docs/counters.md):
-/// read by the point harness before the measured window opens and after it closes, sent
+/// read by the point harness before the measured window opens and after the point's data
+/// has arrived (the initiator after the peer's point_done, the peer once its streams ended), sent
 /// by the peer in its point_done, and attached with their warnings to the point.
 #include "core/link_counters.hpp"
 #include "core/result.hpp"
@@ -34,7 +35,8 @@ public:
     void at_start();
     /// Every tick, `elapsed_s` since the start.
     void at_tick(double elapsed_s);
-    /// When the measured window has closed.
+    /// When the point's data has arrived (not merely when the window closed: a slow link
+    /// drains the senders' queues after that, and those bytes count in the window's figures).
     void at_end();
     /// The deltas; empty when nothing could be read. Logs each unreadable directory once.
     std::optional<core::link_side_counters> counters();

@@ -17,8 +17,15 @@
 #      overflows: every point must report 0 retransmits.
 # Each set-up runs a forward sweep (bandwidth and bidir: the initiator's streams send, and
 # both sides' in bidir) and a reverse one (the peer sends: its counters come back in its
-# point_done), so the counters of both daemons are checked. Prints what it measured.
-# Needs root, `ip netns` and tc's tbf; exits 77 (skip) otherwise. About 30 s.
+# point_done), so the counters of both daemons are checked; every point must also carry
+# both ends' NIC counters (counters.link: the veth each daemon used, the sender's tx_bytes
+# at least the bytes the point moved). Then `meshperf check` with its default retransmit
+# thresholds (WARNING above 1%, CRITICAL above 5%): exit 2 naming the retransmits on the
+# shallow link, 0 on the deep one. Last, on the deep link, the veth is set down and up
+# during a point (`flap`): the point must show carrier_changes on both ends and a warning
+# naming them, and `check` must say WARNING naming carrier_changes.
+# Prints what it measured. Needs root, `ip netns` and tc's tbf; exits 77 (skip) otherwise.
+# About 45 s.
 set -u
 
 RATE_MBIT=${RATE_MBIT:-200}
@@ -115,12 +122,49 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+link_check() {  # NAME...: both ends' NIC counters on every point
+    python3 - "$IF_A" "$IF_B" "$WORK" "$@" <<'PY'
+import json, sys
+if_a, if_b, work, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+bad = False
+for name in names:
+    for p in json.load(open(f"{work}/{name}.json"))["points"]:
+        where = f"{name} {p['test']} {p['size_bytes']} B"
+        link = (p.get("counters") or {}).get("link") or {}
+        for side, dev, sends in (("initiator", if_a, "initiator->peer"), ("peer", if_b, "peer->initiator")):
+            nic = (link.get(side) or {}).get("nic")
+            if not nic or nic["interface"] != dev:
+                print(f"retransmits: FAIL: {where}: {side} has no NIC counters of {dev}: {json.dumps(link)[:300]}")
+                bad = True
+                continue
+            d = nic["counters"]["deltas"]
+            moved = sum(f["bytes"] for f in p["flows"] if f["direction"] == sends)
+            print(f"retransmits: {where}: {side} {dev}: tx_bytes {d.get('tx_bytes')} (the point moved {moved} B from it), "
+                  f"tx_packets {d.get('tx_packets')}, rx_packets {d.get('rx_packets')}, carrier_changes {d.get('carrier_changes')}")
+            if d.get("tx_bytes", 0) < moved:
+                print(f"retransmits: FAIL: {where}: {side} {dev} sent fewer bytes than the point moved from it")
+                bad = True
+sys.exit(1 if bad else 0)
+PY
+}
+
+health_check() {  # NAME EXPECTED_EXIT: meshperf check over the link, its verdict in $WORK/NAME.check
+    local rc=0
+    ip netns exec "$NS_A" timeout 60 "$MESHPERF" --token-file "$TOKEN" check "$ADDR_B:$PORT" --initiator "$ADDR_A:$PORT" \
+        --test bandwidth --sizes 1M --max-time 1 --warmup 0.2 --min-gbit 0.0001 >"$WORK/$1.check" 2>&1 || rc=$?
+    say "check $1: exit $rc: $(head -c 400 "$WORK/$1.check")"
+    [[ $rc == "$2" ]] || fail "check $1: exit $rc, expected $2"
+}
+
 say "shallow queue: tbf $RATE_MBIT Mbit/s, $SHALLOW (bytes), both ways"
 shape "$SHALLOW"
 sweep shallow --test bandwidth,bidir --sizes 64K,1M
 sweep shallow-reverse --test bandwidth --reverse --sizes 1M
 sed 's/^/  table: /' "$WORK/shallow.txt"
 check shallow shallow shallow-reverse || fail "see above"
+link_check shallow shallow-reverse || fail "see above"
+health_check shallow 2
+grep -q "TCP retransmits" "$WORK/shallow.check" || fail "the shallow link's CRITICAL does not name the retransmits"
 
 say "deep queue: tbf $RATE_MBIT Mbit/s, $DEEP, both ways"
 shape "$DEEP"
@@ -128,4 +172,34 @@ sweep deep --test bandwidth,bidir --sizes 64K,1M
 sweep deep-reverse --test bandwidth --reverse --sizes 1M
 sed 's/^/  table: /' "$WORK/deep.txt"
 check deep deep deep-reverse || fail "see above"
+link_check deep deep-reverse || fail "see above"
+health_check deep 0
+
+flap() {  # DELAY_S: the veth set down and up while a point runs
+    sleep "$1"
+    ip -n "$NS_B" link set "$IF_B" down
+    sleep 0.3
+    ip -n "$NS_B" link set "$IF_B" up
+}
+say "link flap: $IF_B down for 0.3 s, 1 s into a 3 s bandwidth point"
+flap 1 &
+FLAP_PID=$!
+sweep flap --test bandwidth --sizes 1M --duration 3
+wait "$FLAP_PID"
+python3 - "$WORK/flap.json" <<'PY' || fail "see above"
+import json, sys
+p = json.load(open(sys.argv[1]))["points"][0]
+link = p["counters"]["link"]
+flaps = {side: link[side]["nic"]["counters"]["deltas"].get("carrier_changes") for side in ("initiator", "peer")}
+print(f"retransmits: flap: {p['gbit_per_s'] * 1000:.1f} Mbit/s, carrier_changes {flaps}, warnings {p['warnings']}")
+if not all(v and v >= 1 for v in flaps.values()):
+    sys.exit("retransmits: FAIL: flap: a link set down and up shows no carrier_changes on both ends")
+if not any("carrier_changes" in w for w in p["warnings"]):
+    sys.exit("retransmits: FAIL: flap: no warning names carrier_changes")
+PY
+flap 0.6 &  # the check's point: 0.2 s warm-up and 1 s, after its session opens
+FLAP_PID=$!
+health_check flap 1
+wait "$FLAP_PID"
+grep -q "carrier_changes" "$WORK/flap.check" || fail "the flap's WARNING does not name carrier_changes"
 say "PASS"

@@ -2,6 +2,7 @@
 // mlx5's names), resets and saturation caught, the documented verdicts (link_downed
 // CRITICAL, symbol_error above 120/hour WARNING, congestion marks evidence only), the
 // point's warnings and the JSON of a point that carries them.
+#include "core/check_figures.hpp"
 #include "core/counter_verdicts.hpp"
 #include "core/error.hpp"
 #include "core/link_counters.hpp"
@@ -178,6 +179,49 @@ TEST_CASE("a point's link counters survive the result JSON; malformed ones are r
     link_side_counters zero_window = nic;
     zero_window.window_s = 0;
     CHECK_THROWS_AS(check_sane(zero_window), insane_figure);
+}
+
+TEST_CASE("check: a fast link whose counters moved is WARNING or CRITICAL, the Nagios line naming the counter") {
+    run_result run;
+    point_result p;
+    p.test = test_kind::bandwidth;
+    p.size_bytes = 1 << 20;
+    p.gbit_per_s = 9.4;
+    tcp_point_counters tcp;
+    tcp.segments_sent = 1000;
+    tcp.retransmits = 2;  // 0.2%: fine
+    p.tcp_counters = tcp;
+    link_side_counters nic;
+    nic.window_s = 1.5;
+    nic.nic = nic_counters{"veth1", counter_delta({{"carrier_changes", 3}}, {{"carrier_changes", 5}})};
+    p.link.peer = nic;
+    run.points.push_back(p);
+
+    const check_figure fast{figure_kind::bandwidth, 1 << 20, 9.4};
+    check_limits limits;
+    limits.min_gbit = 1.0;
+    auto r = evaluate_check({"node2:7470", "tcp", ""}, std::span(&fast, 1), limits);
+    CHECK(r.state == check_state::ok);
+    add_counter_verdicts(r, counter_verdicts_of(run));
+    CHECK(r.state == check_state::warning);
+    REQUIRE(r.counters.size() == 1);
+    const auto line = nagios_line(r);
+    CHECK(has(line, "MESHPERF WARNING"));
+    CHECK(has(line, "peer veth1: 2 carrier_changes (the link went down and up) at 1 MiB bandwidth (WARNING)"));
+    CHECK(has(line, "peer_veth1_carrier_changes_bandwidth_1M=2;;;0;"));
+    CHECK(to_json(r)["counters"][0]["state"] == "WARNING");
+
+    run.points[0].tcp_counters->retransmits = 60;  // 6%: above the 5% of CRITICAL
+    auto r2 = evaluate_check({"node2:7470", "tcp", ""}, std::span(&fast, 1), limits);
+    add_counter_verdicts(r2, counter_verdicts_of(run));
+    CHECK(r2.state == check_state::critical);
+    CHECK(r2.counters.front().state == check_state::critical);  // worst first
+    CHECK(has(nagios_line(r2), "TCP retransmits: 60 of 1000 segments retransmitted"));
+
+    auto unknown = unknown_result({"node2:7470", "tcp", ""}, "peer unreachable");
+    add_counter_verdicts(unknown, counter_verdicts_of(run));
+    CHECK(unknown.state == check_state::unknown);  // no figures: the check was not made
+    CHECK(unknown.counters.empty());
 }
 
 }  // namespace link_counters_test
