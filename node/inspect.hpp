@@ -6,7 +6,8 @@
 ///   pcie_link  a GPU's or NIC's link with fewer lanes than it can do: CRITICAL; a NIC's
 ///              link slower than it can: CRITICAL; a GPU's slower: WARNING (GPUs lower
 ///              their link speed when idle, so only under load is it a fault); a value
-///              the kernel does not give: UNKNOWN.
+///              the kernel does not give: UNKNOWN; no link attributes at all (not a PCIe
+///              function: a virtio NIC): OK, nothing to check.
 ///   acs        a bridge between a GPU and its nearest rail with an ACS redirect bit set:
 ///              WARNING; configuration space unreadable (not root) or short: UNKNOWN.
 ///   affinity   a GPU whose nearest rail is PHB, NODE or SYS (through the CPU): WARNING;

@@ -20,6 +20,8 @@ void check_link(std::vector<finding>& out, const std::string& subject, const pci
         f.state = gpu ? check_state::warning : check_state::critical;
         f.message = fmt::format("PCIe link at {:g} of {:g} GT/s: {}{}", *l.current_gts, *l.max_gts, describe(l),
                                 gpu ? " (an idle GPU lowers its link speed: check again under load)" : "");
+    } else if (!l.has_attributes) {
+        f.message = "no PCIe link: a conventional PCI or virtual function (sysfs has no link attributes)";
     } else if (!complete(l)) {
         f.state = check_state::unknown;
         f.message = "PCIe link not fully readable from sysfs: " + describe(l);

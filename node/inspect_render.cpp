@@ -68,6 +68,7 @@ std::vector<std::string> perfdata(const inspect_result& r) {
     for (const auto& rl : inv.rails)
         out.push_back(core::perfdata_item(label_safe("rail_" + rl.name + "_gbit"), rl.rate_gbit ? *rl.rate_gbit : NAN, "", "", "0"));
     const auto link = [&](const std::string& who, const pcie_link& l) {
+        if (!l.has_attributes) return;  // not a PCIe function: no link to measure
         const auto max = l.max_width ? std::to_string(*l.max_width) : std::string();
         out.push_back(core::perfdata_item(label_safe("pcie_" + who + "_lanes"), l.current_width ? *l.current_width : NAN, "",
                                           max.empty() ? "" : max + ":", "0", max));

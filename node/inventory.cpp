@@ -15,7 +15,8 @@ json or_null(const std::optional<T>& v) {
 
 json link_json(const pcie_link& l) {
     return {{"current_width", or_null(l.current_width)}, {"max_width", or_null(l.max_width)},
-            {"current_gt_per_s", or_null(l.current_gts)}, {"max_gt_per_s", or_null(l.max_gts)}};
+            {"current_gt_per_s", or_null(l.current_gts)}, {"max_gt_per_s", or_null(l.max_gts)},
+            {"pcie", l.has_attributes}};
 }
 
 json place_json(const std::optional<gpu::pci_location>& p) {

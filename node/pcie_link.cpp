@@ -3,6 +3,7 @@
 #include "node/sysfs_text.hpp"
 
 #include <fmt/format.h>
+#include <system_error>
 
 namespace meshperf::node {
 
@@ -29,8 +30,12 @@ std::string speed_text(const std::optional<double>& s) { return s ? fmt::format(
 
 pcie_link read_pcie_link(const std::filesystem::path& sysfs_root, const std::string& bus_id) {
     const auto dir = sysfs_root / "bus/pci/devices" / bus_id;
-    return {lanes(dir / "current_link_width"), lanes(dir / "max_link_width"), gts(dir / "current_link_speed"),
-            gts(dir / "max_link_speed")};
+    pcie_link l{lanes(dir / "current_link_width"), lanes(dir / "max_link_width"), gts(dir / "current_link_speed"),
+                gts(dir / "max_link_speed")};
+    std::error_code ec;
+    for (const auto* f : {"current_link_width", "max_link_width", "current_link_speed", "max_link_speed"})
+        l.has_attributes = l.has_attributes || std::filesystem::exists(dir / f, ec);
+    return l;
 }
 
 std::string describe(const pcie_link& l) {

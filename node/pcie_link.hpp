@@ -14,6 +14,10 @@ struct pcie_link {
     std::optional<int> max_width;      ///< lanes the link can train to, e.g. 16
     std::optional<double> current_gts; ///< GT/s per lane, e.g. 32
     std::optional<double> max_gts;
+    /// Whether sysfs has any of the four files. The kernel shows them for every PCIe
+    /// function, so none at all means a conventional PCI or virtual function (a virtio NIC
+    /// in a VM): no link to check, which is not the same as a link it cannot read.
+    bool has_attributes = false;
 };
 
 /// Reads SYSFS/bus/pci/devices/BUS_ID/{current,max}_link_{width,speed}.

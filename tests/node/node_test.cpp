@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <unistd.h>
@@ -177,6 +178,24 @@ TEST_CASE("a NIC link slower than it can run is CRITICAL") {
     const auto r = inspect(f.inventory(), std::nullopt, "node1");
     CHECK(r.state == check_state::critical);
     CHECK(find(r, "pcie_link", sw[3].nic_a, check_state::critical));
+}
+
+TEST_CASE("a link the kernel cannot read is UNKNOWN; a function without PCIe link files has no link to check") {
+    const fixture f;
+    const auto sw = test_fixture::dgx_switches();
+    const auto dev = [&](const std::string& id) { return f.root() / "bus/pci/devices" / id; };
+    for (const auto* file : {"current_link_width", "max_link_width", "current_link_speed", "max_link_speed"})
+        fs::remove(dev(sw[0].nic_a) / file);
+    fs::remove(dev(sw[0].nic_b) / "current_link_width");
+    std::ofstream(dev(sw[1].gpu_a) / "current_link_speed") << "Unknown\n";  // what a link in training shows
+    const auto r = inspect(f.inventory(), std::nullopt, "node1");
+    CHECK(r.state == check_state::unknown);
+    const auto* none = find(r, "pcie_link", sw[0].nic_a, check_state::ok);
+    REQUIRE(none);
+    CHECK(none->message.find("no PCIe link") != std::string::npos);
+    CHECK(find(r, "pcie_link", sw[0].nic_b, check_state::unknown));
+    CHECK(find(r, "pcie_link", sw[1].gpu_a, check_state::unknown));
+    CHECK(count(r, check_state::unknown) == 2);
 }
 
 TEST_CASE("an ACS redirect bit on a bridge between a GPU and its NIC is a WARNING") {
