@@ -6,7 +6,10 @@
 #include "node/inspect.hpp"
 #include "node/read_inventory.hpp"
 
+#include <chrono>
+#include <filesystem>
 #include <fmt/format.h>
+#include <mutex>
 
 namespace meshperf::daemon {
 
@@ -31,8 +34,23 @@ node::node_inventory read_node(const api_state& s, const json& gpus) {
 }  // namespace
 
 json node_info(const api_state& s, const json& gpus) {
-    const auto inv = read_node(s, gpus);
-    return {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
+    // /v1/info is answered on the I/O thread and polled (matrix probes, dashboards): the
+    // sysfs walk (milliseconds on an 8-rail node) is done at most once a second.
+    static std::mutex m;
+    static const daemon_context* cached_for = nullptr;
+    static std::filesystem::path cached_root;
+    static std::chrono::steady_clock::time_point cached_at;
+    static json cached;
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(m);
+    if (cached_for != &s.ctx || cached_root != s.ctx.sysfs_root || now - cached_at > std::chrono::seconds(1)) {
+        const auto inv = read_node(s, gpus);
+        cached = {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
+        cached_for = &s.ctx;
+        cached_root = s.ctx.sysfs_root;
+        cached_at = now;
+    }
+    return cached;
 }
 
 api_reply handle_inspect(const api_state& s, const std::string& body, bool post) {
