@@ -136,6 +136,17 @@ class InspectTest(unittest.TestCase):
         status, body = d.http("POST", "/v1/inspect", {"expect": {"gpu": 8}})
         self.assertEqual(status, 400)
         self.assertIn("'gpu' is not a manifest key", body["error"])
+        status, body = d.http("POST", "/v1/inspect", {"expected": {"gpus": 8}})
+        self.assertEqual((status, body["error"]), (400, "unknown key 'expected' (known: expect)"))
+        status, body = d.http("POST", "/v1/inspect", b"[8]")
+        self.assertEqual(status, 400)
+        status, body = d.http("POST", "/v1/inspect", b"gpus=8", headers={"Content-Type": "text/plain"})
+        self.assertEqual(status, 415)
+        status, body = d.http("DELETE", "/v1/inspect")
+        self.assertEqual((status, body["error"]), (405, "use GET or POST on /v1/inspect"))
+        status, body = d.http("POST", "/v1/inspect", {"expect": {"gpus": 7}})
+        self.assertEqual((status, body["state"]), (200, "CRITICAL"))
+        self.assertTrue(d.alive())
 
     def test_bad_hosts(self):
         rc, out, err = run_cli("inspect", "no-such-host.invalid", timeout=30)
