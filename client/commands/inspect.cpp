@@ -6,10 +6,12 @@
 // this process inspects this machine.
 #include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
+#include "client/support/nagios_check.hpp"
 #include "client/support/output_format.hpp"
 #include "core/error.hpp"
 #include "node/host_addresses.hpp"
 #include "node/inspect.hpp"
+#include "node/inspect_textfile.hpp"
 #include "node/read_inventory.hpp"
 
 #include <cstdio>
@@ -28,6 +30,7 @@ struct inspect_options {
     std::string host;        ///< empty: this machine, in-process
     std::string expect;      ///< --expect node.toml
     std::string sysfs_root = "/sys";
+    std::string prom_file;   ///< --prom-file: node_exporter textfile
     output_format format = output_format::table;
 };
 
@@ -67,13 +70,15 @@ json inspect_remote(const inspect_options& o, const std::optional<node::node_man
     }
 }
 
-int print_verdict(const json& doc, output_format format) {
+int print_verdict(const json& doc, output_format format, const std::string& prom_file) {
     const auto text = render(format, {.table = [&] { return doc.value("text", std::string()); },
                                       .json = [&] { return doc.dump(2) + "\n"; },
                                       .nagios = [&] { return doc.value("nagios_text", std::string()); }});
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     const auto rc = doc.value("exit_code", 3);
+    // A textfile that could not be written must not pass as OK (as for check).
+    if (!write_textfile(prom_file, [&](double now) { return node::inspect_textfile(doc, now); }) && rc == 0) return 3;
     return rc >= 0 && rc <= 3 ? rc : 3;
 }
 
@@ -88,11 +93,14 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
                                            "gpu_driver); each difference is named");
     cmd->add_option("--sysfs-root", o->sysfs_root, "without HOST: where sysfs is mounted (a fixture tree in tests)")
         ->capture_default_str();
+    cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then "
+                                                 "rename): verdict, findings, rail rates, PCIe links, GPU-rail pairs");
     add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::nagios});
     return [o, cmd, &common]() -> int {
         if (!o->host.empty() && cmd->count("--sysfs-root"))
             throw client_error(exit_usage, "inspect: --sysfs-root is for this machine; with HOST the daemon reads its own "
                                            "(meshperfd --sysfs-root)");
+        if (const auto bad = prom_file_problem(o->prom_file); !bad.empty()) throw client_error(exit_usage, "inspect: " + bad);
         std::optional<node::node_manifest> expect;
         if (!o->expect.empty()) {
             try {
@@ -101,9 +109,10 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
                 throw client_error(exit_usage, fmt::format("inspect: {}", e.what()));
             }
         }
-        if (o->host.empty()) return print_verdict(inspect_here(*o, expect), o->format);
+        if (o->host.empty()) return print_verdict(inspect_here(*o, expect), o->format, o->prom_file);
         try {
-            return print_verdict(inspect_remote(*o, expect, client_credentials(common.token_file, common.tls)), o->format);
+            return print_verdict(inspect_remote(*o, expect, client_credentials(common.token_file, common.tls)), o->format,
+                                 o->prom_file);
         } catch (const client_error& e) {
             if (e.code() != exit_unreachable) throw;
             // The monitoring system reads stdout: say UNKNOWN there too.

@@ -108,6 +108,24 @@ class InspectTest(unittest.TestCase):
         self.assertTrue(out.startswith("MESHPERF INSPECT WARNING - "), out)
         self.assertIn(BRIDGE_SWITCH2_DSP0, out.splitlines()[0])
 
+    def test_prom_file(self):
+        d = self.daemon(self.tree("faulty", "--narrow-gpu", GPU_SWITCH1_A))
+        prom = os.path.join(self.tmp, "inspect.prom")
+        rc, out, err = run_cli("inspect", d.address, "--prom-file", prom, "--format", "nagios", timeout=30)
+        self.assertEqual(rc, 2, out + err)
+        with open(prom) as f:
+            text = f.read()
+        self.assertIn('meshperf_inspect_state{host="', text)
+        self.assertRegex(text, r'meshperf_inspect_state\{host="[^"]*"\} 2\n')
+        self.assertRegex(text, r'meshperf_inspect_findings\{host="[^"]*",state="CRITICAL"\} 1\n')
+        self.assertIn('rail="enp21s0np0",rdma_device="mlx5_0"} 400000000000\n', text)
+        self.assertIn(f'device="{GPU_SWITCH1_A}",kind="gpu",bound="current"}} 8', text)
+        self.assertIn('path="PIX"} 1', text)
+        self.assertEqual(oct(os.stat(prom).st_mode & 0o777), "0o644")
+        rc, out, err = run_cli("inspect", d.address, "--prom-file", os.path.join(self.tmp, "no", "x.prom"), timeout=30)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("does not exist", err)
+
     def test_unreadable_config_space_is_unknown(self):
         d = self.daemon(self.tree("short", "--short-config"))
         rc, doc = self.inspect_json(d.address)
