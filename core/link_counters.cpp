@@ -4,6 +4,7 @@
 #include "core/json_fields.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -58,6 +59,20 @@ counter_group_delta counter_delta(const counter_values& before, const counter_va
 
 namespace {
 
+/// Most counters one directory may hold in a peer's report (mlx5's hw_counters: about 60).
+constexpr std::size_t max_counters_per_group = 512;
+
+/// A counter, interface or device name as sysfs spells them: 1..64 of [A-Za-z0-9_.:+-].
+/// Anything else from a peer is refused, so no odd byte reaches the stored result.
+const std::string& checked_name(const std::string& name, std::string_view field) {
+    const bool ok = !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
+        const auto u = static_cast<unsigned char>(ch);
+        return std::isalnum(u) || ch == '_' || ch == '.' || ch == ':' || ch == '+' || ch == '-';
+    });
+    if (!ok) throw spec_error(fmt::format("\"{}\" holds a name that is not a sysfs name (1 to 64 letters, digits, _.:+-)", field));
+    return name;
+}
+
 json group_json(const counter_group_delta& g) {
     return {{"deltas", g.deltas}, {"resets", g.resets}, {"saturated", g.saturated}};
 }
@@ -67,8 +82,9 @@ std::vector<std::string> name_list(const json& j, std::string_view field) {
     if (!j.is_array()) throw spec_error(fmt::format("\"{}\" must be a list of counter names", field));
     for (const auto& v : j) {
         if (!v.is_string()) throw spec_error(fmt::format("\"{}\" must be a list of counter names", field));
-        out.push_back(v.get<std::string>());
+        out.push_back(checked_name(v.get<std::string>(), field));
     }
+    if (out.size() > max_counters_per_group) throw spec_error(fmt::format("\"{}\" names too many counters", field));
     return out;
 }
 
@@ -76,7 +92,8 @@ counter_group_delta group_from_json(const json& j, std::string_view field) {
     if (!j.is_object() || !j.contains("deltas") || !j.at("deltas").is_object())
         throw spec_error(fmt::format("\"{}\" must be an object with \"deltas\"", field));
     counter_group_delta g;
-    for (const auto& [name, v] : j.at("deltas").items()) g.deltas[name] = json_unsigned(v, name);
+    if (j.at("deltas").size() > max_counters_per_group) throw spec_error(fmt::format("\"{}\" holds too many counters", field));
+    for (const auto& [name, v] : j.at("deltas").items()) g.deltas[checked_name(name, field)] = json_unsigned(v, "deltas");
     if (const auto r = j.find("resets"); r != j.end()) g.resets = name_list(*r, "resets");
     if (const auto s = j.find("saturated"); s != j.end()) g.saturated = name_list(*s, "saturated");
     return g;
@@ -85,7 +102,9 @@ counter_group_delta group_from_json(const json& j, std::string_view field) {
 std::string text_field(const json& j, const char* field, std::string_view part) {
     if (!j.contains(field) || !j.at(field).is_string())
         throw spec_error(fmt::format("{} counters without a text \"{}\"", part, field));
-    return j.at(field).get<std::string>();
+    const auto& text = j.at(field).get_ref<const std::string&>();
+    checked_name(text, field);
+    return text;
 }
 
 void check_group(const counter_group_delta& g, std::string_view where) {

@@ -1,5 +1,6 @@
 #include "daemon/runtime/metrics.hpp"
 
+#include "core/counter_verdicts.hpp"
 #include "core/prometheus.hpp"
 #include "core/units.hpp"
 
@@ -16,6 +17,25 @@ const char* size_class(std::uint64_t bytes) {
     if (bytes < (std::uint64_t{64} << 10)) return "small";
     if (bytes < (std::uint64_t{16} << 20)) return "medium";
     return "large";
+}
+
+/// Adds one group's error and congestion counters (not traffic: node_exporter has those).
+void add_increases(std::map<std::tuple<std::string, std::string, std::string>, double>& out, const std::string& side,
+                   const std::string& device, const core::counter_group_delta& g) {
+    for (const auto& [name, delta] : g.deltas)
+        if (core::meaning_of(name) != core::counter_meaning::traffic) out[{side, device, name}] += static_cast<double>(delta);
+}
+
+/// The counter increases of one end over a run's points.
+void add_side(std::map<std::tuple<std::string, std::string, std::string>, double>& out, const std::string& side,
+              const std::optional<core::link_side_counters>& c) {
+    if (!c) return;
+    if (c->nic) add_increases(out, side, c->nic->interface, c->nic->counters);
+    if (c->rdma) {
+        const auto device = c->rdma->device + "/" + std::to_string(c->rdma->port);
+        add_increases(out, side, device, c->rdma->counters);
+        add_increases(out, side, device, c->rdma->hw_counters);
+    }
 }
 }  // namespace
 
@@ -38,13 +58,20 @@ void metrics_registry::record_run(const core::run_result& run, std::chrono::syst
     p.last_run_unix_s = std::chrono::duration<double>(finished.time_since_epoch()).count();
     p.last_ok = run.state == "completed";
     if (run.state == "failed") ++p.failures;
+    std::map<counter_key, double> increases;
     for (const auto& point : run.points) {
+        add_side(increases, "initiator", point.link.initiator);
+        add_side(increases, "peer", point.link.peer);
+        if (point.tcp_counters && point.tcp_counters->segments_sent > 0)
+            retransmit_ratio_[{peer, transport, std::string(core::to_string(point.test)), point.size_bytes}] =
+                point.tcp_counters->retransmit_share();
         if (point.test == core::test_kind::latency) {
             if (point.lat_ns && point.lat_ns->count > 0) latency_ns_[{peer, transport, point.size_bytes}] = *point.lat_ns;
         } else if (std::isfinite(point.gbit_per_s) && point.gbit_per_s > 0) {
             bandwidth_bps_[{peer, transport, std::string(core::to_string(point.test)), point.size_bytes}] = core::bit_per_s_from_gbit(point.gbit_per_s);
         }
     }
+    if (!increases.empty()) counter_increase_[{peer, transport}] = std::move(increases);
 }
 
 std::string metrics_registry::render(std::size_t queued) const {
@@ -64,6 +91,11 @@ std::string metrics_registry::render(std::size_t queued) const {
     e.declare("meshperf_collective_busbw_bits_per_second", metric_type::gauge,
               "Latest collective bus bandwidth (nccl-tests busbw) at the largest size measured in its class "
               "(small < 64 KiB <= medium < 16 MiB <= large).");
+    e.declare("meshperf_tcp_retransmit_ratio", metric_type::gauge,
+              "Retransmitted / sent TCP segments of the latest bandwidth point to a peer, in its measured window.");
+    e.declare("meshperf_link_counter_increase", metric_type::gauge,
+              "How much an error or congestion counter of the NIC or RDMA port (side: initiator or peer) rose over the "
+              "latest run's points to a peer; traffic counters: node_exporter's netdev and infiniband collectors.");
     e.add("meshperf_build_info", {{"version", MESHPERF_VERSION}}, 1);
     e.add("meshperf_run_queue_length", std::span<const core::metric_label>{}, static_cast<double>(queued));
     std::lock_guard lock(m_);
@@ -94,6 +126,19 @@ std::string metrics_registry::render(std::size_t queued) const {
         const auto& [op, algo, ranks, transport, cls] = key;
         e.add("meshperf_collective_busbw_bits_per_second",
               {{"op", op}, {"algo", algo}, {"ranks", std::to_string(ranks)}, {"transport", transport}, {"size_class", cls}}, bps);
+    }
+    for (const auto& [key, ratio] : retransmit_ratio_) {
+        const auto& [peer, transport, test, size] = key;
+        e.add("meshperf_tcp_retransmit_ratio",
+              {{"peer", peer}, {"transport", transport}, {"test", test}, {"size_bytes", std::to_string(size)}}, ratio);
+    }
+    for (const auto& [key, counters] : counter_increase_) {
+        const auto& [peer, transport] = key;
+        for (const auto& [ckey, value] : counters) {
+            const auto& [side, device, counter] = ckey;
+            e.add("meshperf_link_counter_increase",
+                  {{"peer", peer}, {"transport", transport}, {"side", side}, {"device", device}, {"counter", counter}}, value);
+        }
     }
     return e.render();
 }

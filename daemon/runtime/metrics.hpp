@@ -17,6 +17,11 @@
 /// - meshperf_collective_busbw_bits_per_second{op, algo, ranks, transport, size_class}: the
 ///   latest collective run's bus bandwidth (nccl-tests' busbw) at the largest size it measured
 ///   in each class: "small" below 64 KiB, "medium" below 16 MiB, "large" from 16 MiB
+/// - meshperf_tcp_retransmit_ratio{peer, transport, test, size_bytes}: retransmitted /
+///   sent segments of the latest bandwidth or bidir point (docs/counters.md)
+/// - meshperf_link_counter_increase{peer, transport, side, device, counter}: how much each
+///   error and congestion counter of the NIC or RDMA port (initiator or peer side) rose
+///   over the latest run's points together; traffic counters are left to node_exporter
 #include "core/collective/result.hpp"
 #include "core/result.hpp"
 
@@ -58,6 +63,10 @@ private:
     std::map<lat_key, core::summary> latency_ns_;
     using collective_key = std::tuple<std::string, std::string, unsigned, std::string, std::string>;  // op, algo, ranks, transport, class
     std::map<collective_key, double> collective_busbw_bps_;
+    std::map<bw_key, double> retransmit_ratio_;
+    /// The latest run's counter increases per peer: side, device, counter -> sum over its points.
+    using counter_key = std::tuple<std::string, std::string, std::string>;
+    std::map<peer_key, std::map<counter_key, double>> counter_increase_;
 };
 
 }  // namespace meshperf::daemon

@@ -61,7 +61,9 @@ std::optional<core::link_side_counters> peer_link_counters(const nlohmann::json&
     const auto it = peer_done.find("link_counters");
     if (it == peer_done.end() || it->is_null()) return std::nullopt;
     try {
-        return core::link_side_counters_from_json(*it);
+        auto c = core::link_side_counters_from_json(*it);
+        core::check_sane(c);
+        return c;
     } catch (const std::exception& e) {
         throw session_error(fmt::format("the peer sent malformed \"link_counters\": {}", e.what()));
     }

@@ -7,8 +7,6 @@ namespace metrics_test {  // one per test file: the unit tests are built in batc
 
 using namespace meshperf;
 
-namespace {
-
 core::run_result run_with_points(const std::string& peer, const std::string& state) {
     core::run_result r;
     r.id = "r-1";
@@ -35,8 +33,6 @@ core::run_result run_with_points(const std::string& peer, const std::string& sta
 }
 
 bool has_line(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
-
-}  // namespace
 
 TEST_CASE("metrics: an idle daemon exports build info, zero counters and the queue") {
     daemon::metrics_registry m;
@@ -85,6 +81,37 @@ TEST_CASE("metrics: label values are escaped") {
     daemon::metrics_registry m;
     m.record_run(run_with_points("we\"ird\\host:1", "completed"));
     CHECK(m.render(0).find("peer=\"we\\\"ird\\\\host:1\"") != std::string::npos);
+}
+
+
+TEST_CASE("metrics: the latest run's retransmit ratio and error-counter increases per peer, not its traffic counters") {
+    daemon::metrics_registry m;
+    auto run = run_with_points("node2:7470", "completed");
+    core::tcp_point_counters tcp;
+    tcp.segments_sent = 1000;
+    tcp.retransmits = 25;
+    run.points[1].tcp_counters = tcp;
+    core::link_side_counters peer;
+    peer.window_s = 1;
+    peer.nic = core::nic_counters{"eth1", core::counter_delta({{"carrier_changes", 1}, {"rx_crc_errors", 5}, {"rx_bytes", 0}},
+                                                              {{"carrier_changes", 3}, {"rx_crc_errors", 5}, {"rx_bytes", 900}})};
+    run.points[1].link.peer = peer;
+    run.points[0].link.peer = peer;  // a second point adds to the run's increase
+    m.record_run(run);
+    auto text = m.render(0);
+    CHECK(has_line(text, "# TYPE meshperf_link_counter_increase gauge"));
+    CHECK(has_line(text, "meshperf_tcp_retransmit_ratio{peer=\"node2:7470\",transport=\"tcp\",test=\"bandwidth\",size_bytes=\"1048576\"} 0.025"));
+    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"carrier_changes\"} 4"));
+    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"rx_crc_errors\"} 0"));
+    CHECK(text.find("counter=\"rx_bytes\"") == std::string::npos);
+
+    // The next run replaces the increases: they are the latest run's, not a running total.
+    auto clean = run_with_points("node2:7470", "completed");
+    peer.nic->counters = core::counter_delta({{"carrier_changes", 3}}, {{"carrier_changes", 3}});
+    clean.points[1].link.peer = peer;
+    m.record_run(clean);
+    text = m.render(0);
+    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"carrier_changes\"} 0"));
 }
 
 }  // namespace metrics_test

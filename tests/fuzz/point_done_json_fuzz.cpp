@@ -1,0 +1,68 @@
+/// Fuzz target: the counters a peer sends in a sweep point's point_done (daemon/sweep):
+/// "link_counters" (its NIC and RDMA port deltas, daemon::peer_link_counters) and
+/// "tcp_counters" (its sending streams' TCP counters, core::tcp_point_counters_from_json).
+/// Peers are authenticated, but their JSON is not trusted: session_error (link counters) and
+/// spec_error (TCP counters) are the only outcomes allowed for bad input. What is accepted
+/// must read back identical from its JSON form, and a point that carries it (with its
+/// warnings) must survive the result's JSON dump, which the daemon does for every run it stores.
+#include "core/error.hpp"
+#include "core/result.hpp"
+#include "daemon/session/frame_channel.hpp"
+#include "daemon/sweep/point_link_counters.hpp"
+#include "tests/fuzz/fuzz_checks.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace {
+
+using namespace meshperf;
+
+void check_link_counters(const nlohmann::json& done) {
+    std::optional<core::link_side_counters> c;
+    try {
+        c = daemon::peer_link_counters(done);
+    } catch (const daemon::session_error&) {
+        return;
+    }
+    if (!c) return;
+    const auto wire = core::to_json(*c);
+    try {
+        const auto again = core::link_side_counters_from_json(nlohmann::json::parse(wire.dump()));
+        if (core::to_json(again) != wire) fuzz::property_failed("link counters do not read back identical from their JSON form");
+    } catch (const core::spec_error&) {
+        fuzz::property_failed("link counters accepted once are refused from their own JSON form");
+    }
+    core::point_result p;
+    p.test = core::test_kind::bandwidth;
+    p.size_bytes = 1 << 20;
+    p.flows.push_back({"peer->initiator", 1'000'000, 1.0, 0.008, 122, 0.008, 0.008, {0.008}});
+    try {
+        daemon::attach_link_counters(p, std::nullopt, c);
+    } catch (const core::insane_figure&) {
+        return;
+    }
+    (void)core::to_json(p).dump();  // throws on invalid UTF-8: the crash class this guards
+}
+
+void check_tcp_counters(const nlohmann::json& done) {
+    const auto it = done.find("tcp_counters");
+    if (it == done.end()) return;
+    try {
+        const auto c = core::tcp_point_counters_from_json(*it);
+        (void)core::to_json(c).dump();
+    } catch (const core::spec_error&) {
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const auto done = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);
+    if (done.is_discarded() || !done.is_object()) return 0;
+    check_link_counters(done);
+    check_tcp_counters(done);
+    return 0;
+}
