@@ -105,6 +105,8 @@ std::vector<rail> discover_nics(const fs::path& root, const std::vector<interfac
     std::vector<rail> out;
     std::map<std::string, bool> rdma_used;
     for (const auto& ifname : names_in(root / "class/net")) {
+        std::error_code ec;
+        if (!fs::is_directory(root / "class/net" / ifname, ec)) continue;  // class/net/bonding_masters is a file
         rail r;
         r.name = r.netdev = ifname;
         r.pci = gpu::locate_net_interface(ifname, root);

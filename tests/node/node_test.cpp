@@ -265,6 +265,9 @@ TEST_CASE("rails by include pattern; a pattern matching nothing is noted; a down
     sel.include = {"mlx5_[0-3]", "ib*"};
     const auto inv = f.inventory(sel);
     CHECK(inv.rails.size() == 4);
+    // Every NIC, and class/net's one file (the bonding driver's list) is not one.
+    std::ofstream(f.root() / "class/net/bonding_masters") << "\n";
+    CHECK(f.inventory({{"*"}, {}}).rails.size() == 10);  // 8 rails, eno1, lo
     CHECK(std::find(inv.notes.begin(), inv.notes.end(), "[rails] include pattern 'ib*' matches no NIC") != inv.notes.end());
     const auto r = inspect(inv, std::nullopt, "node1");
     CHECK(r.state == check_state::critical);
