@@ -478,8 +478,20 @@ triage_run run_triage(matrix_runner& m, const std::optional<topology>& topo, boo
     const auto first = m.analyze();
     const auto more = analysis::localisation_links(analysis::localisation_request(first, judge(first, topo), group_of));
     const auto local = analysis::triage_waves(n, more);
-    run.localisation_rounds = local.size();
     for (std::size_t k = 0; k < local.size(); ++k) m.run_links(local[k], "localisation round", k + 1, local.size(), true);
+    // A partner test that read bad, and that no host or uplink explains, is measured once
+    // more before it is reported, as every bad link of the shift rounds was.
+    const auto second = m.analyze();
+    const auto causes = judge(second, topo);
+    std::vector<analysis::directed_link> again;
+    for (std::size_t i = 0; i < second.links.size(); ++i) {
+        const auto& l = second.links[i];
+        if (l.bad && l.link.reachable && !m.links()[i].retested && causes.cause[i] == analysis::link_cause::none)
+            again.push_back({l.link.from, l.link.to});
+    }
+    const auto recheck = analysis::triage_waves(n, again);
+    for (std::size_t k = 0; k < recheck.size(); ++k) m.run_links(recheck[k], "localisation recheck", k + 1, recheck.size(), true);
+    run.localisation_rounds = local.size() + recheck.size();
     return run;
 }
 
