@@ -31,6 +31,7 @@ struct inspect_options {
     std::string expect;      ///< --expect node.toml
     std::string sysfs_root = "/sys";
     std::string prom_file;   ///< --prom-file: node_exporter textfile
+    node::rail_selection rails;  ///< without HOST: --rails-include / --rails-exclude
     output_format format = output_format::table;
 };
 
@@ -45,6 +46,7 @@ json inspect_here(const inspect_options& o, const std::optional<node::node_manif
     node::inventory_input in;
     in.sysfs_root = o.sysfs_root;
     in.addresses = node::host_addresses();
+    in.selection = o.rails;
     return node::to_json(node::inspect(node::read_inventory(in), expect, this_host()));
 }
 
@@ -93,6 +95,10 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
                                            "gpu_driver); each difference is named");
     cmd->add_option("--sysfs-root", o->sysfs_root, "without HOST: where sysfs is mounted (a fixture tree in tests)")
         ->capture_default_str();
+    cmd->add_option("--rails-include", o->rails.include, "without HOST: the rails are the NICs these globs match (netdev "
+                                                         "or RDMA name), as the daemon's [rails] include")
+        ->delimiter(',');
+    cmd->add_option("--rails-exclude", o->rails.exclude, "without HOST: NICs these globs match are not rails")->delimiter(',');
     cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then "
                                                  "rename): verdict, findings, rail rates, PCIe links, GPU-rail pairs");
     add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::nagios});
@@ -100,6 +106,9 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
         if (!o->host.empty() && cmd->count("--sysfs-root"))
             throw client_error(exit_usage, "inspect: --sysfs-root is for this machine; with HOST the daemon reads its own "
                                            "(meshperfd --sysfs-root)");
+        if (!o->host.empty() && (cmd->count("--rails-include") || cmd->count("--rails-exclude")))
+            throw client_error(exit_usage, "inspect: --rails-include/--rails-exclude are for this machine; with HOST the "
+                                           "daemon's [rails] table picks the rails");
         if (const auto bad = prom_file_problem(o->prom_file); !bad.empty()) throw client_error(exit_usage, "inspect: " + bad);
         std::optional<node::node_manifest> expect;
         if (!o->expect.empty()) {

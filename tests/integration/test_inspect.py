@@ -184,6 +184,17 @@ class InspectTest(unittest.TestCase):
         self.assertEqual(doc["node"]["rails"], [])
         self.assertEqual(len([f for f in self.states(doc, "UNKNOWN") if f["check"] == "affinity"]), 8)
 
+    def test_this_machine_with_rail_patterns(self):
+        tree = self.tree("healthy", "--acs-bridge", BRIDGE_SWITCH2_DSP0)
+        rc, doc = self.inspect_json("--sysfs-root", tree, "--rails-include", "enp*,mlx5_*", "--rails-exclude", "mlx5_7")
+        self.assertEqual((rc, doc["state"]), (1, "WARNING"), doc["summary"])
+        self.assertEqual(len(doc["node"]["rails"]), 7)
+        [warn] = self.states(doc, "WARNING")
+        self.assertEqual(warn["subject"], f"bridge {BRIDGE_SWITCH2_DSP0}")
+        rc, out, err = run_cli("inspect", "127.0.0.1:1", "--rails-include", "enp*", timeout=30)
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("[rails] table", err)
+
     def test_bad_rails_pattern_stops_the_daemon(self):
         with self.assertRaises(RuntimeError) as e:
             self.daemon(self.tree("healthy"), '[rails]\ninclude = ["enp 1"]\n')
