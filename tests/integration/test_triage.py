@@ -28,6 +28,11 @@ class TriageTest(unittest.TestCase):
         for d in cls.daemons:
             d.cleanup()
 
+    @staticmethod
+    def load(path):
+        with open(path) as f:
+            return json.load(f)
+
     def write(self, name, text):
         path = os.path.join(self.tmp, name)
         with open(path, "w") as f:
@@ -40,7 +45,7 @@ class TriageTest(unittest.TestCase):
         rc, stdout, stderr = run_cli("matrix", "--hosts", self.hosts, "--mode", "triage", "--topology", topo, *TEST,
                                      "--format", "json", "-o", out)
         self.assertIn(rc, (0, 1), stderr)
-        doc = json.load(open(out))
+        doc = self.load(out)
         self.assertEqual(doc["mode"], "triage")
         kinds = [r["kind"] for r in doc["triage"]["shift_rounds"]]
         self.assertEqual(doc["rounds"], len(kinds))
@@ -75,7 +80,7 @@ class TriageTest(unittest.TestCase):
         rc, stdout, stderr = run_cli("matrix", "--hosts", hosts, "--mode", "triage", *TEST, "--format", "json", "-o", out)
         self.assertIn(rc, (0, 1), stderr)
         self.assertIn("a full matrix", stderr)
-        doc = json.load(open(out))
+        doc = self.load(out)
         self.assertEqual(doc["mode"], "full")
         self.assertEqual(len(doc["links"]), 6)
 
