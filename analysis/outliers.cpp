@@ -175,6 +175,8 @@ link_verdict judge_link(const link_sample& l, const matrix_analysis& a) {
             why.push_back(fmt::format("latency {} us > {} x {} {} us ({} x {})", core::message_figure(*l.lat_us), options.latency_multiple, ref,
                                       core::message_figure(r), core::message_figure(*v.latency_ratio), ref));
     }
+    v.counters_bad = !l.counter_problems.empty();
+    for (const auto& problem : l.counter_problems) why.push_back("counters: " + problem);
     v.bad = !why.empty();
     for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];
     return v;
@@ -260,6 +262,8 @@ json to_json(const link_verdict& v, std::span<const std::string> names) {
     j["bad"] = v.bad;
     j["bandwidth_bad"] = v.bandwidth_bad;
     j["latency_bad"] = v.latency_bad;
+    j["counters_bad"] = v.counters_bad;
+    j["counter_problems"] = l.counter_problems;
     j["reason"] = v.reason;
     j["error"] = l.error;
     return j;

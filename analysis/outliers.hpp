@@ -39,6 +39,9 @@ struct link_sample {
     std::optional<double> gbit_per_s;  ///< bandwidth, 10^9 bit/s (absent: not measured)
     std::optional<double> lat_us;      ///< one-way latency, microseconds (absent: not measured)
     std::string error;                 ///< why it was unreachable (empty when reachable)
+    /// Counters of its measurement that are not OK, one sentence each (core::counter_verdicts_of):
+    /// they make the link bad for errors as well as for speed.
+    std::vector<std::string> counter_problems;
 };
 
 /// With this many hosts or fewer the links are judged against the median of their better
@@ -69,6 +72,7 @@ struct link_verdict {
     std::string reason;                ///< empty when healthy; otherwise the rule(s) and numbers, "; "-joined
     bool bandwidth_bad = false;        ///< the bandwidth rule is broken (reachable links only)
     bool latency_bad = false;          ///< the latency rule is broken (reachable links only)
+    bool counters_bad = false;         ///< its counters moved that should not have (reachable links only)
     std::optional<double> bandwidth_ratio;  ///< gbit_per_s / the bandwidth reference
     std::optional<double> latency_ratio;    ///< lat_us / the latency reference
 };
@@ -124,7 +128,7 @@ std::vector<host_pair> pairs_to_retest(const matrix_analysis&);
 
 /// JSON of a judged matrix: medians, references ({rule, gbit_per_s, lat_us}), thresholds,
 /// links[] {from, to, reachable, gbit_per_s, lat_us, bandwidth_ratio, latency_ratio, bad,
-/// bandwidth_bad, latency_bad, reason, error}, hosts[], suspects[],
+/// bandwidth_bad, latency_bad, counters_bad, counter_problems, reason, error}, hosts[], suspects[],
 /// unreachable[]. Hosts are named by `host_names` (the addresses as given; must be
 /// host_count long) or, when it is empty, by index. Absent figures are null.
 nlohmann::json to_json(const matrix_analysis&, std::span<const std::string> host_names = {});

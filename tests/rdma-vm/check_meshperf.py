@@ -1,5 +1,6 @@
 """Checks what meshperf printed in the rdma-vm guest (guest-tests.sh's tagged lines in the
-serial log): every RDMA sweep figure positive, finite and verified; every collective point
+serial log): every RDMA sweep figure positive, finite and verified, and each bandwidth point's
+rxe hw_counters deltas present on both ends and consistent with the bytes it moved; every collective point
 verified with 0 wrong and its figures positive, finite and consistent (algbw = S / time,
 busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios printed; the
 GPUDirect collectives (emulated GPU) state for every rank that the NIC registered the device
@@ -40,6 +41,29 @@ def documents(lines, prefix, key, what):
     return out, ok
 
 
+def rxe_counters_consistent(op, p):
+    """Both ends' RDMA port counters are on the point (counters.link.*.rdma), and rxe's
+    hw_counters moved with the traffic: each end's rxe0 sent and received at least one
+    packet per 4096 bytes (the largest RoCE MTU) of what the point moved. Both daemons use
+    the guest's one rxe0, so each end's deltas hold both directions."""
+    link = (p.get("counters") or {}).get("link") or {}
+    moved = sum(f["bytes"] for f in p["flows"])
+    good = True
+    for side in ("initiator", "peer"):
+        rdma = (link.get(side) or {}).get("rdma")
+        hw = (rdma or {}).get("hw_counters", {}).get("deltas", {})
+        sent, rcvd = hw.get("sent_pkts"), hw.get("rcvd_pkts")
+        print(f"rdma-vm: meshperf rdma {op:5} {p['test']:9} {p['size_bytes']:>6} B {side} "
+              f"{(rdma or {}).get('device')}: sent_pkts {sent}, rcvd_pkts {rcvd} for {moved} B moved")
+        if rdma is None or sent is None or rcvd is None:
+            print(f"rdma-vm: no rxe hw_counters on the {side}'s side of the point  <-- MISSING")
+            good = False
+        elif sent * 4096 < moved or rcvd * 4096 < moved:
+            print(f"rdma-vm: rxe counted fewer packets than the point's bytes need  <-- INCONSISTENT")
+            good = False
+    return good
+
+
 def check_sweeps(lines):
     docs, ok = documents(lines, "MESHPERF", "op", "meshperf rdma")
     for op, doc in docs:
@@ -51,6 +75,8 @@ def check_sweeps(lines):
             print(f"rdma-vm: meshperf rdma {op:5} {p['test']:9} {p['size_bytes']:>6} B {desc} verified={p['verified']}"
                   + ("" if good else "  <-- INSANE"))
             ok &= good
+            if p["test"] != "latency":
+                ok &= rxe_counters_consistent(op, p)
     for op in sorted({"write", "read", "send"} - {op for op, _ in docs}):
         print(f"rdma-vm: no meshperf result for rdma {op}")
         ok = False

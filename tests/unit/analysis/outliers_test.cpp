@@ -167,6 +167,26 @@ TEST_CASE("both rules broken: reasons joined") {
           "bandwidth 40.0 Gbit/s < 0.9 x median 100 Gbit/s (40% of median); latency 12.0 us > 2 x median 3.00 us (4.00 x median)");
 }
 
+TEST_CASE("a fast link whose counters moved is bad for errors, its reason names them, and its hosts count it") {
+    std::vector<link_sample> links = full_matrix(6, [](std::size_t a, std::size_t b) { return measured(a, b, 100, 3); });
+    // Host 2's every link carried errors: it is suspect; one more link elsewhere is bad alone.
+    for (auto& l : links)
+        if (touches(l, 2)) l.counter_problems = {"peer eth0: 37 rx_crc_errors (frames with a bad checksum) at 1 MiB bandwidth"};
+    links[0].counter_problems = {"TCP retransmits: 60 of 1000 segments retransmitted (6.00%, above 5%) at 1 MiB bandwidth"};
+    const auto a = analyze_matrix(6, links);
+    CHECK(a.links[0].bad);
+    CHECK(a.links[0].counters_bad);
+    CHECK_FALSE(a.links[0].bandwidth_bad);
+    CHECK(a.links[0].reason == "counters: TCP retransmits: 60 of 1000 segments retransmitted (6.00%, above 5%) at 1 MiB bandwidth");
+    CHECK(a.suspects == std::vector<std::size_t>{2});
+    CHECK(a.hosts[2].bad == a.hosts[2].measured);
+    const auto j = to_json(a.links[0]);
+    CHECK(j["counters_bad"] == true);
+    CHECK(j["counter_problems"].size() == 1);
+    CHECK(to_json(a.links[1])["counters_bad"] == true);   // 0 -> 2
+    CHECK(to_json(a.links[2])["counters_bad"] == false);  // 0 -> 3: clean
+}
+
 TEST_CASE("three hosts, one slow: judged against the better half, so its links are bad (issue 26)") {
     // Host 2 slow: 4 of the 6 links touch it. Median of {10, 10, 1, 1, 1, 1} is 1, the slow
     // figure: judged against the median nothing was bad ("bad links: none").
