@@ -145,6 +145,24 @@ TEST_CASE("a DGX-H100-like node: 8 rails, each GPU with the NIC on its own switc
     CHECK(j["gpus"][0]["pcie_link"]["max_width"] == 16);
 }
 
+TEST_CASE("the control interface stays a rail when it is the only one; down or address-less interfaces are not") {
+    const fixture f;
+    inventory_input in;
+    in.sysfs_root = f.root();
+    in.control_address = "10.0.0.5";
+    in.addresses = {{"lo", "127.0.0.1", 8, true, true}, {"eno1", "10.0.0.5", 24, true, false},
+                    {"enp21s0np0", "192.168.0.5", 24, false, false}};  // not IFF_UP
+    const auto inv = read_inventory(in);
+    REQUIRE(inv.rails.size() == 1);
+    CHECK(inv.rails[0].name == "eno1");
+    CHECK(inv.rails[0].rate_gbit == 1.0);
+    CHECK(inv.rails[0].rate_source == "netdev speed");
+    CHECK(inv.rails[0].rdma_device.empty());
+    in.control_address = "0.0.0.0";  // listening everywhere: nothing is the control interface
+    in.addresses.push_back({"enp22s0np0", "192.168.1.5", 24, true, false});
+    CHECK(read_inventory(in).rails.size() == 2);
+}
+
 TEST_CASE("the healthy fixture inspects OK, every check made") {
     const fixture f;
     const auto r = inspect(f.inventory(), std::nullopt, "node1");
