@@ -152,6 +152,17 @@ void cross_check(const std::optional<link_side_counters>& s, std::string_view si
 
 }  // namespace
 
+std::string_view to_string(counter_meaning m) {
+    switch (m) {
+        case counter_meaning::traffic: return "traffic";
+        case counter_meaning::congestion: return "congestion";
+        case counter_meaning::error: return "error";
+        case counter_meaning::symbol_rate: return "symbol_rate";
+        case counter_meaning::fatal: return "fatal";
+    }
+    return "traffic";
+}
+
 counter_meaning meaning_of(std::string_view counter) {
     const auto* k = find_known(counter);
     return k ? k->meaning : counter_meaning::traffic;

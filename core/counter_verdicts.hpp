@@ -24,6 +24,9 @@ enum class counter_meaning {
     fatal,        ///< the link went down, or a lossless or retry contract broke: CRITICAL
 };
 
+/// "traffic", "congestion", "error", "symbol_rate", "fatal": the label /metrics gives it.
+std::string_view to_string(counter_meaning);
+
 /// The meaning of a counter by its sysfs name (the same names mean the same in a NIC's
 /// statistics, an RDMA port's counters and its hw_counters; unknown names are traffic).
 counter_meaning meaning_of(std::string_view counter);

@@ -95,7 +95,8 @@ std::string metrics_registry::render(std::size_t queued) const {
               "Retransmitted / sent TCP segments of the latest bandwidth point to a peer, in its measured window.");
     e.declare("meshperf_link_counter_increase", metric_type::gauge,
               "How much an error or congestion counter of the NIC or RDMA port (side: initiator or peer) rose over the "
-              "latest run's points to a peer; traffic counters: node_exporter's netdev and infiniband collectors.");
+              "latest run's points to a peer; meaning: fatal, error, symbol_rate or congestion (docs/counters.md); traffic "
+              "counters: node_exporter's netdev and infiniband collectors.");
     e.add("meshperf_build_info", {{"version", MESHPERF_VERSION}}, 1);
     e.add("meshperf_run_queue_length", std::span<const core::metric_label>{}, static_cast<double>(queued));
     std::lock_guard lock(m_);
@@ -137,7 +138,9 @@ std::string metrics_registry::render(std::size_t queued) const {
         for (const auto& [ckey, value] : counters) {
             const auto& [side, device, counter] = ckey;
             e.add("meshperf_link_counter_increase",
-                  {{"peer", peer}, {"transport", transport}, {"side", side}, {"device", device}, {"counter", counter}}, value);
+                  {{"peer", peer}, {"transport", transport}, {"side", side}, {"device", device}, {"counter", counter},
+                   {"meaning", std::string(core::to_string(core::meaning_of(counter)))}},
+                  value);
         }
     }
     return e.render();

@@ -19,7 +19,7 @@
 ///   in each class: "small" below 64 KiB, "medium" below 16 MiB, "large" from 16 MiB
 /// - meshperf_tcp_retransmit_ratio{peer, transport, test, size_bytes}: retransmitted /
 ///   sent segments of the latest bandwidth or bidir point (docs/counters.md)
-/// - meshperf_link_counter_increase{peer, transport, side, device, counter}: how much each
+/// - meshperf_link_counter_increase{peer, transport, side, device, counter, meaning}: how much each
 ///   error and congestion counter of the NIC or RDMA port (initiator or peer side) rose
 ///   over the latest run's points together; traffic counters are left to node_exporter
 #include "core/collective/result.hpp"

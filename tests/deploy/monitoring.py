@@ -25,8 +25,8 @@ renamed in the daemon breaks the test).
 rules: promtool check rules passes on the shipped file and fails on a copy with a syntax
 error. The unit-test file for promtool test rules is generated from the scrape: the label
 sets of the series the rules read (meshperf_bandwidth_bits_per_second,
-meshperf_last_run_timestamp_seconds, meshperf_last_run_success, up, and meshperf_check_status
-from node_exporter) and the bandwidth figure are the scraped ones; their histories over the
+meshperf_last_run_timestamp_seconds, meshperf_last_run_success, meshperf_link_counter_increase,
+up, and meshperf_check_status from node_exporter) and the bandwidth figure are the scraped ones; their histories over the
 test's hours are made up (a link falling to half its figure, a probe that stops, a daemon
 that goes down, a check that turns CRITICAL). promtool test rules must pass, and must fail on
 a copy of the rules where one metric is renamed.
@@ -299,6 +299,11 @@ def one_series(base, expr, what):
     raise Fail(f"no series for {what} ({expr}) in 60 s")
 
 
+def yaml_quoted(text):
+    """The inside of a single-quoted YAML scalar: a quote is written twice."""
+    return text.replace("'", "''")
+
+
 def rules_test_file(stack, rules_path):
     base = stack.base
     bw_l, bw = one_series(base, 'meshperf_bandwidth_bits_per_second{test="bandwidth"}', "bandwidth")
@@ -307,8 +312,9 @@ def rules_test_file(stack, rules_path):
     up_l, _ = one_series(base, f'up{{job="meshperf", instance="{stack.a.address}"}}', "up of A")
     ck_l, _ = one_series(base, "meshperf_check_status", "check status (node_exporter)")
     ct_l, _ = one_series(base, "meshperf_check_last_run_timestamp_seconds", "check time (node_exporter)")
+    er_l, _ = one_series(base, 'meshperf_link_counter_increase{meaning="error"}', "an error counter's increase")
     for name, l in [("bandwidth", bw_l), ("last run", ts_l), ("success", ok_l), ("up", up_l), ("check", ck_l),
-                    ("check time", ct_l)]:
+                    ("check time", ct_l), ("error counter", er_l)]:
         say(f"scraped {name}: {l.get('__name__')}{labels_text({k: v for k, v in l.items() if k != '__name__'})}")
     say(f"scraped bandwidth figure: {bw:.6g} bit/s")
 
@@ -320,12 +326,19 @@ def rules_test_file(stack, rules_path):
     def alert(name, l, severity, annotations):
         rest = {k: v for k, v in l.items() if k != "__name__"}
         lab = "".join(f"              {k}: '{v}'\n" for k, v in sorted({**rest, "severity": severity}.items()))
-        ann = "".join(f"              {k}: '{v}'\n" for k, v in annotations.items())
+        ann = "".join(f"              {k}: '{yaml_quoted(v)}'\n" for k, v in annotations.items())
         return f"          - exp_labels:\n{lab}            exp_annotations:\n{ann}"
 
     def case(at, name, alerts=""):
         body = f"      - eval_time: {at}\n        alertname: {name}\n"
         return body + ("        exp_alerts:\n" + alerts if alerts else "        exp_alerts: []\n")
+
+    # The same series as a fatal counter (link_downed): the scraped labels with its name and meaning.
+    fa_l = {**er_l, "counter": "link_downed", "meaning": "fatal"}
+
+    def counter_summary(l):
+        return (f"meshperf: {l['counter']} rose by 3 on the {l['side']}'s {l['device']} during the latest run from "
+                f"{l['instance']} to {l['peer']}")
 
     half = bw / 2
     inst, peer = bw_l["instance"], bw_l["peer"]
@@ -391,6 +404,18 @@ tests:
 {case("2h", "MeshperfCheckStale")}{case("3h15m", "MeshperfCheckStale",
         alert("MeshperfCheckStale", ct_l, "warning", {
             "summary": f"meshperf check on {ct_l['instance']} towards {ct_l['peer']} last ran 2h 15m 0s ago"}))}
+  # the scraped error counter rose by nothing for 10 min, then by 3 in the latest run
+  - interval: 1m
+    input_series:
+{series(er_l, "0+0x10 3+0x10")}    alert_rule_test:
+{case("5m", "MeshperfLinkErrors")}{case("15m", "MeshperfLinkErrors",
+        alert("MeshperfLinkErrors", er_l, "warning", {"summary": counter_summary(er_l)}))}
+  # a fatal counter (link_downed) the same way: critical
+  - interval: 1m
+    input_series:
+{series(fa_l, "0+0x10 3+0x10")}    alert_rule_test:
+{case("5m", "MeshperfLinkDown")}{case("15m", "MeshperfLinkDown",
+        alert("MeshperfLinkDown", fa_l, "critical", {"summary": counter_summary(fa_l)}))}
 """
     return text
 

@@ -101,8 +101,8 @@ TEST_CASE("metrics: the latest run's retransmit ratio and error-counter increase
     auto text = m.render(0);
     CHECK(has_line(text, "# TYPE meshperf_link_counter_increase gauge"));
     CHECK(has_line(text, "meshperf_tcp_retransmit_ratio{peer=\"node2:7470\",transport=\"tcp\",test=\"bandwidth\",size_bytes=\"1048576\"} 0.025"));
-    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"carrier_changes\"} 4"));
-    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"rx_crc_errors\"} 0"));
+    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"carrier_changes\",meaning=\"error\"} 4"));
+    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"rx_crc_errors\",meaning=\"error\"} 0"));
     CHECK(text.find("counter=\"rx_bytes\"") == std::string::npos);
 
     // The next run replaces the increases: they are the latest run's, not a running total.
@@ -111,7 +111,7 @@ TEST_CASE("metrics: the latest run's retransmit ratio and error-counter increase
     clean.points[1].link.peer = peer;
     m.record_run(clean);
     text = m.render(0);
-    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"carrier_changes\"} 0"));
+    CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"carrier_changes\",meaning=\"error\"} 0"));
 }
 
 }  // namespace metrics_test
