@@ -41,7 +41,9 @@ struct gpu_entry {
     std::optional<gpu::pci_location> pci;   ///< where it sits
     std::optional<int> cuda_index;          ///< the CUDA ordinal, when the caller knows it
     pcie_link link;
-    std::optional<std::size_t> nearest_rail;  ///< index into node_inventory::rails
+    /// Index into node_inventory::rails: the closest path; equally close, the rail with the
+    /// fewest GPUs so far, then the lowest bus id.
+    std::optional<std::size_t> nearest_rail;
     pci_path nearest_path = pci_path::unknown;
     std::vector<std::size_t> equally_near;    ///< every rail at nearest_path, nearest_rail among them
 };

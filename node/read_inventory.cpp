@@ -13,7 +13,7 @@ namespace {
 
 /// Each GPU's nearest rail: the closest path, and among rails equally close the one with
 /// the fewest GPUs so far (two GPUs and two NICs on a switch pair one to one, as NCCL
-/// spreads them), then the first by name.
+/// spreads them), then the lowest PCI bus id (GPUs are taken in bus order too).
 void pair_gpus(node_inventory& inv) {
     std::vector<int> load(inv.rails.size(), 0);
     for (std::size_t gi = 0; gi < inv.gpus.size(); ++gi) {
@@ -32,7 +32,8 @@ void pair_gpus(node_inventory& inv) {
         for (std::size_t ri = 0; ri < inv.rails.size(); ++ri) {
             if (paths[ri] != best) continue;
             g.equally_near.push_back(ri);
-            if (load[ri] < least) {
+            const bool lower_bus = g.nearest_rail && inv.rails[ri].pci->bus_id < inv.rails[*g.nearest_rail].pci->bus_id;
+            if (load[ri] < least || (load[ri] == least && lower_bus)) {
                 least = load[ri];
                 g.nearest_rail = ri;
             }

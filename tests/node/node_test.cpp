@@ -163,6 +163,28 @@ TEST_CASE("the control interface stays a rail when it is the only one; down or a
     CHECK(read_inventory(in).rails.size() == 2);
 }
 
+TEST_CASE("an RDMA device without a network interface (InfiniBand without IPoIB) is a rail by its RDMA name") {
+    const fixture f;
+    const auto sw = test_fixture::dgx_switches();
+    fs::remove(f.root() / "class/net" / sw[0].netdev_a);
+    rail_selection sel;
+    sel.include = {"mlx5_0", sw[0].netdev_b};
+    const auto inv = f.inventory(sel);
+    REQUIRE(inv.rails.size() == 2);
+    const auto& ib = inv.rails[1];
+    CHECK(ib.name == "mlx5_0");
+    CHECK(ib.netdev.empty());
+    CHECK(ib.mtu == 4096);  // the port's active_mtu
+    CHECK(ib.rate_gbit == 400.0);
+    CHECK(ib.link_up == true);
+    REQUIRE(ib.pci);
+    CHECK(ib.pci->bus_id == sw[0].nic_a);
+    // Both NICs of the switch are PIX from GPU A: the lower bus id, its old partner, wins
+    // whatever the names' order.
+    CHECK(inv.gpus[0].nearest_rail == std::optional<std::size_t>(1));
+    CHECK(inv.gpus[1].nearest_rail == std::optional<std::size_t>(0));
+}
+
 TEST_CASE("the healthy fixture inspects OK, every check made") {
     const fixture f;
     const auto r = inspect(f.inventory(), std::nullopt, "node1");
