@@ -9,6 +9,7 @@
 /// 10^9 bit/s.
 #include "core/collective/figures.hpp"
 #include "core/collective/spec.hpp"
+#include "core/link_counters.hpp"
 #include "core/collective/dtype.hpp"
 #include "core/result.hpp"
 
@@ -102,6 +103,9 @@ struct collective_point {
     std::optional<std::uint64_t> wrong;
     /// Present for incast only.
     std::optional<incast_figures> incast;
+    /// Each rank's NIC counters over the size's timed iterations, index = rank (empty where a
+    /// rank could not read them, or none at all in older results; docs/counters.md).
+    std::vector<std::optional<link_side_counters>> rank_counters;
 };
 
 /// "sum" for the ops that reduce (allreduce, reduce-scatter), "none" otherwise: nccl-tests'

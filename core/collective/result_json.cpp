@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -110,6 +111,11 @@ json to_json(const collective_point& p) {
                        {"fairness", p.incast->fairness}};
     else
         j["incast"] = nullptr;
+    if (std::any_of(p.rank_counters.begin(), p.rank_counters.end(), [](const auto& c) { return c.has_value(); })) {
+        json ranks = json::array();
+        for (const auto& c : p.rank_counters) ranks.push_back(c ? to_json(*c) : json(nullptr));
+        j["counters"] = {{"ranks", std::move(ranks)}};
+    }
     return j;
 }
 
@@ -147,6 +153,13 @@ collective_point collective_point_from_json(const json& j) {
             throw spec_error(fmt::format("incast: the receiver must be rank {}", incast_receiver));
         p.incast = incast_figures{numbers(*i, "sender_gbit_per_s", inc), number(*i, "total_gbit_per_s", inc),
                                   number(*i, "fairness", inc)};
+    }
+    if (const auto* c = optional_field(j, "counters")) {
+        const auto* ranks = optional_field(*c, "ranks");
+        if (!ranks || !ranks->is_array() || ranks->size() != p.ranks)
+            throw spec_error("collective point: 'counters.ranks' must be an array with one entry per rank");
+        for (const auto& r : *ranks)
+            p.rank_counters.push_back(r.is_null() ? std::nullopt : std::optional(link_side_counters_from_json(r)));
     }
     check_sane(p);
     return p;

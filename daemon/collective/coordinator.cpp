@@ -31,6 +31,7 @@ public:
 
     void run() {
         open_sessions();
+        count_this_ranks_nic();
         hand_out_plan();
         connect_mesh();
         json hosts = json::array();
@@ -48,6 +49,17 @@ public:
     }
 
 private:
+    /// This rank's NIC counters are read around each size: the interface of the address its
+    /// sessions to the other ranks leave from.
+    void count_this_ranks_nic() {
+        options_.sysfs_root = ctx_.sysfs_root;
+        for (const auto& s : sessions_)
+            if (s) {
+                options_.link_counter_target.interface = transport::interface_for_address(transport::local_ip(s->fd()));
+                return;
+            }
+    }
+
     /// A session with every other rank, holding this daemon's gate; a busy rank is waited
     /// for (everything given back meanwhile, so two coordinators cannot block each other).
     void open_sessions() {
@@ -161,7 +173,7 @@ private:
     const unsigned p_;
     const unsigned me_;
     const std::string token_;
-    const size_run_options options_;  // this rank's, once per run (its device memory checked once)
+    size_run_options options_;  // this rank's, once per run (its device memory checked once; its NIC once sessions are open)
     measurement_gate::lease lease_;
     std::vector<std::optional<frame_channel>> sessions_;
     std::optional<mesh_expectation> expect_;

@@ -2,6 +2,7 @@
 
 #include "core/collective/result.hpp"
 #include "daemon/collective/rdma_links.hpp"
+#include "daemon/runtime/log.hpp"
 #include "transport/mesh/step_runner.hpp"
 
 #include <algorithm>
@@ -249,6 +250,11 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
     // The link from the left over the timed iterations (rank_timing::link_in_s).
     double link_s = 0, link_timed_bytes = 0;
     std::vector<double> link_bytes;
+    std::optional<transport::link_counter_probe> counters;
+    if (!options.link_counter_target.interface.empty()) {
+        counters.emplace(options.sysfs_root, options.link_counter_target);
+        counters->read_before();
+    }
     const auto start = clock::now();
     for (std::uint64_t count = 0;; ++count) {
         bool stop = false;
@@ -271,6 +277,12 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
         }
         if (incast_receiver)
             for (const auto& [sender, at] : arrivals) out.from_sender_s[sender].push_back(at);
+    }
+    if (counters) {
+        counters->read_after();
+        out.link_counters = counters->counters();
+        for (const auto& dir : counters->take_unreadable())
+            log_warn("link counters: cannot read {}: this rank's NIC counters are left out of the results (said once)", dir);
     }
     // Each iteration's bytes at the rate the link delivered them over all iterations, never
     // longer than the iteration; nothing when no byte was timed.

@@ -8,14 +8,17 @@
 /// frame. Every wait is bounded: a peer that closes, resets or sends nothing for the stall
 /// limit ends the size with a collective_fault naming it.
 #include "core/collective/plan.hpp"
+#include "core/link_counters.hpp"
 #include "daemon/collective/step_fault.hpp"
 #include "transport/mesh/connections.hpp"
 #include "transport/mesh/device_memory.hpp"
+#include "transport/link_counters_reader.hpp"
 #include "transport/socket.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -47,6 +50,10 @@ struct size_run_options {
     bool corrupt = false;
     /// Where the buffers live: empty for host memory, else their device (transport/mesh/device_memory.hpp).
     transport::mesh::device_memory_factory device_memory;
+    /// This rank's NIC, whose counters are read around each size's timed iterations (the
+    /// interface of its session's address; empty: not read), under `sysfs_root`.
+    transport::link_counter_target link_counter_target;
+    std::filesystem::path sysfs_root = "/sys";
 };
 
 /// What one rank measured of one op at one size.
@@ -67,6 +74,9 @@ struct rank_timing {
     /// stops when its data is in its socket buffer, which says nothing of the path when S fits
     /// there; the receiver's says when the data came.
     std::vector<std::vector<double>> from_sender_s;
+    /// What this rank's NIC counted over the timed iterations (before the first, after the
+    /// last); empty when they could not be read (docs/counters.md).
+    std::optional<core::link_side_counters> link_counters;
 };
 
 /// Runs `plan` over `mesh`: warm-up, then iterations until rank 0 says stop (count reached,

@@ -72,7 +72,9 @@ void serve_collective(daemon_context& ctx, frame_channel& ch, const session_mess
     // How this rank moves device memory, for the coordinator's result (empty: host memory or TCP).
     ch.send(core::frame_type::point_ready, {{"memory", mesh.rdma ? rdma_memory_note(*mesh.rdma) : std::string()}},
             clock::now() + handshake_timeout);
-    const auto options = run_options_of(spec, ctx.limits, ctx.collective_hooks);
+    auto options = run_options_of(spec, ctx.limits, ctx.collective_hooks);
+    options.sysfs_root = ctx.sysfs_root;
+    options.link_counter_target.interface = transport::interface_for_address(transport::local_ip(ch.fd()));
     const std::atomic<bool> never{false};  // the coordinator ends a run by closing its connections
     while (true) {
         const auto m = ch.receive(clock::now() + idle_session_timeout);

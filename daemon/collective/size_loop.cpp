@@ -1,9 +1,12 @@
 #include "daemon/collective/size_loop.hpp"
 
+#include "core/counter_verdicts.hpp"
+
 #include "daemon/collective/wire.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <set>
 
@@ -169,9 +172,28 @@ private:
             r_.warnings.push_back(fmt::format("{}: {} of the {} iterations asked for: this daemon's limits.max_duration_s ({} s) "
                                               "ended the size",
                                               describe(key), point.iterations, *spec_.iterations, s_.limits.max_duration_s));
+        for (unsigned q = 0; q < p_; ++q) point.rank_counters.push_back(out[q].timing.link_counters);
+        warn_of_counters(key, point);
         r_.points.push_back(point);
         emit_({{"event", "point"}, {"index", key.index}, {"total", spec_.ops.size() * spec_.sizes.size()},
                {"point", core::to_json(point)}});
+    }
+
+    /// A run warning for each rank whose NIC counted errors during the size (core/counter_verdicts.hpp),
+    /// saying so when the rank is an end of the slowest link.
+    void warn_of_counters(const collective_size_key& key, const core::collective_point& point) {
+        for (unsigned q = 0; q < point.rank_counters.size(); ++q) {
+            if (!point.rank_counters[q]) continue;
+            const auto findings = core::judge_link_counters({point.rank_counters[q], std::nullopt});
+            if (findings.empty()) continue;
+            std::vector<std::string> reasons;
+            for (const auto& f : findings) reasons.push_back(f.reason);
+            std::string slowest;
+            if (point.slowest_link && (point.slowest_link->from == q || point.slowest_link->to == q))
+                slowest = fmt::format(" (an end of the slowest link, {})", core::to_string(*point.slowest_link));
+            r_.warnings.push_back(fmt::format("{}: {} {}: {} during the size{}", describe(key), rank_name(spec_, q),
+                                              findings.front().where, fmt::join(reasons, ", "), slowest));
+        }
     }
 
     const size_loop_setup& s_;  // limits, this rank, the sessions, the mesh, the options

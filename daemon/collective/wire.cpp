@@ -44,6 +44,7 @@ std::string describe(const collective_size_key& k) {
 json to_json(const rank_timing& t) {
     json j = {{"iteration_s", t.iteration_s}, {"link_in_s", t.link_in_s}, {"wrong", t.wrong ? json(*t.wrong) : json(nullptr)}};
     if (!t.from_sender_s.empty()) j["from_sender_s"] = t.from_sender_s;
+    if (t.link_counters) j["link_counters"] = core::to_json(*t.link_counters);
     return j;
 }
 
@@ -86,6 +87,14 @@ rank_timing rank_timing_from_json(const json& j, std::uint64_t max_iterations, b
             t.from_sender_s.push_back(positive_times(wrapped, "from_sender_s", max_iterations));
             if (!t.from_sender_s.back().empty() && t.from_sender_s.back().size() != t.iteration_s.size())
                 throw session_error("a rank reported a sender's arrival times for another number of iterations than it timed");
+        }
+    }
+    if (const auto c = j.find("link_counters"); c != j.end() && !c->is_null()) {
+        try {
+            t.link_counters = core::link_side_counters_from_json(*c);
+            core::check_sane(*t.link_counters);
+        } catch (const std::exception& e) {
+            throw session_error(fmt::format("a rank's report has malformed link_counters: {}", e.what()));
         }
     }
     return t;

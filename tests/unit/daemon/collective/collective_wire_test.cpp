@@ -37,6 +37,28 @@ TEST_CASE("a rank's report reads back, and a malformed one is refused") {
     bad(json::parse(inf.dump()));
 }
 
+TEST_CASE("a rank's NIC counters travel in its report; malformed ones are refused, absent ones stay absent") {
+    daemon::rank_timing t;
+    t.iteration_s = {0.5, 0.25};
+    core::link_side_counters c;
+    c.window_s = 0.75;
+    c.nic = core::nic_counters{"eth1", core::counter_delta({{"carrier_changes", 1}, {"tx_bytes", 10}},
+                                                          {{"carrier_changes", 3}, {"tx_bytes", 4}})};
+    t.link_counters = c;
+    const auto back = daemon::rank_timing_from_json(daemon::to_json(t), 100, false);
+    REQUIRE(back.link_counters);
+    REQUIRE(back.link_counters->nic);
+    CHECK(back.link_counters->nic->counters.delta("carrier_changes") == 2u);
+    CHECK(back.link_counters->nic->counters.resets == std::vector<std::string>{"tx_bytes"});
+    t.link_counters.reset();
+    CHECK_FALSE(daemon::rank_timing_from_json(daemon::to_json(t), 100, false).link_counters);
+    auto j = daemon::to_json(t);
+    j["link_counters"] = {{"window_s", -1.0}};
+    CHECK_THROWS_AS(daemon::rank_timing_from_json(j, 100, false), daemon::session_error);
+    j["link_counters"] = {{"window_s", 1.0}, {"nic", {{"interface", "eth 1"}, {"counters", {{"deltas", json::object()}}}}}};
+    CHECK_THROWS_AS(daemon::rank_timing_from_json(j, 100, false), daemon::session_error);
+}
+
 TEST_CASE("point_begin names an op and a size of the agreed plan, or is refused") {
     core::collective_spec spec;
     spec.hosts = {"a:7470", "b:7470"};
