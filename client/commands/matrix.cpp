@@ -13,6 +13,7 @@
 #include "client/support/progress.hpp"
 #include "client/render/table.hpp"
 #include "client/support/short_runs.hpp"
+#include "core/check_figures.hpp"
 #include "core/error.hpp"
 #include "core/figure_text.hpp"
 #include "analysis/matrix_schedule.hpp"
@@ -55,6 +56,7 @@ struct matrix_options {
     double bad_lat_multiple = 2.0;
     double suspect_fraction = 0.5;
     bool no_retest = false;
+    bool ignore_counters = false;  ///< --ignore-counters: links judged by their figures only
     bool quiet = false;     ///< -q, --no-progress
     bool progress = false;  ///< --progress: also when stderr is not a terminal (plain lines)
     std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once; set by run_matrix when not given
@@ -272,6 +274,9 @@ private:
                 const auto f = summarize_link(runs);
                 l.sample.gbit_per_s = f.gbit_per_s;
                 l.sample.lat_us = f.lat_us;
+                if (!o_.ignore_counters)
+                    for (const auto& run : runs)
+                        for (auto& c : core::counter_verdicts_of(run)) l.sample.counter_problems.push_back(std::move(c.text));
                 if (!f.gbit_per_s && !f.lat_us) fail("the runs completed without a latency or bandwidth figure");
             }
         }
@@ -553,6 +558,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                                      "at most N pairs (triage: links) measured at once (and N daemons probed at once, 1..4096); "
                                      "a round with more runs in waves. Default: 64 in full mode; in triage every link of a "
                                      "wave at once, within the open-file limit (raised to its hard limit)");
+    cmd->add_flag("--ignore-counters", o->ignore_counters,
+                  "judge links by their figures only, not by the TCP, NIC and RDMA counters recorded with them");
     cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again (triage: no localisation)");
     auto* progress = cmd->add_flag("--progress", o->progress,
                                    "progress on stderr even when it is not a terminal: plain lines with the time left, for logs");

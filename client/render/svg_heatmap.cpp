@@ -227,9 +227,12 @@ void draw_bad_outlines(std::string& out, const heatmap_data& d, const heatmap_la
             ++counts.bad;
             const double x = l.x(j), y = l.y(i), cell = l.cell;
             const double w = std::max(1.5, std::min(3.0, cell / 10));
+            const std::string why = i < d.why_bad.size() && j < d.why_bad[i].size() ? d.why_bad[i][j] : std::string();
             fmt::format_to(std::back_inserter(out),
-                           R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#D55E00" stroke-width="{}"/>)",
+                           R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#D55E00" stroke-width="{}")",
                            num(x + w / 2), num(y + w / 2), num(cell - w), num(cell - w), num(w));
+            out += why.empty() ? "/>" : fmt::format("><title>{} -> {}: {}</title></rect>", xml_escape(d.hosts[i]),
+                                                    xml_escape(d.hosts[j]), xml_escape(why));
             out += '\n';
             if (cell >= 16) {
                 // a corner flag, readable without colour
@@ -341,11 +344,15 @@ heatmap_data heatmap_from_analysis(const analysis::matrix_analysis& a, std::span
     d.bad.assign(n, std::vector<bool>(n, false));
     d.unreachable.assign(n, std::vector<bool>(n, false));
     d.suspect.assign(n, false);
+    d.why_bad.assign(n, std::vector<std::string>(n));
     for (const auto& v : a.links) {
         const auto& l = v.link;
         if (l.from >= n || l.to >= n) continue;
         d.values[l.from][l.to] = metric == heatmap_metric::bandwidth ? l.gbit_per_s : l.lat_us;
-        d.bad[l.from][l.to] = l.reachable && (metric == heatmap_metric::bandwidth ? v.bandwidth_bad : v.latency_bad);
+        // A link bad for its counters is marked on both heatmaps: its figures do not explain it.
+        d.bad[l.from][l.to] =
+            l.reachable && ((metric == heatmap_metric::bandwidth ? v.bandwidth_bad : v.latency_bad) || v.counters_bad);
+        if (d.bad[l.from][l.to]) d.why_bad[l.from][l.to] = v.reason;
         d.unreachable[l.from][l.to] = !l.reachable;
     }
     for (std::size_t s : a.suspects)

@@ -22,6 +22,9 @@ struct heatmap_data {
     std::vector<std::vector<bool>> bad;                      ///< outlined and marked "!"
     std::vector<std::vector<bool>> unreachable;              ///< grey with a cross
     std::vector<bool> suspect;                               ///< N flags: names marked
+    /// Why a bad link is bad, one text per cell (empty or N×N; "" for none): the outline's
+    /// tooltip (an SVG <title>), so the heatmap says a fast link is bad for its counters.
+    std::vector<std::vector<std::string>> why_bad;
     bool higher_is_better = true;  ///< bandwidth true, latency false: good is always the bright end
 };
 

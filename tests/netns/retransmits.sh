@@ -21,11 +21,13 @@
 # both ends' NIC counters (counters.link: the veth each daemon used, the sender's tx_bytes
 # at least the bytes the point moved). Then `meshperf check` with its default retransmit
 # thresholds (WARNING above 1%, CRITICAL above 5%): exit 2 naming the retransmits on the
-# shallow link, 0 on the deep one. Last, on the deep link, the veth is set down and up
+# shallow link, 0 on the deep one; a two-host `meshperf matrix` calls both links bad for
+# their counters on the shallow link (exit 1: they are equally slow, so only the counters
+# tell) and neither on the deep one. Last, on the deep link, the veth is set down and up
 # during a point (`flap`): the point must show carrier_changes on both ends and a warning
 # naming them, and `check` must say WARNING naming carrier_changes.
 # Prints what it measured. Needs root, `ip netns` and tc's tbf; exits 77 (skip) otherwise.
-# About 45 s.
+# About 60 s.
 set -u
 
 RATE_MBIT=${RATE_MBIT:-200}
@@ -148,6 +150,27 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+matrix_check() {  # NAME BAD(1|0): a two-host matrix over the link; with BAD=1 both links must be bad for their counters
+    local rc=0
+    ip netns exec "$NS_A" timeout 90 "$MESHPERF" --token-file "$TOKEN" matrix --hosts "$ADDR_A:$PORT,$ADDR_B:$PORT" \
+        --test bandwidth --sizes 1M --max-time 1 --warmup 0.2 --no-retest -q --format json -o "$WORK/$1-matrix.json" \
+        >/dev/null 2>"$WORK/$1-matrix.err" || rc=$?
+    python3 - "$WORK/$1-matrix.json" "$2" "$rc" <<'PY' || fail "matrix $1: see above"
+import json, sys
+doc, want_bad, rc = json.load(open(sys.argv[1])), sys.argv[2] == "1", int(sys.argv[3])
+links = doc["links"]
+for l in links:
+    print(f"retransmits: matrix: {l['from']} -> {l['to']}: bad={l['bad']} counters_bad={l['counters_bad']}: {l['reason'][:160]}")
+ok = len(links) == 2 and all(l["counters_bad"] == want_bad and l["bad"] == want_bad for l in links)
+if want_bad:
+    ok &= all("counters: TCP retransmits" in l["reason"] for l in links) and rc == 1
+else:
+    ok &= rc == 0
+print(f"retransmits: matrix exit {rc}")
+sys.exit(0 if ok else 1)
+PY
+}
+
 health_check() {  # NAME EXPECTED_EXIT: meshperf check over the link, its verdict in $WORK/NAME.check
     local rc=0
     ip netns exec "$NS_A" timeout 60 "$MESHPERF" --token-file "$TOKEN" check "$ADDR_B:$PORT" --initiator "$ADDR_A:$PORT" \
@@ -165,6 +188,7 @@ check shallow shallow shallow-reverse || fail "see above"
 link_check shallow shallow-reverse || fail "see above"
 health_check shallow 2
 grep -q "TCP retransmits" "$WORK/shallow.check" || fail "the shallow link's CRITICAL does not name the retransmits"
+matrix_check shallow 1
 
 say "deep queue: tbf $RATE_MBIT Mbit/s, $DEEP, both ways"
 shape "$DEEP"
@@ -174,6 +198,7 @@ sed 's/^/  table: /' "$WORK/deep.txt"
 check deep deep deep-reverse || fail "see above"
 link_check deep deep-reverse || fail "see above"
 health_check deep 0
+matrix_check deep 0
 
 flap() {  # DELAY_S: the veth set down and up while a point runs
     sleep "$1"

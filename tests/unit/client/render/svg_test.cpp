@@ -331,6 +331,31 @@ TEST_CASE("viridis endpoints") {
     CHECK(client::viridis(std::nan("")) == "#440154");
 }
 
+TEST_CASE("heatmap: a fast link bad for its counters is outlined on both heatmaps, its reason in the tooltip") {
+    std::vector<analysis::link_sample> links;
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < 4; ++j)
+            if (i != j) {
+                analysis::link_sample l;
+                l.from = i;
+                l.to = j;
+                l.gbit_per_s = 100.0;
+                l.lat_us = 5.0;
+                if (i == 2 && j == 3) l.counter_problems = {"peer eth0: 2 carrier_changes (the link went down & up) at 1 MiB bandwidth"};
+                links.push_back(l);
+            }
+    const auto a = analysis::analyze_matrix(4, links);
+    const std::vector<std::string> names{"a", "b", "c", "d"};
+    for (auto metric : {client::heatmap_metric::bandwidth, client::heatmap_metric::latency}) {
+        const auto d = client::heatmap_from_analysis(a, names, metric);
+        CHECK(d.bad[2][3]);
+        CHECK_FALSE(d.bad[3][2]);
+        const auto svg = client::render_heatmap_svg(d);
+        CHECK(svg.find("<title>c -> d: counters: peer eth0: 2 carrier_changes (the link went down &amp; up)") != std::string::npos);
+        CHECK(xml_check::check(svg).ok);
+    }
+}
+
 }  // TEST_SUITE
 
 }  // namespace svg_test
