@@ -107,7 +107,9 @@ public:
     void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override { forward_.add(t_s, bytes); }
     void sample(double elapsed_s) override {
         if (reverse_streams_) reverse_.add(elapsed_s, side_->received_bytes());
-        if (forward_streams_ && before_window(spec_, elapsed_s)) side_->read_tcp_counters_before_window();
+        if (!forward_streams_) return;
+        if (before_window(spec_, elapsed_s)) side_->read_tcp_counters_before_window();
+        else side_->read_tcp_counters_in_window();
     }
     std::vector<tracked_flow> flows() const override {
         std::vector<tracked_flow> out;
@@ -242,7 +244,9 @@ public:
     }
 
     void sample(double elapsed_s) override {
+        if (told_to_stop_) return;
         if (before_window(spec_, elapsed_s)) side_->read_tcp_counters_before_window();
+        else side_->read_tcp_counters_in_window();
     }
 
     bool reports() const override { return side_->receivers() > 0 && !spec_.iterations; }

@@ -83,7 +83,13 @@ for name in names:
             continue
         say(f"{where}: {p['gbit_per_s'] * 1000:.1f} Mbit/s, {c['retransmits']} of {c['segments_sent']} segments "
             f"retransmitted ({c['retransmit_share'] * 100:.2f}%), rtt {c['rtt_us']['min']}..{c['rtt_us']['max']} us, "
-            f"cwnd {c['cwnd']['min']}..{c['cwnd']['max']} segments")
+            f"cwnd {c['cwnd']['min']}..{c['cwnd']['max']} segments, rtt median {c['rtt_us'].get('median')} us over "
+            f"{c.get('interval_readings')} readings inside the window, delivery rate "
+            f"{(c.get('delivery_rate_bytes_per_s') or {}).get('min')}..{(c.get('delivery_rate_bytes_per_s') or {}).get('max')} B/s, "
+            f"lost max {c.get('lost_max')}")
+        if not c.get("interval_readings") or c["rtt_us"].get("median") is None:
+            say(f"FAIL: {where}: no TCP readings inside the window (a 1 s point has about 40 ticks)")
+            bad = True
         if c["segments_sent"] <= 0:
             say(f"FAIL: {where}: bytes moved but no segment counted")
             bad = True

@@ -25,6 +25,8 @@ struct point_side::stream {
     std::atomic<std::uint64_t> sent{0};
     int code = loop_ok;
     std::optional<tcp_snapshot> tcp_before, tcp_after;  // sending streams, around the measured window
+    std::vector<tcp_snapshot> tcp_inside;               // and inside it, a reading a tick (at most max_readings_in_window)
+    bool tcp_inside_failed = false;                     // a reading inside failed: the counters are unknown
     double cpu_s = 0;
     thread_cpu_record where;
 };
@@ -253,7 +255,19 @@ std::size_t point_side::receivers() const {
 
 void point_side::read_tcp_counters_before_window() {
     for (auto& s : streams_)
-        if (s->role == stream_role::send) s->tcp_before = read_tcp_snapshot(s->fd.get());
+        if (s->role == stream_role::send) {
+            s->tcp_before = read_tcp_snapshot(s->fd.get());
+            s->tcp_inside.clear();  // a later reading before the window replaces the earlier one
+            s->tcp_inside_failed = false;
+        }
+}
+
+void point_side::read_tcp_counters_in_window() {
+    for (auto& s : streams_) {
+        if (s->role != stream_role::send || s->tcp_inside.size() >= max_readings_in_window) continue;
+        if (const auto r = read_tcp_snapshot(s->fd.get())) s->tcp_inside.push_back(*r);
+        else s->tcp_inside_failed = true;
+    }
 }
 
 void point_side::read_tcp_counters_after_window() {
@@ -262,14 +276,14 @@ void point_side::read_tcp_counters_after_window() {
 }
 
 std::optional<core::tcp_point_counters> point_side::sent_tcp_counters() const {
-    std::optional<core::tcp_point_counters> sum;
+    std::vector<stream_tcp_readings> readings;
     for (const auto& s : streams_) {
         if (s->role != stream_role::send) continue;
-        if (!s->tcp_before || !s->tcp_after) return std::nullopt;
-        const auto c = tcp_counters_between(*s->tcp_before, *s->tcp_after);
-        sum = sum ? core::combined(*sum, c) : c;
+        if (!s->tcp_before || !s->tcp_after || s->tcp_inside_failed) return std::nullopt;
+        readings.push_back({*s->tcp_before, s->tcp_inside, *s->tcp_after});
     }
-    return sum;
+    if (readings.empty()) return std::nullopt;
+    return tcp_counters_of(readings);
 }
 
 std::string point_side::error() const {

@@ -84,8 +84,11 @@ public:
     /// later call replaces the reading), and as it has closed. Controller thread only; a
     /// few system calls per stream, never inside a stream's loop.
     void read_tcp_counters_before_window();
+    /// Each tick inside the window: one more reading per sending stream (RTT, cwnd, delivery
+    /// rate, lost, reordering over the window's intervals).
+    void read_tcp_counters_in_window();
     void read_tcp_counters_after_window();
-    /// The sending streams' TCP counters between those two readings, all streams together.
+    /// The sending streams' TCP counters from those readings, all streams together.
     /// Empty when this side has no sending stream or some reading failed.
     std::optional<core::tcp_point_counters> sent_tcp_counters() const;
 

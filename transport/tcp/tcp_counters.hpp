@@ -4,8 +4,11 @@
 /// never by a stream's loop.
 #include "core/point_counters.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <vector>
 
 namespace meshperf::transport::tcp {
 
@@ -28,5 +31,22 @@ std::optional<tcp_snapshot> read_tcp_snapshot(int fd);
 /// What the socket did between two of its snapshots: retransmits and segments sent as
 /// deltas (modulo 2^32, as the kernel counts them), rtt and cwnd as the range over the two.
 core::tcp_point_counters tcp_counters_between(const tcp_snapshot& before, const tcp_snapshot& after);
+
+/// Readings of one sending stream inside a point's window kept at most (4,000: 100 s of
+/// 25 ms ticks); later ones are not kept, so memory stays bounded.
+inline constexpr std::size_t max_readings_in_window = 4000;
+
+/// One sending stream's readings: just before the window, inside it (a tick each), just after.
+struct stream_tcp_readings {
+    tcp_snapshot before;
+    std::vector<tcp_snapshot> inside;
+    tcp_snapshot after;
+};
+
+/// The counters of a side's sending streams together: retransmits and segments summed over
+/// the streams (after − before each), rtt and cwnd ranges, the median RTT, the largest RTT
+/// variance, lost and reordering, and the delivery-rate range (readings inside the window
+/// and after it that have one) over every reading of every stream.
+core::tcp_point_counters tcp_counters_of(std::span<const stream_tcp_readings> streams);
 
 }  // namespace meshperf::transport::tcp

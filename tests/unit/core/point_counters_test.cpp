@@ -66,6 +66,46 @@ TEST_CASE("a point's TCP counters: to JSON as counters.tcp and back") {
     CHECK(back.tcp_counters->cwnd.min == 10);
 }
 
+TEST_CASE("the readings inside the window survive the JSON; an older daemon's counters without them still read") {
+    auto c = counters(3, 900);
+    c.interval_readings = 40;
+    c.rtt_median_us = 900;
+    c.rttvar_max_us = 120;
+    c.delivery_rate = gauge_range{1'000'000, 24'000'000};
+    c.lost_max = 2;
+    c.reordering_max = 3;
+    const auto j = to_json(c);
+    CHECK(j.at("rtt_us").at("median") == 900);
+    CHECK(j.at("delivery_rate_bytes_per_s") == json{{"min", 1'000'000}, {"max", 24'000'000}});
+    const auto back = tcp_point_counters_from_json(j);
+    CHECK(back.interval_readings == 40);
+    CHECK(back.rtt_median_us == 900u);
+    CHECK(back.rttvar_max_us == 120u);
+    REQUIRE(back.delivery_rate);
+    CHECK(back.delivery_rate->max == 24'000'000);
+    CHECK(back.lost_max == 2u);
+    CHECK(back.reordering_max == 3u);
+    const auto old = tcp_point_counters_from_json(json{{"retransmits", 1}, {"segments_sent", 10},
+                                                       {"rtt_us", {{"min", 5}, {"max", 9}}}, {"cwnd", {{"min", 1}, {"max", 2}}}});
+    CHECK_FALSE(old.rtt_median_us);
+    CHECK_FALSE(old.delivery_rate);
+    CHECK(old.interval_readings == 0);
+    // Two sending sides: the larger median and maxima, the wider rate range, readings added.
+    auto other = c;
+    other.rtt_median_us = 4000;
+    other.delivery_rate = gauge_range{500, 2'000'000};
+    other.lost_max = 9;
+    const auto both = combined(c, other);
+    CHECK(both.rtt_median_us == 4000u);
+    CHECK(both.delivery_rate->min == 500);
+    CHECK(both.delivery_rate->max == 24'000'000);
+    CHECK(both.lost_max == 9u);
+    CHECK(both.interval_readings == 80);
+    auto insane = c;
+    insane.rtt_median_us = 1;  // below the smallest RTT read
+    CHECK_THROWS_AS(check_sane(insane, true), insane_figure);
+}
+
 TEST_CASE("an older result has no counters: absent, not zero, and none written back") {
     const auto j = to_json(bandwidth_point());
     CHECK_FALSE(j.contains("counters"));

@@ -132,6 +132,38 @@ TEST_CASE("delta of two snapshots: counts subtract (across a 32-bit wrap), rtt a
     CHECK(sum.retransmit_share() == doctest::Approx(0.02));
 }
 
+TEST_CASE("readings inside the window: the median RTT, the largest variance, lost and reordering, the delivery-rate range") {
+    auto at = [](std::uint32_t retrans, std::uint32_t segs, std::uint32_t rtt, std::uint32_t rttvar, std::uint64_t rate,
+                 std::uint32_t lost) {
+        tcp_snapshot s = snap(retrans, segs, rtt, 20);
+        s.rttvar_us = rttvar;
+        s.delivery_rate = rate;
+        s.lost = lost;
+        s.reordering = 3;
+        return s;
+    };
+    std::vector<stream_tcp_readings> streams(2);
+    // Stream 1: the warm-up's rate (999) before the window must not count; a tick without an
+    // estimate (0) neither.
+    streams[0] = {at(0, 0, 100, 10, 999, 0), {at(1, 50, 400, 80, 2000, 2), at(2, 90, 300, 30, 0, 0)}, at(2, 100, 200, 20, 3000, 0)};
+    streams[1] = {at(5, 10, 150, 5, 0, 0), {at(5, 40, 250, 15, 1000, 1)}, at(6, 70, 120, 12, 1500, 0)};
+    const auto c = tcp_counters_of(streams);
+    CHECK(c.retransmits == 3);
+    CHECK(c.segments_sent == 160);
+    CHECK(c.interval_readings == 3);
+    CHECK(c.rtt_us.min == 100);
+    CHECK(c.rtt_us.max == 400);
+    REQUIRE(c.rtt_median_us);
+    CHECK(*c.rtt_median_us == 200);  // the median of 100 400 300 200 150 250 120
+    CHECK(c.rttvar_max_us == 80u);
+    CHECK(c.lost_max == 2u);
+    CHECK(c.reordering_max == 3u);
+    REQUIRE(c.delivery_rate);
+    CHECK(c.delivery_rate->min == 1000);
+    CHECK(c.delivery_rate->max == 3000);
+    CHECK_NOTHROW(core::check_sane(c, true));
+}
+
 TEST_CASE("point_side: the sending streams' counters around a point; a receiving side has none") {
     core::run_spec spec;
     spec.iterations = 50;
@@ -153,6 +185,7 @@ TEST_CASE("point_side: the sending streams' counters around a point; a receiving
     rx.read_tcp_counters_before_window();
     rx.start();
     tx.start();
+    tx.read_tcp_counters_in_window();
     tx.join();
     rx.join();
     tx.read_tcp_counters_after_window();
@@ -165,6 +198,10 @@ TEST_CASE("point_side: the sending streams' counters around a point; a receiving
     const std::uint64_t bytes = 2 * (warm_messages(size) + 50) * size;
     CHECK(c->segments_sent >= bytes / 65536);
     CHECK(c->retransmits <= c->segments_sent);  // not 0: loopback can retransmit on a loaded host
+    CHECK(c->interval_readings == 2);          // one tick inside the window, both streams
+    REQUIRE(c->rtt_median_us);
+    CHECK(*c->rtt_median_us >= c->rtt_us.min);
+    CHECK(*c->rtt_median_us <= c->rtt_us.max);
     CHECK_FALSE(rx.sent_tcp_counters().has_value());
 }
 
