@@ -108,7 +108,8 @@ TEST_CASE("a DGX-H100-like node: 8 rails, each GPU with the NIC on its own switc
     CHECK(std::find_if(inv.notes.begin(), inv.notes.end(), [](const std::string& n) { return n.find("eno1") != std::string::npos; }) != inv.notes.end());
     for (const auto& s : test_fixture::dgx_switches()) {
         for (const auto& [gpu_id, nic] : {std::pair{s.gpu_a, s.netdev_a}, std::pair{s.gpu_b, s.netdev_b}}) {
-            const auto g = std::find_if(inv.gpus.begin(), inv.gpus.end(), [&](const gpu_entry& e) { return e.bus_id == gpu_id; });
+            const auto& id = gpu_id;  // clang before 16 cannot capture a structured binding
+            const auto g = std::find_if(inv.gpus.begin(), inv.gpus.end(), [&](const gpu_entry& e) { return e.bus_id == id; });
             REQUIRE(g != inv.gpus.end());
             REQUIRE(g->nearest_rail);
             CHECK(inv.rails[*g->nearest_rail].name == nic);
