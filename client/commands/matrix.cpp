@@ -10,6 +10,7 @@
 #include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/render/matrix_text.hpp"
+#include "client/support/open_files.hpp"
 #include "client/support/progress.hpp"
 #include "client/render/table.hpp"
 #include "client/support/short_runs.hpp"
@@ -32,7 +33,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -59,7 +59,8 @@ struct matrix_options {
     bool ignore_counters = false;  ///< --ignore-counters: links judged by their figures only
     bool quiet = false;     ///< -q, --no-progress
     bool progress = false;  ///< --progress: also when stderr is not a terminal (plain lines)
-    std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once; set by run_matrix when not given
+    std::size_t max_parallel = 64;  ///< pairs measured (and daemons probed) at once; without --parallel: every pair of a round
+                                    ///< (triage: link of a wave) at once, within the open-file limit
     bool parallel_given = false;
     std::string mode = "full";      ///< full: every ordered pair; triage: shift rounds, then localisation
     std::string topology;           ///< --topology FILE (empty: none)
@@ -96,16 +97,8 @@ private:
     void show() {
         if (!tty_ && !log_) return;
         std::lock_guard lock(m_);
-        const std::size_t done = done_.load();
-        const double fraction = of_ && total_ ? (static_cast<double>(k_ - 1) + static_cast<double>(done) / static_cast<double>(total_)) /
-                                                    static_cast<double>(of_)
-                                              : 0.0;
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-        std::string left;
-        if (fraction >= 1) left = "done";
-        else if (const auto sec = seconds_left_at(fraction, elapsed)) left = about_duration(*sec) + " left";
-        const auto text = fmt::format("matrix: {} {} of {}, {} done {}/{} ({:.0f}%{}{})", what_, k_, of_, unit_, done, total_,
-                                      std::floor(fraction * 100), left.empty() ? "" : ", ", left);
+        const auto text = phase_progress_line(what_, k_, of_, unit_, done_.load(), total_, elapsed);
         if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
         else std::fprintf(stderr, "%s\n", text.c_str());
         std::fflush(stderr);
@@ -500,22 +493,6 @@ triage_run run_triage(matrix_runner& m, const std::optional<topology>& topo, boo
     return run;
 }
 
-/// Raises the soft limit on open files to the hard one; returns how many measurements may
-/// run at once within it (each holds a connection to its initiating daemon, and a failed
-/// one a probe of its peer, next to the CLI's own files).
-std::size_t measurements_within_fd_limit() {
-    rlimit lim{};
-    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 256;
-    if (lim.rlim_cur < lim.rlim_max) {
-        rlimit raised = lim;
-        raised.rlim_cur = lim.rlim_max;
-        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
-    }
-    constexpr rlim_t reserved = 64, per_measurement = 3;
-    const rlim_t cur = lim.rlim_cur == RLIM_INFINITY ? 1 << 20 : lim.rlim_cur;
-    return cur > reserved + per_measurement ? static_cast<std::size_t>((cur - reserved) / per_measurement) : 1;
-}
-
 /// The most links of any one wave of a triage of these hosts (every one runs at once by default).
 std::size_t widest_wave(std::size_t n, const std::optional<topology>& topo) {
     std::size_t most = 1;
@@ -556,8 +533,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         ->capture_default_str();
     auto* parallel = cmd->add_option("--parallel", o->max_parallel,
                                      "at most N pairs (triage: links) measured at once (and N daemons probed at once, 1..4096); "
-                                     "a round with more runs in waves. Default: 64 in full mode; in triage every link of a "
-                                     "wave at once, within the open-file limit (raised to its hard limit)");
+                                     "a round with more runs in waves. Default: every pair of a round (triage: every link of a "
+                                     "wave) at once, within the open-file limit (raised to its hard limit; named when it binds)");
     cmd->add_flag("--ignore-counters", o->ignore_counters,
                   "judge links by their figures only, not by the TCP, NIC and RDMA counters recorded with them");
     cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again (triage: no localisation)");
@@ -568,8 +545,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
     return [o, &common, parallel]() -> int {
         o->parallel_given = parallel->count() > 0;
         if (o->max_parallel < 1 || o->max_parallel > 4096)
-            throw client_error(exit_usage, fmt::format("--parallel {}: give how many pairs to measure at once, 1 to 4096 (default "
-                                                       "64; 1 measures one pair after the other)",
+            throw client_error(exit_usage, fmt::format("--parallel {}: give how many pairs to measure at once, 1 to 4096 (default: "
+                                                       "every pair of a round; 1 measures one pair after the other)",
                                                        o->max_parallel));
         std::vector<std::string> hosts = read_host_list(o->hosts);
         try {
@@ -589,13 +566,14 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
             o->mode = "full";
         }
         const bool triage = o->mode == "triage";
-        if (triage && !o->parallel_given) {
-            const std::size_t fd_bound = measurements_within_fd_limit(), want = widest_wave(hosts.size(), topo);
-            o->max_parallel = std::min(want, fd_bound);
-            if (fd_bound < want)
-                std::fprintf(stderr, "matrix: the open-file limit allows %zu measurements at once, a wave has %zu links: each "
-                                     "wave runs in parts (raise the hard limit, ulimit -Hn, to run them all at once)\n",
-                             fd_bound, want);
+        if (!o->parallel_given) {
+            // Every pair of a round (triage: link of a wave) at once: a round takes as long as
+            // its slowest pair, so waves within a round only add time.
+            const auto limit = raise_open_file_limit();
+            const auto d = default_parallel(triage ? widest_wave(hosts.size(), topo) : analysis::pairs_per_round(hosts.size()), limit);
+            o->max_parallel = d.parallel;
+            if (d.limited)
+                std::fprintf(stderr, "%s\n", parallel_limit_note(d, limit, triage ? "wave" : "round", triage ? "links" : "pairs").c_str());
         }
         if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
         const auto started = std::chrono::steady_clock::now();

@@ -67,6 +67,20 @@ std::string about_duration(double seconds) {
     return "about " + rounded_duration(seconds);
 }
 
+std::string phase_progress_line(const std::string& what, std::size_t k, std::size_t of, const std::string& unit,
+                                std::size_t done, std::size_t total, double elapsed_s) {
+    const std::size_t step = std::min(std::max<std::size_t>(k, 1), std::max<std::size_t>(of, 1));
+    const std::size_t jobs_done = std::min(done, total);
+    const double fraction = of && total ? (static_cast<double>(step - 1) + static_cast<double>(jobs_done) / static_cast<double>(total)) /
+                                              static_cast<double>(of)
+                                        : 0.0;
+    std::string left;
+    if (fraction >= 1) left = "done";
+    else if (const auto s = seconds_left_at(fraction, elapsed_s)) left = about_duration(*s) + " left";
+    return fmt::format("matrix: {} {} of {}, {} done {}/{} ({:.0f}%{}{})", what, k, of, unit, jobs_done, total,
+                       std::floor(fraction * 100), left.empty() ? "" : ", ", left);
+}
+
 std::string progress_line(std::string line, std::size_t index, std::size_t total, double elapsed_s,
                           std::optional<double> bound_s) {
     const std::size_t done = std::min(index, total);

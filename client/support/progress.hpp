@@ -38,6 +38,16 @@ std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total,
 /// Nullopt before any progress or with a bad clock; never negative, infinite or NaN.
 std::optional<double> seconds_left_at(double fraction_done, double elapsed_s);
 
+/// The progress line of a matrix phase counted in steps (rounds, waves): step `k` (1-based)
+/// of `of` is running, `done` of its `total` jobs (`unit`: "pairs", "links") have ended,
+/// `elapsed_s` since the phase's first step began. The share done is
+/// (k − 1 + done/total) / of, and the time left is the time so far at that pace
+/// (seconds_left_at): after the first round, the measured time per round times the rounds
+/// left. E.g. "matrix: round 3 of 15, pairs done 4/8 (16%, about 40 s left)"; "done" at 100%.
+/// Plain text, no escape sequence.
+std::string phase_progress_line(const std::string& what, std::size_t k, std::size_t of, const std::string& unit,
+                                std::size_t done, std::size_t total, double elapsed_s);
+
 /// "under a second", "about 40 s", "about 3 min", "about 1 h 5 min": a rounded duration.
 std::string about_duration(double seconds);
 

@@ -111,6 +111,28 @@ TEST_CASE("progress line: share done, the point, and the time left; the last at 
     }
 }
 
+TEST_CASE("matrix phase line: rounds so far and the time left at the measured pace per round") {
+    // Round 1 has not finished a pair yet: nothing measured, no estimate.
+    CHECK(client::phase_progress_line("round", 1, 15, "pairs", 0, 8, 0.2) == "matrix: round 1 of 15, pairs done 0/8 (0%)");
+    // Rounds 1 and 2 took 3 s: 1.5 s a round, 13 rounds left: about 20 s.
+    CHECK(client::phase_progress_line("round", 3, 15, "pairs", 0, 8, 3.0) ==
+          "matrix: round 3 of 15, pairs done 0/8 (13%, about 20 s left)");
+    // Half of round 3 as well: 2.5 rounds in 3.75 s, 12.5 left.
+    CHECK(client::phase_progress_line("round", 3, 15, "pairs", 4, 8, 3.75) ==
+          "matrix: round 3 of 15, pairs done 4/8 (16%, about 19 s left)");
+    // 2,047 rounds at 1.5 s each: the hours are said as hours.
+    CHECK(client::phase_progress_line("round", 101, 2047, "pairs", 0, 1024, 150.0) ==
+          "matrix: round 101 of 2047, pairs done 0/1024 (4%, about 49 min left)");
+    CHECK(client::phase_progress_line("round", 11, 2047, "pairs", 0, 1024, 15.0).ends_with("(0%, about 51 min left)"));
+    CHECK(client::phase_progress_line("wave", 2, 2, "links", 5, 5, 4.0) == "matrix: wave 2 of 2, links done 5/5 (100%, done)");
+    // Nonsense in (more done than there are, a step past the end, no jobs) stays sane.
+    CHECK(client::phase_progress_line("round", 2, 2, "pairs", 9, 5, 4.0).ends_with("done 5/5 (100%, done)"));
+    CHECK(client::phase_progress_line("round", 1, 0, "pairs", 0, 0, 1.0) == "matrix: round 1 of 0, pairs done 0/0 (0%)");
+    const auto line = client::phase_progress_line("round", 3, 15, "pairs", 4, 8, std::nan(""));
+    CHECK(line == "matrix: round 3 of 15, pairs done 4/8 (16%)");
+    CHECK(line.find('\r') == std::string::npos);
+}
+
 }  // TEST_SUITE
 
 }  // namespace progress_test
