@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace meshperf::core {
@@ -124,9 +125,10 @@ figure_verdict judge(const check_figure& f, const check_limits& l) {
 
 std::string figure_text(const figure_verdict& v) {
     const check_figure& f = v.figure;
-    std::string s = positive_finite(f.value)
-                        ? fmt::format("{} {} at {}", message_figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
-                        : fmt::format("{} at {}: no valid figure", to_string(f.kind), format_size(f.size_bytes));
+    std::string s = f.rail.empty() ? std::string() : fmt::format("rail {}: ", f.rail);
+    s += positive_finite(f.value)
+             ? fmt::format("{} {} at {}", message_figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
+             : fmt::format("{} at {}: no valid figure", to_string(f.kind), format_size(f.size_bytes));
     if (v.state != check_state::ok) s += fmt::format(" ({}: {})", to_string(v.state), v.reason);
     return s;
 }
@@ -235,14 +237,16 @@ namespace {
 
 /// One perfdata item per figure, in the order of r.figures.
 std::vector<std::string> perfdata_of(const check_result& r) {
-    std::size_t per_kind[2] = {0, 0};
-    for (const figure_verdict& v : r.figures) ++per_kind[static_cast<int>(v.figure.kind)];
+    // Figures of one kind (and rail) at several sizes get the size in their label.
+    std::map<std::pair<int, std::string>, std::size_t> per_kind;
+    for (const figure_verdict& v : r.figures) ++per_kind[{static_cast<int>(v.figure.kind), v.figure.rail}];
     std::vector<std::string> perf;
     for (const figure_verdict& v : r.figures) {
         const check_figure& f = v.figure;
         const bool bw = f.kind == figure_kind::bandwidth;
         std::string label = bw ? "bw_gbit" : "lat_us";
-        if (per_kind[static_cast<int>(f.kind)] > 1) label += "_" + format_size_short(f.size_bytes);
+        if (!f.rail.empty()) label += "_" + f.rail;
+        if (per_kind[{static_cast<int>(f.kind), f.rail}] > 1) label += "_" + format_size_short(f.size_bytes);
         auto range = [&](const std::optional<double>& at) {
             return at ? perf_number(*at) + (bw ? ":" : "") : std::string();
         };
@@ -391,6 +395,7 @@ json to_json(const check_result& r) {
                                 {"reason", v.reason},
                                 {"warn_at", opt(v.warn_at)},
                                 {"crit_at", opt(v.crit_at)}});
+        if (!f.rail.empty()) j["figures"].back()["rail"] = f.rail;
     }
     j["counters"] = json::array();
     for (const counter_verdict& c : r.counters)

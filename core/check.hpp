@@ -51,6 +51,8 @@ struct check_figure {
     figure_kind kind = figure_kind::bandwidth;
     std::uint64_t size_bytes = 0;
     double value = 0;
+    /// The rail the figure is of (core/rail_check.hpp); empty: the path (all rails together).
+    std::string rail;
 };
 
 /// Limits of a check. At least one of min_gbit, max_lat_us or baseline must be given.
@@ -146,7 +148,7 @@ inline constexpr std::size_t nagios_first_line_max = 300;
 /// each further item follows on a line of its own (plugin guidelines, "Plugin Output").
 /// Perfdata labels carry the unit (Gbit/s and us are not Nagios UOMs, so no UOM is
 /// written): `bw_gbit`, `lat_us`, suffixed with the size ("bw_gbit_1M") when a kind is
-/// measured at several sizes. warn/crit are Nagios ranges: "X:" (alert below X) for
+/// measured at several sizes; a rail's figure is labelled with its rail ("bw_gbit_ens2"). warn/crit are Nagios ranges: "X:" (alert below X) for
 /// bandwidth, "X" (alert above X) for latency; min is 0; max is empty. '|' and line breaks
 /// in free text are replaced.
 std::string nagios_output(const check_result&);

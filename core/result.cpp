@@ -97,6 +97,7 @@ void check_sane(const point_result& p) {
         for (const auto& f : p.flows) moved |= f.bytes > 0;
         check_sane(*p.tcp_counters, moved);
     }
+    for (const auto& r : p.rails) check_sane(r);
     if (p.link.initiator) check_sane(*p.link.initiator);
     if (p.link.peer) check_sane(*p.link.peer);
 }
@@ -177,6 +178,10 @@ json to_json(const point_result& p) {
     j["verified"] = p.verified;
     j["warnings"] = p.warnings;
     if (p.placement) j["placement"] = to_json(*p.placement);
+    if (!p.rails.empty()) {
+        j["rails"] = json::array();
+        for (const auto& r : p.rails) j["rails"].push_back(to_json(r));
+    }
     if (p.tcp_counters) j["counters"]["tcp"] = to_json(*p.tcp_counters);
     if (!p.link.empty()) {
         json link = json::object();
@@ -232,6 +237,8 @@ point_result point_result_from_json(const json& j) {
     p.duration_s = num_from(j, "duration_s");
     p.verified = j.value("verified", false);
     p.warnings = j.value("warnings", std::vector<std::string>{});
+    if (const auto r = j.find("rails"); r != j.end() && r->is_array())
+        for (const auto& x : *r) p.rails.push_back(rail_figures_from_json(x));
     if (j.contains("placement") && !j.at("placement").is_null()) p.placement = point_placement_from_json(j.at("placement"));
     if (const auto c = j.find("counters"); c != j.end() && c->is_object()) {
         if (const auto t = c->find("tcp"); t != c->end() && !t->is_null()) p.tcp_counters = tcp_point_counters_from_json(*t);

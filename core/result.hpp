@@ -5,6 +5,7 @@
 #include "core/placement.hpp"
 #include "core/link_counters.hpp"
 #include "core/point_counters.hpp"
+#include "core/rail_figures.hpp"
 #include "core/run_spec.hpp"
 #include "core/stats.hpp"
 
@@ -103,6 +104,9 @@ struct point_result {
     /// NIC and RDMA port counters of both ends around the point; empty in older results and
     /// where neither end could read them.
     link_counters link;
+    /// Each rail's share when the run measured rails at once (spec.rails); empty otherwise,
+    /// for latency points and in older results.
+    std::vector<rail_figures> rails;
 };
 
 /// One reading of the reference: its median round trip, and after which point of the test

@@ -65,7 +65,10 @@ run_spec spec_for_peer(const run_spec& s) {
     return out;
 }
 
-std::uint32_t streams_per_direction(const run_spec& s, test_kind t) { return t == test_kind::latency ? 1 : s.streams; }
+std::uint32_t streams_per_direction(const run_spec& s, test_kind t) {
+    if (t == test_kind::latency) return 1;
+    return s.streams * static_cast<std::uint32_t>(std::max<std::size_t>(1, s.rails.size()));
+}
 
 std::uint64_t fixed_point_bytes(const run_spec& s, test_kind t, std::uint64_t size) {
     if (!s.iterations) return 0;
@@ -177,6 +180,25 @@ void check_rdma_gpu_memory(const run_spec& s) {
                          "cannot read GPU memory; use --op send for latency");
 }
 
+/// The rails against the rest of the spec (rail_spec.hpp checks the list itself).
+void check_rails(const run_spec& s, const run_limits& lim) {
+    if (s.rails.empty()) return;
+    validate_rails(s.rails);
+    if (s.transport != transport_kind::tcp)
+        throw spec_error("rails over RDMA are not measured yet (only TCP rails are): use --transport tcp with --rails, or "
+                         "measure one RDMA device at a time with --device");
+    if (!s.rdma_device.empty()) throw spec_error("rails and rdma_device both choose the path: give one of them");
+    const auto total = static_cast<std::uint64_t>(s.streams) * s.rails.size();
+    if (total > lim.max_streams)
+        throw spec_error(fmt::format("{} streams on each of {} rails is {} streams per direction, more than {} (limits.max_streams "
+                                     "of this daemon; an operator may raise it in [limits] max_streams): use fewer streams or rails",
+                                     s.streams, s.rails.size(), total, lim.max_streams));
+    if (s.rails.size() > 1 && std::find(s.tests.begin(), s.tests.end(), test_kind::latency) != s.tests.end())
+        throw spec_error(fmt::format("latency over {} rails at once would time one rail while the others load the host: measure "
+                                     "latency one rail after the other (--rails-serial), or give --test bandwidth or bidir",
+                                     s.rails.size()));
+}
+
 }  // namespace
 
 void validate(const run_spec& s, const run_limits& lim) {
@@ -206,6 +228,7 @@ void validate(const run_spec& s, const run_limits& lim) {
                                      "operator may raise it in [limits] max_streams)",
                                      s.streams, lim.max_streams, lim.max_streams));
     }
+    check_rails(s, lim);
     if (s.iterations && s.duration_s) throw spec_error("iterations and duration both fix a point's length: give one of them");
     if (s.iterations && (*s.iterations == 0 || *s.iterations > lim.max_iterations))
         throw spec_error(fmt::format("iterations {} is out of range: use 1..{}", *s.iterations, lim.max_iterations));
@@ -267,6 +290,10 @@ json to_json(const run_spec& s) {
     j["rdma_device"] = s.rdma_device;
     j["rdma_port"] = s.rdma_port;
     j["gid_index"] = s.gid_index ? json(*s.gid_index) : json(nullptr);
+    if (!s.rails.empty()) {  // only when given: a peer older than rails refuses the field
+        j["rails"] = json::array();
+        for (const auto& r : s.rails) j["rails"].push_back(to_json(r));
+    }
     j["local_memory"] = s.local_memory;
     j["remote_memory"] = s.remote_memory;
     return j;
@@ -319,7 +346,7 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
     static const std::set<std::string, std::less<>> known = {
         "peer", "transport", "tests", "sizes", "streams", "reverse", "iterations", "duration_s",
         "precision", "max_point_s", "warmup_s", "verify", "busy_poll", "window_bytes", "cpus", "initiator_cpus", "peer_cpus", "op",
-        "tx_depth", "rdma_device", "rdma_port", "gid_index", "local_memory", "remote_memory"};
+        "tx_depth", "rdma_device", "rdma_port", "gid_index", "local_memory", "remote_memory", "rails"};
     for (const auto& [key, value] : j.items())
         if (!known.contains(key)) throw spec_error(fmt::format("unknown field '{}' in run spec", key));
     if (!j.contains("peer")) throw spec_error("run spec has no 'peer': give the peer daemon as \"host:port\"");
@@ -369,6 +396,10 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
         else if (key == "gid_index") { if (!v.is_null()) s.gid_index = static_cast<int>(get_u32(v, key)); }
         else if (key == "local_memory") s.local_memory = get_string(v, key);
         else if (key == "remote_memory") s.remote_memory = get_string(v, key);
+        else if (key == "rails") {
+            if (!v.is_array()) throw spec_error("field 'rails' must be an array of rails");
+            for (const auto& r : v) s.rails.push_back(rail_pair_from_json(r));
+        }
     }
     if (!j.contains("sizes")) s.sizes = parse_size_list("1..4M");
     validate(s, lim);

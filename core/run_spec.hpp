@@ -2,6 +2,8 @@
 /// The run specification: what a client asks a daemon to measure. Validated once into an
 /// immutable value that also travels to the peer, so both sides agree without flags typed
 /// twice.
+#include "core/rail_spec.hpp"
+
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -92,6 +94,10 @@ struct run_spec {
     std::uint32_t rdma_port = 1;
     std::optional<int> gid_index;                      ///< empty: RoCE v2 IPv4-mapped GID of the session address
 
+    /// Rails measured at once (docs/rails.md): each carries `streams` streams per direction,
+    /// bound to its own addresses. Empty: one path, the session's addresses. TCP only.
+    std::vector<rail_pair> rails;
+
     // Memory domains ("host" or "cuda:N")
     std::string local_memory = "host";
     std::string remote_memory = "host";
@@ -106,7 +112,7 @@ struct run_spec {
 std::uint64_t fixed_point_bytes(const run_spec&, test_kind, std::uint64_t size);
 
 /// Streams (TCP) or queue pairs (RDMA) one direction of a test uses: 1 for latency, else
-/// spec.streams.
+/// spec.streams on each rail (spec.streams × the number of rails, at least one).
 std::uint32_t streams_per_direction(const run_spec&, test_kind);
 
 /// The CPUs the spec pins one side's measuring threads to (initiator_cpus or peer_cpus, else

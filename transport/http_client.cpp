@@ -148,8 +148,9 @@ std::chrono::milliseconds left_until(clock::time_point deadline) {
 }
 
 /// Connects, and runs the TLS handshake when `tls` is given, both before `deadline`.
-std::unique_ptr<byte_stream> open_stream(const endpoint_address& to, const tls_context* tls, clock::time_point deadline) {
-    auto fd = connect_tcp(to, left_until(deadline));
+std::unique_ptr<byte_stream> open_stream(const endpoint_address& to, const tls_context* tls, clock::time_point deadline,
+                                         const std::string& from = {}) {
+    auto fd = connect_tcp(to, left_until(deadline), from);
     if (!tls) return make_plain_stream(std::move(fd));
     return tls_connect(std::move(fd), *tls, to.host, deadline);
 }
@@ -201,9 +202,10 @@ http_response http_stream(const endpoint_address& to, const http_request& req, s
 }
 
 upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
-                                 std::chrono::milliseconds timeout, http_response& refused, const tls_context* tls) {
+                                 std::chrono::milliseconds timeout, http_response& refused, const tls_context* tls,
+                                 const std::string& from) {
     const auto deadline = clock::now() + timeout;
-    auto s = open_stream(to, tls, deadline);
+    auto s = open_stream(to, tls, deadline, from);
     http_request up = req;
     up.headers["Connection"] = "Upgrade";
     up.headers["Upgrade"] = protocol;

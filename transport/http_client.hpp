@@ -73,9 +73,10 @@ struct upgraded_connection {
 /// Sends an upgrade request (GET target, "Connection: Upgrade", "Upgrade: protocol") and
 /// expects "101 Switching Protocols" within `timeout` (one deadline for connect, TLS, send
 /// and the answer). Any other status returns the response in `refused` and a null stream. `tls` as for http_call. Throws std::system_error or
-/// http_protocol_error.
+/// http_protocol_error. `from` (an IP literal; empty: any) is the local address the
+/// connection leaves from (connect_tcp).
 upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
                                  std::chrono::milliseconds timeout, http_response& refused,
-                                 const tls_context* tls = nullptr);
+                                 const tls_context* tls = nullptr, const std::string& from = {});
 
 }  // namespace meshperf::transport

@@ -121,7 +121,32 @@ void socket_fd::reset(int fd) noexcept {
     fd_ = fd;
 }
 
-socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds timeout) {
+namespace {
+
+/// Binds `fd` of `family` to the local IP `from` (port 0); false when `from` is of the other family.
+bool bind_local(int fd, int family, const std::string& from) {
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (family == AF_INET) {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        if (::inet_pton(AF_INET, from.c_str(), &a->sin_addr) != 1) return false;
+        a->sin_family = AF_INET;
+        len = sizeof *a;
+    } else if (family == AF_INET6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        if (::inet_pton(AF_INET6, from.c_str(), &a->sin6_addr) != 1) return false;
+        a->sin6_family = AF_INET6;
+        len = sizeof *a;
+    } else {
+        return false;
+    }
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) throw_errno(errno, fmt::format("bind to {}", from));
+    return true;
+}
+
+}  // namespace
+
+socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds timeout, const std::string& from) {
     const auto deadline = clock::now() + timeout;
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
@@ -138,6 +163,7 @@ socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds time
     for (auto* ai = res; ai && !result; ai = ai->ai_next) {
         socket_fd s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
         if (!s) { last_err = errno; continue; }
+        if (!from.empty() && !bind_local(s.get(), ai->ai_family, from)) { last_err = EAFNOSUPPORT; continue; }
         if (::connect(s.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
             if (errno != EINPROGRESS) { last_err = errno; continue; }
             if (!wait_for(s.get(), POLLOUT, deadline)) { last_err = ETIMEDOUT; continue; }

@@ -66,8 +66,10 @@ private:
 
 /// Resolves and connects (IPv4 or IPv6) within the timeout. The socket is returned in
 /// blocking mode. Throws resolve_error when the name does not resolve, std::system_error
-/// otherwise: "connect to HOST:PORT: Connection refused".
-socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds timeout);
+/// otherwise: "connect to HOST:PORT: Connection refused". `from` (an IP literal, empty:
+/// any) binds the local end first, so the connection leaves from that address (a rail's);
+/// addresses of the other family are skipped.
+socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds timeout, const std::string& from = {});
 
 /// Writes all bytes before the deadline. Throws std::system_error (timeout: ETIMEDOUT;
 /// peer gone: EPIPE/ECONNRESET).

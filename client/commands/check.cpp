@@ -4,10 +4,13 @@
 #include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/nagios_check.hpp"
+#include "client/support/rail_lookup.hpp"
 #include "client/support/short_runs.hpp"
 #include "core/check_figures.hpp"
 #include "core/error.hpp"
 #include "core/prometheus.hpp"
+#include "core/rail_check.hpp"
+#include "node/manifest.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -57,6 +60,9 @@ struct check_options {
     double min_busbw = 0;
     core::counter_thresholds counters;  ///< --retransmit-warn/-crit, --max-symbol-errors-per-hour
     bool ignore_counters = false;       ///< --ignore-counters: judge the figures only
+    rail_options rails;                 ///< --rails, --rail-map, --rails-serial
+    double min_rate_fraction = 0;       ///< --min-rate-fraction: each rail against this share of its link rate
+    std::string expect;                 ///< --expect node.toml: its rail_rate_gbit is the rails' rate
 };
 
 /// The options of check --collective, as the command line gave them.
@@ -128,6 +134,46 @@ std::vector<core::check_figure> load_baseline(const check_options& o, const std:
     return figures;
 }
 
+/// The rails of --rails, matched from both daemons' /v1/info, at the manifest's rate when
+/// --expect gives one (the rate a rail should have, where the NIC's own is not the target,
+/// as on a shaped or a deliberately slower link). Empty without --rails.
+std::vector<core::rail_pair> check_rails(const check_options& o, const core::check_target& target, const daemon_client& initiator,
+                                         const credentials& creds) {
+    if (!o.rails.given) return {};
+    std::vector<core::rail_pair> rails;
+    try {
+        rails = look_up_rails(initiator, target.peer, creds, o.rails);
+    } catch (const client_error& e) {
+        if (e.code() == exit_usage) throw core::spec_error(e.what());
+        throw;
+    }
+    if (!o.expect.empty())
+        if (const auto m = node::load_manifest(o.expect); m.rail_rate_gbit)
+            for (auto& r : rails) r.rate_gbit = *m.rail_rate_gbit;
+    return rails;
+}
+
+/// The specs with the rails added (all of them in each, or one rail per spec with
+/// --rails-serial), each checked again. Without rails, the specs as they are.
+std::vector<core::run_spec> with_rails(const std::vector<core::run_spec>& specs, const std::vector<core::rail_pair>& rails,
+                                       bool serial) {
+    if (rails.empty()) return specs;
+    std::vector<core::run_spec> out;
+    for (const auto& s : specs) {
+        if (serial) {
+            for (const auto& r : rails) {
+                out.push_back(s);
+                out.back().rails = {r};
+            }
+        } else {
+            out.push_back(s);
+            out.back().rails = rails;
+        }
+    }
+    for (const auto& s : out) core::validate(s);
+    return out;
+}
+
 core::check_result run_check(const check_options& o, bool min_given, bool lat_given, const core::check_target& target,
                              const credentials& creds) {
     const daemon_client initiator(o.initiator, creds);
@@ -137,7 +183,9 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
     limits.warn = o.warn;
     limits.crit = o.crit;
     if (!o.baseline.empty()) limits.baseline = load_baseline(o, target.peer, initiator);
-    core::validate(limits);
+    // --min-rate-fraction alone judges the rails only (the aggregate figure has no limit to meet).
+    const bool rails_only = !min_given && !lat_given && o.baseline.empty();
+    if (!rails_only) core::validate(limits);
     core::validate(o.counters);
 
     // Measure what is judged: the tests with a limit, at the baseline's sizes when there is one.
@@ -150,10 +198,13 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
         if (limits.min_gbit || !bw_sizes.empty()) t.push_back("bandwidth");
         for (const auto& s : t) test.tests += (test.tests.empty() ? "" : ",") + s;
     }
-    const auto specs = short_test_specs(target.peer, test, lat_sizes, bw_sizes);
+    if (test.tests.empty() && o.min_rate_fraction > 0) test.tests = "bandwidth";
+    const auto specs = with_rails(short_test_specs(target.peer, test, lat_sizes, bw_sizes), check_rails(o, target, initiator, creds),
+                                  o.rails.serial);
 
     std::vector<core::check_figure> measured;
     std::vector<core::counter_verdict> counters;
+    std::vector<core::figure_verdict> rails;
     for (const auto& spec : specs) {
         auto out = run_to_completion(initiator, spec);
         if (!out.completed) {
@@ -163,8 +214,22 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
         for (const auto& f : core::figures_of(out.run)) measured.push_back(f);
         if (!o.ignore_counters)
             for (auto& c : core::counter_verdicts_of(out.run, o.counters)) counters.push_back(std::move(c));
+        if (o.min_rate_fraction > 0)
+            for (auto& v : core::rail_verdicts(out.run, o.min_rate_fraction)) rails.push_back(std::move(v));
     }
-    auto result = core::evaluate_check(target, measured, limits);
+    core::check_result result;
+    if (rails_only) {
+        result.target = target;
+        result.state = rails.empty() ? core::check_state::unknown : core::check_state::ok;
+        if (rails.empty()) result.message = "no rail was measured";
+        for (auto& v : rails) {
+            result.state = core::worst(result.state, v.state);
+            result.figures.push_back(std::move(v));
+        }
+    } else {
+        result = core::evaluate_check(target, measured, limits);
+        core::add_rail_verdicts(result, std::move(rails));
+    }
     core::add_counter_verdicts(result, std::move(counters));
     return result;
 }
@@ -200,6 +265,10 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
         ->capture_default_str();
     cmd->add_flag("--ignore-counters", o->ignore_counters,
                   "judge the figures only, not the TCP, NIC and RDMA counters recorded with them (docs/counters.md)");
+    add_rail_options(*cmd, o->rails);
+    cmd->add_option("--min-rate-fraction", o->min_rate_fraction,
+                    "with --rails: CRITICAL when a rail carries less than this fraction of its link rate (0.9: ngc_multinode_perf's pass mark)");
+    cmd->add_option("--expect", o->expect, "with --rails: node manifest (node.toml); its rail_rate_gbit is every rail's expected rate");
     auto& c = o->collective;
     c.sizes = default_collective_check_size;
     cmd->add_option("--collective", c.ops, "check one collective instead of a path: allreduce, allgather, reduce-scatter, "
@@ -230,8 +299,19 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
         }
         // stderr: a monitoring system reads only the verdict on stdout.
         if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
-        if (!cmd->count("--min-gbit") && !cmd->count("--max-lat-us") && o->baseline.empty())
-            return reporter->report(core::unknown_result(target, "bad options: give --min-gbit and/or --max-lat-us, or --baseline FILE|stored"));
+        try {
+            finish_rail_options(*cmd, o->rails);
+            if (!o->rails.given && (cmd->count("--min-rate-fraction") || cmd->count("--expect")))
+                throw client_error(exit_usage, "--min-rate-fraction and --expect judge rails: give --rails all (or rail names)");
+            if (cmd->count("--min-rate-fraction") && !(o->min_rate_fraction > 0 && o->min_rate_fraction <= 1))
+                throw client_error(exit_usage, fmt::format("--min-rate-fraction {} is out of range: give a fraction in (0, 1], "
+                                                           "e.g. 0.9", o->min_rate_fraction));
+        } catch (const client_error& e) {
+            return reporter->report(core::unknown_result(target, fmt::format("bad options: {}", e.what())));
+        }
+        if (!cmd->count("--min-gbit") && !cmd->count("--max-lat-us") && o->baseline.empty() && !cmd->count("--min-rate-fraction"))
+            return reporter->report(core::unknown_result(target, "bad options: give --min-gbit and/or --max-lat-us, --baseline "
+                                                                 "FILE|stored, or --rails with --min-rate-fraction"));
 
         return run_with_deadline(
             o->timeout_s,

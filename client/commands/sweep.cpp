@@ -3,6 +3,7 @@
 #include "client/support/output_format.hpp"
 #include "client/support/progress.hpp"
 #include "client/support/progress_printer.hpp"
+#include "client/support/rail_lookup.hpp"
 #include "client/render/run_output.hpp"
 #include "client/render/table.hpp"
 #include "client/render/svg_plot.hpp"
@@ -52,6 +53,7 @@ struct sweep_options {
     std::string svg;
     bool quiet = false;     ///< -q, --no-progress
     bool progress = false;  ///< --progress: also when stderr is not a terminal
+    rail_options rails;     ///< --rails, --rail-map, --rails-serial
 };
 
 /// Registers sweep's options on `cmd`, parsed into `o` (which must outlive the parse).
@@ -84,6 +86,7 @@ void add_sweep_options(CLI::App& cmd, sweep_options& o) {
     cmd.add_option("--local-memory", o.local_memory, "initiator's memory: host or cuda:N");
     cmd.add_option("--remote-memory", o.remote_memory, "peer's memory: host or cuda:N");
     add_format_option(cmd, o.format, {output_format::table, output_format::json, output_format::csv});
+    add_rail_options(cmd, o.rails);
     cmd.add_option("-o,--output", o.output, "write the result to FILE instead of stdout");
     cmd.add_option("--svg", o.svg, "also draw latency and bandwidth against size, with the fitted model, to FILE.svg");
     auto* progress = cmd.add_flag("--progress", o.progress,
@@ -232,6 +235,68 @@ bool save_lost_run(const sweep_options& o, const core::run_spec& spec, const dae
     }
 }
 
+
+/// One run of the sweep: streamed with its progress, read back. A lost stream saves what
+/// was measured and becomes client_error.
+struct measured_run {
+    core::run_result run;
+    json doc;
+};
+
+measured_run run_sweep(const sweep_options& o, const core::run_spec& spec, const daemon_client& daemon) {
+    sweep_progress progress(o, spec, daemon.address().to_string());
+    json result_doc;
+    try {
+        result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) { progress.on_event(ev); });
+    } catch (const stream_lost& e) {
+        progress.finish();
+        if (!save_lost_run(o, spec, daemon, e)) throw;
+        throw client_error(e.code(), fmt::format("{}; measured points kept ({})", e.what(),
+                                                 o.output.empty() || o.output == "-" ? "printed above" : "in " + o.output));
+    }
+    progress.finish();
+    return {read_run(result_doc), std::move(result_doc)};
+}
+
+/// The runs of --rails-serial, one per rail, as one output: the tables one after the other,
+/// a JSON array of the result documents, or the CSV rows under one header.
+std::string render_serial(output_format format, const std::vector<measured_run>& runs) {
+    std::string table, csv = core::csv_header() + "\n";
+    json docs = json::array();
+    for (const auto& m : runs) {
+        table += fmt::format("{}rail {} ({} -> {})\n", table.empty() ? "" : "\n", m.run.spec.rails.at(0).name,
+                             m.run.spec.rails.at(0).local_address, m.run.spec.rails.at(0).peer_address);
+        table += render_run(output_format::table, m.run, m.doc);
+        for (const auto& p : m.run.points) csv += core::to_csv_row(m.run, p) + "\n";
+        docs.push_back(json::parse(render_run(output_format::json, m.run, m.doc)));
+    }
+    return render(format, {.table = [&] { return table; }, .json = [&] { return docs.dump(2) + "\n"; }, .csv = [&] { return csv; }});
+}
+
+/// Exit code of a finished run: 0, or 1 when it failed or its daemon could not store it.
+int run_exit_code(const measured_run& m, const daemon_client& daemon) {
+    if (m.run.state != "completed") {
+        std::fprintf(stderr, "meshperf: run %s %s: %s\n", m.run.id.c_str(), m.run.state.c_str(), m.run.error.c_str());
+        return exit_run_failed;
+    }
+    // The daemon measured it but could not keep it (full disk): the result above is the
+    // only copy until the daemon's retry succeeds.
+    if (report_not_stored(m.doc, "run " + m.run.id, daemon.address().to_string())) return exit_run_failed;
+    return exit_ok;
+}
+
+/// Adds the matched rails to the spec and checks it again (latency over concurrent rails,
+/// streams × rails against the limit): a usage error, exit 2.
+core::run_spec with_rails(core::run_spec spec, std::vector<core::rail_pair> rails) {
+    spec.rails = std::move(rails);
+    try {
+        core::validate(spec);
+    } catch (const core::spec_error& e) {
+        throw client_error(exit_usage, e.what());
+    }
+    return spec;
+}
+
 }  // namespace
 
 command_runner add_sweep_command(CLI::App& app, const common_options& common) {
@@ -239,31 +304,34 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
     auto* cmd = app.add_subcommand("sweep", "measure latency, bandwidth and message rate over a range of message sizes");
     add_sweep_options(*cmd, *o);
     return [cmd, o, &common]() -> int {
-        const auto spec = spec_or_usage(*o, *cmd);
-        daemon_client daemon(o->initiator, client_credentials(common.token_file, common.tls));
-        sweep_progress progress(*o, spec, daemon.address().to_string());
-        json result_doc;
-        try {
-            result_doc = daemon.run_streaming(core::to_json(spec), [&](const json& ev) { progress.on_event(ev); });
-        } catch (const stream_lost& e) {
-            progress.finish();
-            if (!save_lost_run(*o, spec, daemon, e)) throw;
-            throw client_error(e.code(), fmt::format("{}; measured points kept ({})", e.what(),
-                                                     o->output.empty() || o->output == "-" ? "printed above"
-                                                                                           : "in " + o->output));
+        finish_rail_options(*cmd, o->rails);
+        auto spec = spec_or_usage(*o, *cmd);
+        if (o->rails.given && !o->device.empty())
+            throw client_error(exit_usage, "--rails and --device both choose the path: give --rails (every rail's device is its "
+                                           "own) or --device, not both");
+        const auto creds = client_credentials(common.token_file, common.tls);
+        daemon_client daemon(o->initiator, creds);
+        if (o->rails.given) {
+            auto rails = look_up_rails(daemon, spec.peer, creds, o->rails);
+            if (o->rails.serial) {
+                std::vector<core::run_spec> specs;  // all checked before the first run
+                for (auto& r : rails) specs.push_back(with_rails(spec, {r}));
+                std::vector<measured_run> runs;
+                int code = exit_ok;
+                for (const auto& s : specs) {
+                    runs.push_back(run_sweep(*o, s, daemon));
+                    code = std::max(code, run_exit_code(runs.back(), daemon));
+                }
+                write_output(o->output, render_serial(o->format, runs));
+                return code;
+            }
+            spec = with_rails(spec, std::move(rails));
         }
-        progress.finish();
-        const auto run = read_run(result_doc);
-        write_output(o->output, render_run(o->format, run, result_doc));
-        if (!o->svg.empty() && !run.points.empty()) write_output(o->svg, render_sweep_svg(run, measured_panels(std::span(&run, 1))));
-        if (run.state != "completed") {
-            std::fprintf(stderr, "meshperf: run %s %s: %s\n", run.id.c_str(), run.state.c_str(), run.error.c_str());
-            return exit_run_failed;
-        }
-        // The daemon measured it but could not keep it (full disk): the result above is the
-        // only copy until the daemon's retry succeeds.
-        if (report_not_stored(result_doc, "run " + run.id, daemon.address().to_string())) return exit_run_failed;
-        return exit_ok;
+        const auto m = run_sweep(*o, spec, daemon);
+        write_output(o->output, render_run(o->format, m.run, m.doc));
+        if (!o->svg.empty() && !m.run.points.empty())
+            write_output(o->svg, render_sweep_svg(m.run, measured_panels(std::span(&m.run, 1))));
+        return run_exit_code(m, daemon);
     };
 }
 

@@ -3,6 +3,7 @@
 #include "client/support/cli_wording.hpp"
 #include "client/render/figure_text.hpp"
 #include "client/render/point_warnings.hpp"
+#include "client/render/rail_table.hpp"
 #include "client/support/run_model.hpp"
 #include "core/placement_summary.hpp"
 #include "core/sizes.hpp"
@@ -134,12 +135,16 @@ std::string render_run_table(const core::run_result& run) {
                 }
                 if (retr) rows.back().push_back(p.tcp_counters ? std::to_string(p.tcp_counters->retransmits) : "-");
             }
+            const auto streams = core::streams_per_direction(run.spec, test);
             out += fmt::format("\n{} ({}{}, {} stream{})\n", core::to_string(test),
                                bidir ? "both directions" : (run.spec.reverse ? "peer -> initiator" : "initiator -> peer"),
-                               "", run.spec.streams, run.spec.streams == 1 ? "" : "s");
+                               run.spec.rails.empty() ? "" : fmt::format(", {} rails", run.spec.rails.size()), streams,
+                               streams == 1 ? "" : "s");
         }
         if (rows.size() > 1) out += format_table(rows);
         else out += "(no points)\n";
+        if (test != core::test_kind::latency)
+            if (const auto rails = rail_table_rows(run, test); !rails.rows.empty()) out += rails.heading + format_table(rails.rows);
     }
     if (!run.points.empty()) out += render_model_text(fit_run_model(run));
     bool any_missed = false;

@@ -76,6 +76,12 @@ core::point_result assemble_point(const point_inputs& in) {
         p.msg_per_s += f.msg_per_s;
         p.duration_s = std::max(p.duration_s, f.seconds);
     }
+    if (!in.spec.rails.empty() && in.test != core::test_kind::latency) {
+        std::vector<std::vector<double>> stream_rates;
+        for (const auto& f : p.flows) stream_rates.push_back(f.stream_gbit_per_s);
+        p.rails = core::split_by_rail(stream_rates, in.spec.rails, in.spec.streams);
+        for (auto& w : core::rail_warnings(p.rails)) p.warnings.push_back(std::move(w));
+    }
     if (in.byte_cap_reached)
         p.warnings.push_back(fmt::format("stopped at the byte limit: {} per direction per point (max_bytes_per_point, the lower "
                                          "of the two daemons' limits) was reached after {:.3g} s; the figures are the bytes and "
@@ -100,7 +106,7 @@ core::point_result assemble_point(const point_inputs& in) {
     }
     if (in.test == core::test_kind::bandwidth) {
         const double sender_cpu = in.sender_is_local ? p.cpu.local_percent : p.cpu.remote_percent;
-        const double per_stream = sender_cpu / in.spec.streams;
+        const double per_stream = sender_cpu / core::streams_per_direction(in.spec, in.test);
         if (per_stream >= 90.0)
             p.warnings.push_back(fmt::format("sender CPU-bound ({:.0f}% of a core per stream): the figure may be limited by the sender's CPU, not the path",
                                              per_stream));

@@ -33,16 +33,46 @@ std::int64_t ns_since_epoch(clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
+/// Where stream `i` of a point goes and leaves from: the peer's session address, or with
+/// rails the address of its rail (rail_of_stream over its index among the streams of its
+/// role) at the peer daemon's port, leaving from this side's address on that rail.
+struct stream_route {
+    transport::endpoint_address to;
+    std::string from;               ///< empty: any local address
+    const core::rail_pair* rail = nullptr;
+};
+
+stream_route route_of_stream(const core::run_spec& spec, const transport::endpoint_address& peer,
+                             const std::vector<tcp::stream_role>& roles, std::size_t i) {
+    if (spec.rails.empty()) return {peer, {}, nullptr};
+    const auto in_role = static_cast<std::size_t>(std::count(roles.begin(), roles.begin() + static_cast<std::ptrdiff_t>(i), roles[i]));
+    const auto& rail = spec.rails.at(core::rail_of_stream(in_role, spec.streams));
+    return {{rail.peer_address, peer.port}, rail.local_address, &rail};
+}
+
 /// Opens the point's data streams: upgraded connections to the peer's port, in role order.
-std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const transport::endpoint_address& peer,
-                                               const std::string& token, std::size_t count) {
+std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const core::run_spec& spec,
+                                               const transport::endpoint_address& peer, const std::string& token,
+                                               const std::vector<tcp::stream_role>& roles) {
     std::vector<transport::socket_fd> fds;
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 0; i < roles.size(); ++i) {
+        const auto route = route_of_stream(spec, peer, roles, i);
+        const auto where = route.rail ? fmt::format(" on rail {} ({} -> {})", route.rail->name, route.from, route.to.to_string())
+                                      : std::string();
         transport::http_response refused;
-        auto up = transport::http_upgrade(peer, upgrade_request(ctx, fmt::format("/v1/stream?token={}&index={}", token, i)),
-                                          data_upgrade, handshake_timeout, refused);
+        transport::upgraded_connection up;
+        try {
+            up = transport::http_upgrade(route.to, upgrade_request(ctx, fmt::format("/v1/stream?token={}&index={}", token, i)),
+                                         data_upgrade, handshake_timeout, refused, nullptr, route.from);
+        } catch (const std::exception& e) {
+            if (!route.rail) throw;
+            // A rail the peer daemon cannot be reached on: say which, and the usual causes.
+            throw session_error(fmt::format("data stream {}{}: {} (the peer daemon must listen on every address, e.g. listen = "
+                                            "\"0.0.0.0:{}\", and the rail's route must leave by that rail)",
+                                            i, where, e.what(), peer.port));
+        }
         if (!up.stream)
-            throw session_error(fmt::format("peer refused data stream {}: {} {}", i, refused.status, refusal_message(refused)));
+            throw session_error(fmt::format("peer refused data stream {}{}: {} {}", i, where, refused.status, refusal_message(refused)));
         if (!up.leftover.empty()) throw session_error("peer sent data before the stream started");
         fds.push_back(up.stream->release_socket());  // data streams are plain TCP, never TLS
     }
@@ -84,7 +114,7 @@ public:
     tcp_initiator(const daemon_context& ctx, const transport::endpoint_address& peer, const core::run_spec& spec,
                   const point_key& key, std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
                   const std::vector<int>& cpus)
-        : ctx_(ctx), peer_(peer), spec_(spec), key_(key), cpus_(cpus), roles_(tcp::initiator_roles(key.test, spec.streams, spec.reverse)),
+        : ctx_(ctx), peer_(peer), spec_(spec), key_(key), cpus_(cpus), roles_(tcp::initiator_roles(key.test, core::streams_per_direction(spec, key.test), spec.reverse)),
           forward_streams_(count_role(roles_, tcp::stream_role::send)),
           reverse_streams_(count_role(roles_, tcp::stream_role::receive)), forward_(forward_streams_, spec.warmup_s),
           reverse_(reverse_streams_, spec.warmup_s), byte_cap_(byte_cap), memory_(memory), token_(random_token()) {}
@@ -92,7 +122,7 @@ public:
     json begin_fields() override { return {{"token", token_}}; }
 
     void connect() override {
-        side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, open_streams(ctx_, peer_, token_, roles_.size()),
+        side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, open_streams(ctx_, spec_, peer_, token_, roles_),
                                                   roles_, byte_cap_, memory_);
         side_->pin_to(cpus_);
     }
@@ -214,7 +244,7 @@ public:
         if (!begin.contains("token") || !begin["token"].is_string())
             throw session_error("the initiator's point_begin names no data stream token");
         token_ = begin["token"].get<std::string>();
-        for (auto r : tcp::initiator_roles(key.test, spec.streams, spec.reverse)) roles_.push_back(tcp::mirror(r));
+        for (auto r : tcp::initiator_roles(key.test, core::streams_per_direction(spec, key.test), spec.reverse)) roles_.push_back(tcp::mirror(r));
         // Our senders stop at the agreed cap by themselves; what we receive is checked against
         // our own limit (plus the fixed-count warm-up), so an initiator that ignores it is cut off.
         receive_limit_ = ctx.limits.max_bytes_per_point +

@@ -1,0 +1,54 @@
+#include "client/render/rail_table.hpp"
+
+#include "client/render/figure_text.hpp"
+#include "core/sizes.hpp"
+
+#include <fmt/format.h>
+
+namespace meshperf::client {
+
+namespace {
+
+std::string gbit(double g) { return significant_text(g, 3); }
+
+}  // namespace
+
+rail_rows rail_table_rows(const core::run_result& run, core::test_kind test) {
+    const bool bidir = test == core::test_kind::bidir;
+    std::vector<std::vector<std::string>> rows;
+    if (bidir) rows.push_back({"size", "rail", "Gbit/s", "->peer", "<-peer", "link Gbit/s", "% of link"});
+    else rows.push_back({"size", "rail", "Gbit/s", "link Gbit/s", "% of link"});
+    for (const auto& p : run.points) {
+        if (p.test != test || p.rails.empty()) continue;
+        for (const auto& r : p.rails) {
+            std::vector<std::string> row{core::format_size(p.size_bytes), r.name, gbit(r.gbit_per_s)};
+            if (bidir)
+                for (std::size_t f = 0; f < 2; ++f)
+                    row.push_back(f < r.flow_gbit_per_s.size() ? gbit(r.flow_gbit_per_s[f]) : "-");
+            row.push_back(r.rate_gbit ? gbit(*r.rate_gbit) : "?");
+            row.push_back(r.rate_fraction ? fmt::format("{:.1f}", *r.rate_fraction * 100) : "?");
+            rows.push_back(std::move(row));
+        }
+        // The rails together: what the node pair carried at once.
+        double rate = 0;
+        bool known = true;
+        for (const auto& r : p.rails) {
+            known = known && r.rate_gbit.has_value();
+            if (r.rate_gbit) rate += *r.rate_gbit;
+        }
+        std::vector<std::string> all{core::format_size(p.size_bytes), fmt::format("all {}", p.rails.size()), gbit(p.gbit_per_s)};
+        if (bidir)
+            for (std::size_t f = 0; f < 2; ++f) all.push_back(f < p.flows.size() ? gbit(p.flows[f].gbit_per_s) : "-");
+        all.push_back(known ? gbit(rate) : "?");
+        all.push_back(known && rate > 0 ? fmt::format("{:.1f}", p.gbit_per_s / (rate * static_cast<double>(p.flows.size())) * 100)
+                                        : "?");
+        rows.push_back(std::move(all));
+    }
+    if (rows.size() == 1) return {};
+    return {fmt::format("\n{} per rail ({} rails at once, {} stream{} each; % of link: of the lower link rate of the two ends{})\n",
+                       core::to_string(test), run.spec.rails.size(), run.spec.streams, run.spec.streams == 1 ? "" : "s",
+                       bidir ? ", in each direction" : ""),
+            std::move(rows)};
+}
+
+}  // namespace meshperf::client

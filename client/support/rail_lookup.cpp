@@ -1,0 +1,45 @@
+#include "client/support/rail_lookup.hpp"
+
+#include "core/error.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+
+namespace meshperf::client {
+
+void add_rail_options(CLI::App& cmd, rail_options& o) {
+    cmd.add_option("--rails", o.request.rails,
+                   "measure these rails of the initiator at once: all, or NAME,... (GET /v1/info lists them; docs/rails.md)");
+    cmd.add_option("--rail-map", o.request.rail_map,
+                   "pair rails by hand: INITIATOR_RAIL=PEER_RAIL,... (default: by subnet, then by name)");
+    cmd.add_flag("--rails-serial", o.serial, "measure the rails one after the other (one run each) instead of at once");
+}
+
+void finish_rail_options(const CLI::App& cmd, rail_options& o) {
+    o.given = cmd.count("--rails") > 0;
+    if (o.given) return;
+    if (cmd.count("--rail-map")) throw client_error(exit_usage, "--rail-map pairs rails: give --rails all (or rail names) with it");
+    if (o.serial) throw client_error(exit_usage, "--rails-serial measures rails one by one: give --rails all (or rail names) with it");
+}
+
+std::vector<core::rail_pair> look_up_rails(const daemon_client& initiator, const std::string& peer_address,
+                                           const credentials& creds, const rail_options& o) {
+    const auto initiator_info = initiator.get("/v1/info");
+    const daemon_client peer(peer_address, creds);
+    const auto peer_info = peer.get("/v1/info");
+    const auto rails_of = [](const nlohmann::json& info) {
+        const auto it = info.find("rails");
+        return it == info.end() ? nlohmann::json() : *it;
+    };
+    rail_matching m;
+    try {
+        m = match_rails(rails_of(initiator_info), rails_of(peer_info), o.request, "initiator " + initiator.address().to_string(),
+                        "peer " + peer.address().to_string());
+    } catch (const core::spec_error& e) {
+        throw client_error(exit_usage, e.what());
+    }
+    for (const auto& n : m.notes) std::fprintf(stderr, "meshperf: %s\n", n.c_str());
+    return m.rails;
+}
+
+}  // namespace meshperf::client

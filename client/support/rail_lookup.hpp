@@ -1,0 +1,31 @@
+#pragma once
+/// --rails for the commands that take it (sweep, check): the options, and the rails of a
+/// run from both daemons' GET /v1/info matched by client/support/rail_match.hpp.
+#include "client/support/daemon_client.hpp"
+#include "client/support/rail_match.hpp"
+
+#include <CLI/CLI.hpp>
+
+namespace meshperf::client {
+
+/// --rails, --rail-map and --rails-serial as given.
+struct rail_options {
+    rail_request request;
+    bool given = false;   ///< --rails was on the command line
+    bool serial = false;  ///< --rails-serial: one rail after the other, one run each
+};
+
+/// Registers --rails, --rail-map and --rails-serial on `cmd`, parsed into `o`.
+void add_rail_options(CLI::App& cmd, rail_options& o);
+
+/// After parsing: records whether --rails was given; --rail-map or --rails-serial without
+/// it is a usage error (client_error, exit 2).
+void finish_rail_options(const CLI::App& cmd, rail_options& o);
+
+/// Fetches GET /v1/info from the initiator and from the peer (`peer_address`, as the run
+/// names it) and matches their rails. The notes go to stderr. A daemon that cannot be
+/// reached is client_error exit 3; rails that do not match, exit 2.
+std::vector<core::rail_pair> look_up_rails(const daemon_client& initiator, const std::string& peer_address,
+                                           const credentials& creds, const rail_options& o);
+
+}  // namespace meshperf::client

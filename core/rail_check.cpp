@@ -1,0 +1,53 @@
+#include "core/rail_check.hpp"
+
+#include "core/error.hpp"
+#include "core/figure_text.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace meshperf::core {
+
+std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate_fraction) {
+    if (!(min_rate_fraction > 0 && min_rate_fraction <= 1))
+        throw spec_error(fmt::format("--min-rate-fraction {} is out of range: give a fraction in (0, 1], e.g. 0.9 for 90% of the "
+                                     "link rate",
+                                     min_rate_fraction));
+    std::vector<figure_verdict> out;
+    for (const auto& p : run.points) {
+        if (p.test == test_kind::latency) continue;
+        const double directions = static_cast<double>(std::max<std::size_t>(1, p.flows.size()));
+        for (const auto& r : p.rails) {
+            figure_verdict v;
+            v.figure = {figure_kind::bandwidth, p.size_bytes, r.gbit_per_s, r.name};
+            if (!r.rate_gbit) {
+                v.state = check_state::unknown;
+                v.reason = "its link rate is unknown (neither end's /v1/info has one): give --expect node.toml with rail_rate_gbit";
+            } else {
+                const double floor = min_rate_fraction * *r.rate_gbit * directions;
+                v.crit_at = floor;
+                if (!(r.gbit_per_s > 0)) {
+                    v.state = check_state::critical;
+                    v.reason = "moved no bytes in the measured window (link down, or its route leaves by another interface)";
+                } else if (r.gbit_per_s < floor) {
+                    v.state = check_state::critical;
+                    v.reason = fmt::format("below {} x link rate {}{} = {} Gbit/s ({:.0f}% of the link)", min_rate_fraction,
+                                           message_figure(*r.rate_gbit), directions > 1 ? " x 2 directions" : "",
+                                           message_figure(floor), 100 * r.gbit_per_s / (*r.rate_gbit * directions));
+                }
+            }
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
+}
+
+void add_rail_verdicts(check_result& r, std::vector<figure_verdict> rails) {
+    if (r.figures.empty()) return;
+    for (auto& v : rails) {
+        r.state = worst(r.state, v.state);
+        r.figures.push_back(std::move(v));
+    }
+}
+
+}  // namespace meshperf::core

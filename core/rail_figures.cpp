@@ -1,0 +1,81 @@
+#include "core/rail_figures.hpp"
+
+#include "core/error.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace meshperf::core {
+
+using nlohmann::json;
+
+std::vector<rail_figures> split_by_rail(const std::vector<std::vector<double>>& flows, const std::vector<rail_pair>& rails,
+                                        std::uint32_t streams_per_rail) {
+    std::vector<rail_figures> out(rails.size());
+    for (std::size_t r = 0; r < rails.size(); ++r) {
+        out[r].name = rails[r].name;
+        out[r].rate_gbit = rails[r].rate_gbit;
+        out[r].flow_gbit_per_s.assign(flows.size(), 0.0);
+    }
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+        const auto& streams = flows[f];
+        if (streams.size() != rails.size() * streams_per_rail)
+            throw insane_figure(fmt::format("flow {}: {} stream rates for {} rails of {} stream{}", f, streams.size(),
+                                            rails.size(), streams_per_rail, streams_per_rail == 1 ? "" : "s"));
+        for (std::size_t i = 0; i < streams.size(); ++i) out[rail_of_stream(i, streams_per_rail)].flow_gbit_per_s[f] += streams[i];
+    }
+    for (auto& r : out) {
+        for (double g : r.flow_gbit_per_s) r.gbit_per_s += g;
+        if (r.rate_gbit && !flows.empty()) r.rate_fraction = r.gbit_per_s / (*r.rate_gbit * static_cast<double>(flows.size()));
+    }
+    return out;
+}
+
+std::vector<std::string> rail_warnings(const std::vector<rail_figures>& rails) {
+    std::vector<std::string> out;
+    for (const auto& r : rails)
+        if (r.gbit_per_s <= 0)
+            out.push_back(fmt::format("rail {}: no bytes in the measured window while the other rails moved data: its link is down "
+                                      "or its route leaves by another interface (ip route get PEER_ADDRESS from LOCAL_ADDRESS)",
+                                      r.name));
+    return out;
+}
+
+void check_sane(const rail_figures& r) {
+    auto finite_nonneg = [&](const char* what, double v) {
+        if (!std::isfinite(v) || v < 0) throw insane_figure(fmt::format("rail {}: {} is {}", r.name, what, v));
+    };
+    finite_nonneg("bandwidth", r.gbit_per_s);
+    double sum = 0;
+    for (double g : r.flow_gbit_per_s) {
+        finite_nonneg("flow bandwidth", g);
+        sum += g;
+    }
+    if (std::fabs(sum - r.gbit_per_s) > 1e-9 * std::max(sum, r.gbit_per_s) + 1e-12)
+        throw insane_figure(fmt::format("rail {}: {} Gbit/s is not the sum of its flows ({})", r.name, r.gbit_per_s, sum));
+    if (r.rate_gbit && !(*r.rate_gbit > 0 && std::isfinite(*r.rate_gbit)))
+        throw insane_figure(fmt::format("rail {}: link rate {} Gbit/s", r.name, *r.rate_gbit));
+    if (r.rate_fraction) finite_nonneg("share of the link rate", *r.rate_fraction);
+}
+
+json to_json(const rail_figures& r) {
+    return {{"name", r.name},
+            {"gbit_per_s", r.gbit_per_s},
+            {"flows_gbit_per_s", r.flow_gbit_per_s},
+            {"rate_gbit", r.rate_gbit ? json(*r.rate_gbit) : json(nullptr)},
+            {"rate_fraction", r.rate_fraction ? json(*r.rate_fraction) : json(nullptr)}};
+}
+
+rail_figures rail_figures_from_json(const json& j) {
+    if (!j.is_object()) throw spec_error("each entry of a point's 'rails' must be an object");
+    rail_figures r;
+    r.name = j.value("name", "");
+    r.gbit_per_s = j.value("gbit_per_s", 0.0);
+    r.flow_gbit_per_s = j.value("flows_gbit_per_s", std::vector<double>{});
+    if (const auto it = j.find("rate_gbit"); it != j.end() && it->is_number()) r.rate_gbit = it->get<double>();
+    if (const auto it = j.find("rate_fraction"); it != j.end() && it->is_number()) r.rate_fraction = it->get<double>();
+    return r;
+}
+
+}  // namespace meshperf::core

@@ -1,0 +1,42 @@
+#pragma once
+/// The rails of a run: pairs of one NIC of the initiator and the NIC of the peer on the same
+/// rail, measured at once in one run (docs/rails.md). The CLI matches them from both
+/// daemons' GET /v1/info; the daemons only check the list and bind each rail's streams to
+/// its addresses.
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace meshperf::core {
+
+/// One rail of a run: where its streams start and where they go.
+struct rail_pair {
+    std::string name;           ///< the initiator's rail ("ens1f0"): how results name it
+    std::string peer_name;      ///< the peer's rail matched with it
+    std::string local_address;  ///< the initiator's IP on the rail: its streams bind to it
+    std::string peer_address;   ///< the peer's IP on the rail: its streams connect there, at the peer daemon's port
+    /// The lower of both ends' link rates in Gbit/s (10^9 bit/s); empty when either is unknown.
+    std::optional<double> rate_gbit;
+};
+
+/// Most rails one run carries (a node has at most 8–16 NICs).
+inline constexpr std::size_t max_rails = 16;
+
+/// Checks a rail list: at most max_rails, names unique and printable, addresses IPv4 or
+/// IPv6 literals, no local or peer address twice, rates positive and finite. Throws
+/// spec_error naming the rail and what to do.
+void validate_rails(const std::vector<rail_pair>&);
+
+nlohmann::json to_json(const rail_pair&);
+/// Parses one entry of a spec's "rails"; throws spec_error for a wrong type or unknown field.
+rail_pair rail_pair_from_json(const nlohmann::json&);
+
+/// The rail that stream `index_in_role` of one direction belongs to when each rail carries
+/// `streams_per_rail` streams: rail-major, so streams 0..n−1 are rail 0's.
+inline std::size_t rail_of_stream(std::size_t index_in_role, std::uint32_t streams_per_rail) {
+    return streams_per_rail ? index_in_role / streams_per_rail : 0;
+}
+
+}  // namespace meshperf::core
