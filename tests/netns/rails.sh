@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Rails measured at once: two namespaces joined by a control veth (unshaped) and three rail
+# veths (ra0..ra2 in A, rb0..rb2 in B, subnets 10.61.K.0/24, names differ so matching is by
+# subnet), tbf-shaped at 200, 200 and 100 Mbit/s. `sweep --rails all` must report each rail
+# within 3% of its TCP goodput (rate x 1448/1514) and the aggregate within 3% of their sum;
+# `check --rails all --min-rate-fraction 0.8 --expect node.toml` (rail_rate_gbit 0.2: the check's short 1 MiB point reads ~89% of the wire rate, goodput being 95.6%) must
+# exit 2 naming ra2 and only ra2; an unknown rail name exits 2 listing the rails.
+#
+#   rails.sh MESHPERFD MESHPERF        Needs root, ip netns, tc tbf; 77 otherwise. About 20 s.
+set -u
+NETNS_TAG=netns-rails
+NETNS_PREFIX=mprl
+. "$(dirname "$0")/lib.sh"
+netns_begin "${1:-}" "${2:-}" tc python3
+netns_pair 1500
+RATES=(200 200 100)
+for k in 0 1 2; do
+    a="${NETNS_PREFIX}$$x$k" b="${NETNS_PREFIX}$$y$k"
+    ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    NETNS_LINKS+=("$a")
+    ip link set "$a" netns "$NS_A" && ip link set "$b" netns "$NS_B" || fail "moving rail $k"
+    ip -n "$NS_A" link set "$a" name "ra$k" && ip -n "$NS_B" link set "$b" name "rb$k" || fail "naming rail $k"
+    ip -n "$NS_A" addr add "10.61.$k.1/24" dev "ra$k" && ip -n "$NS_A" link set "ra$k" up || fail "ra$k"
+    ip -n "$NS_B" addr add "10.61.$k.2/24" dev "rb$k" && ip -n "$NS_B" link set "rb$k" up || fail "rb$k"
+    netns_tbf "$NS_A" "ra$k" "${RATES[$k]}"
+    netns_tbf "$NS_B" "rb$k" "${RATES[$k]}"
+done
+printf '[rails]\ninclude = ["ra*"]\n' >"$WORK/a.toml"
+printf '[rails]\ninclude = ["rb*"]\n' >"$WORK/b.toml"
+printf 'rail_rate_gbit = 0.2\n' >"$WORK/node.toml"
+# Listening on every address: the rails' streams arrive at the rail addresses.
+netns_start_daemon "$NS_A" 0.0.0.0 a --config "$WORK/a.toml"; PID_A=$NETNS_PID
+netns_start_daemon "$NS_B" 0.0.0.0 b --config "$WORK/b.toml"; PID_B=$NETNS_PID
+netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
+netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+netns_on_failure() { for f in "$WORK"/meshperfd-*.log; do say "--- $(basename "$f")"; tail -n 20 "$f"; done; }
+
+cli() { ip netns exec "$NS_A" timeout 60 "$MESHPERF" --token-file "$TOKEN" "$@"; }
+
+cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --test bandwidth --sizes 64K --duration 3 --warmup 0.5 \
+    --format json -o "$WORK/rails.json" 2>"$WORK/sweep.err" || fail "sweep --rails all: $(cat "$WORK/sweep.err")"
+cli show "$WORK/rails.json" | sed -n '/per rail/,$p' | head -8
+python3 - "$WORK/rails.json" "${RATES[@]}" <<'PY' || fail "per-rail figures"
+import json, sys
+run = json.load(open(sys.argv[1])); rates = [float(x) for x in sys.argv[2:]]
+p = run["points"][0]; rails = {r["name"]: r for r in p["rails"]}
+ok = True
+total = 0
+for k, mbit in enumerate(rates):
+    r = rails[f"ra{k}"]; goodput = mbit * 1448 / 1514 / 1000; total += goodput
+    dev = r["gbit_per_s"] / goodput - 1
+    print(f"rails: ra{k} {r['gbit_per_s']*1000:.1f} Mbit/s, goodput of {mbit} Mbit/s tbf {goodput*1000:.1f}: {dev*100:+.1f}%")
+    ok &= abs(dev) <= 0.03
+dev = p["gbit_per_s"] / total - 1
+print(f"rails: aggregate {p['gbit_per_s']*1000:.1f} Mbit/s vs sum {total*1000:.1f}: {dev*100:+.1f}%")
+ok &= abs(dev) <= 0.03
+sys.exit(0 if ok else 1)
+PY
+cli check "$ADDR_B:$PORT" --initiator "$ADDR_A:$PORT" --rails all --min-rate-fraction 0.8 --expect "$WORK/node.toml" \
+    --max-time 2 >"$WORK/check.txt" 2>"$WORK/check.err"
+rc=$?
+say "check: exit $rc: $(head -1 "$WORK/check.txt")"
+[[ $rc -eq 2 ]] || fail "check --rails all should exit 2 (ra2 at half rate), got $rc: $(cat "$WORK/check.txt" "$WORK/check.err")"
+grep -q "rail ra2: .*CRITICAL" "$WORK/check.txt" || fail "check does not name ra2 as CRITICAL"
+! grep -Eq "rail ra[01]: [^,]*CRITICAL" "$WORK/check.txt" || fail "check calls a full-rate rail CRITICAL"
+cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails ra7 --test bandwidth >/dev/null 2>"$WORK/bad.err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "its rails are ra0, ra1, ra2" "$WORK/bad.err" || fail "--rails ra7: exit $rc: $(cat "$WORK/bad.err")"
+say "PASS"
