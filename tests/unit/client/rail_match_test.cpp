@@ -127,7 +127,10 @@ TEST_CASE("streams are split by rail, rail-major, and judged against the link ra
     core::check_result r;
     r.target = {"b:7470", "tcp", "a:7470"};
     r.state = core::check_state::ok;
-    r.figures.push_back({{core::figure_kind::bandwidth, 1 << 20, 13.5}, core::check_state::ok});
+    core::figure_verdict path;
+    path.figure = {core::figure_kind::bandwidth, 1 << 20, 13.5, ""};
+    path.state = core::check_state::ok;
+    r.figures.push_back(path);
     core::add_rail_verdicts(r, v);
     CHECK(r.state == core::check_state::critical);
     const auto line = core::nagios_line(r);
