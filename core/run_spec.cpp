@@ -398,6 +398,8 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
         else if (key == "remote_memory") s.remote_memory = get_string(v, key);
         else if (key == "rails") {
             if (!v.is_array()) throw spec_error("field 'rails' must be an array of rails");
+            if (v.size() > max_rails)  // before parsing them: a huge list is refused, not built
+                throw spec_error(fmt::format("{} rails in one run: at most {} (select fewer with --rails NAME,...)", v.size(), max_rails));
             for (const auto& r : v) s.rails.push_back(rail_pair_from_json(r));
         }
     }

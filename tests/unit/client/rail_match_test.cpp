@@ -138,3 +138,32 @@ TEST_CASE("streams are split by rail, rail-major, and judged against the link ra
     CHECK(line.find("rail r0: 9") != std::string::npos);
     CHECK(core::nagios_output(r).find("bw_gbit_r1=") != std::string::npos);
 }
+
+TEST_CASE("a spec's rails from hostile JSON are refused with a spec_error, never built or trusted") {
+    const auto spec_with = [](json rails) {
+        return json{{"peer", "10.0.0.2:7470"}, {"tests", {"bandwidth"}}, {"sizes", {65536}}, {"rails", std::move(rails)}};
+    };
+    const json good = {{"name", "ra0"}, {"peer_name", "rb0"}, {"local_address", "10.61.0.1"}, {"peer_address", "10.61.0.2"},
+                       {"rate_gbit", 0.2}};
+    CHECK_NOTHROW(core::run_spec_from_json(spec_with(json::array({good}))));
+    auto bad = [&](json r) { return spec_with(json::array({std::move(r)})); };
+    auto with = [&](const char* key, json v) {
+        auto r = good;
+        r[key] = std::move(v);
+        return r;
+    };
+    CHECK_THROWS_AS(core::run_spec_from_json(spec_with("ra0")), core::spec_error);
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(42)), core::spec_error);
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(with("name", 7))), core::spec_error);
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(with("name", "r\xc3\xa9"))), core::spec_error);      // non-ASCII
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(with("name", std::string(65, 'x')))), core::spec_error);
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(with("local_address", "ra0.example"))), core::spec_error);  // not an IP
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(with("rate_gbit", "fast"))), core::spec_error);
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(with("rate_gbit", -1))), core::spec_error);
+    CHECK_THROWS_AS(core::run_spec_from_json(bad(with("extra", 1))), core::spec_error);
+    // Oversized: refused by its count before any entry is parsed.
+    CHECK_THROWS_WITH_AS(core::run_spec_from_json(spec_with(json(std::vector<json>(10000, good)))),
+                         doctest::Contains("at most 16"), core::spec_error);
+    // The same address twice.
+    CHECK_THROWS_AS(core::run_spec_from_json(spec_with(json::array({good, with("name", "ra1")}))), core::spec_error);
+}
