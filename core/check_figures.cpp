@@ -32,16 +32,11 @@ std::vector<check_figure> figures_of(const run_result& run) {
     return out;
 }
 
-namespace {
-
-/// A perfdata label from free words: spaces and other odd characters become '_'.
-std::string label_of(std::string_view text) {
+std::string perfdata_label_of(std::string_view text) {
     std::string out;
     for (char ch : text) out += (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') ? ch : '_';
     return out;
 }
-
-}  // namespace
 
 std::vector<counter_verdict> counter_verdicts_of(const run_result& run, const counter_thresholds& t) {
     std::vector<counter_verdict> out;
@@ -51,11 +46,11 @@ std::vector<counter_verdict> counter_verdicts_of(const run_result& run, const co
         if (p.tcp_counters)
             if (const auto f = judge_tcp_counters(*p.tcp_counters, t))
                 out.push_back({f->state, fmt::format("TCP retransmits: {} at {}", f->reason, point),
-                               label_of(fmt::format("retransmit_share_{}_{}", to_string(p.test), size)),
+                               perfdata_label_of(fmt::format("retransmit_share_{}_{}", to_string(p.test), size)),
                                p.tcp_counters->retransmit_share()});
         for (const auto& f : judge_link_counters(p.link, t))
             out.push_back({f.state, fmt::format("{} {}: {} at {}", f.side, f.where, f.reason, point),
-                           label_of(fmt::format("{}_{}_{}_{}_{}", f.side, f.where, f.counter, to_string(p.test), size)),
+                           perfdata_label_of(fmt::format("{}_{}_{}_{}_{}", f.side, f.where, f.counter, to_string(p.test), size)),
                            static_cast<double>(f.delta)});
     }
     return out;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace meshperf::core {
@@ -21,6 +22,10 @@ inline constexpr const char* baselines_schema = "meshperf.baselines/1";
 /// One figure per latency or bandwidth point of `run`, in point order; points without a
 /// positive finite figure are left out.
 std::vector<check_figure> figures_of(const run_result& run);
+
+/// A perfdata label from free words: every character but letters, digits and '_' becomes
+/// '_' ("initiator veth0 rx_dropped" → "initiator_veth0_rx_dropped").
+std::string perfdata_label_of(std::string_view text);
 
 /// The counter verdicts of `run`'s points (core/counter_verdicts.hpp: the TCP retransmit
 /// share and the NIC and RDMA port counters of both ends), each naming its point; points

@@ -5,6 +5,7 @@
 #include "client/support/daemon_client.hpp"
 #include "client/support/nagios_check.hpp"
 #include "client/support/result_files.hpp"
+#include "core/check_figures.hpp"
 #include "core/error.hpp"
 #include "core/prometheus.hpp"
 #include "core/sizes.hpp"
@@ -33,6 +34,28 @@ std::string number(double v) { return fmt::format("{}", core::plain_number(v, 4)
 
 std::string host_of(const core::collective_result& run, unsigned rank) {
     return rank < run.spec.hosts.size() ? fmt::format("rank {} ({})", rank, run.spec.hosts[rank]) : fmt::format("rank {}", rank);
+}
+
+/// Judges each rank's counters over the point (core::judge_link_counters, as one end of a
+/// path): raises v.state to the worst finding, appends one clause per rank that has findings
+/// to `text` and one perfdata item per finding to v.perfdata.
+void judge_rank_counters(const core::collective_result& run, const core::collective_point& p,
+                         const core::counter_thresholds& thresholds, collective_verdict& v, std::string& text) {
+    for (unsigned q = 0; q < p.rank_counters.size(); ++q) {
+        if (!p.rank_counters[q]) continue;
+        const auto findings = core::judge_link_counters({p.rank_counters[q], std::nullopt}, thresholds);
+        if (findings.empty()) continue;
+        std::vector<std::string> reasons;
+        for (const auto& f : findings) {
+            v.state = core::worst(v.state, f.state);
+            reasons.push_back(f.reason);
+            v.perfdata += " " + core::perfdata_item(core::perfdata_label_of(fmt::format("rank{}_{}_{}", q, f.where, f.counter)),
+                                                    static_cast<double>(f.delta), "", "", "0");
+        }
+        const bool slowest_end = p.slowest_link && (p.slowest_link->from == q || p.slowest_link->to == q);
+        text += fmt::format("; {} {}: {}{}", host_of(run, q), findings.front().where, fmt::join(reasons, ", "),
+                            slowest_end ? " (an end of the slowest link)" : "");
+    }
 }
 
 }  // namespace
@@ -110,6 +133,7 @@ collective_verdict judge_collective(const core::collective_result& run, const co
         v.state = core::check_state::critical;
         text += fmt::format("; {} wrong element{} (data corrupted on the way)", *p.wrong, *p.wrong == 1 ? "" : "s");
     }
+    if (limits.judge_counters) judge_rank_counters(run, p, limits.counters, v, text);
     v.summary = text;
     return v;
 }
@@ -232,6 +256,9 @@ collective_limits collective_check_limits(const collective_check_options& o, con
         limits.warn = o.warn;
         limits.crit = o.crit;
     }
+    core::validate(o.counters);
+    limits.counters = o.counters;
+    limits.judge_counters = !o.ignore_counters;
     if (!limits.min_busbw && !limits.baseline_busbw)
         throw client_error(exit_usage, "--collective needs --min-busbw X (the least busbw in GB/s) and/or --baseline FILE "
                                        "(a collective result)");

@@ -3,7 +3,8 @@
 /// collective judged as a Nagios plugin (client/commands/check.hpp's scheme: exit 0 OK,
 /// 1 WARNING, 2 CRITICAL, 3 UNKNOWN; one status line with perfdata). CRITICAL when busbw at
 /// the size is below --min-busbw (GB/s, nccl-tests' unit), below --crit × the baseline's
-/// busbw, or when a rank counted wrong elements; WARNING below --warn × the baseline's;
+/// busbw, when a rank counted wrong elements or a rank's port went down (its counters);
+/// WARNING below --warn × the baseline's or when a rank's error counter moved;
 /// UNKNOWN when the check could not be made (bad options, a host unreachable, the run
 /// failed). The verdict can also go to a node_exporter textfile (--prom-file). Everything
 /// about judging a collective is here: the verdicts (pure, tested alone) and the check's run;
@@ -12,6 +13,7 @@
 #include "client/support/output_format.hpp"
 #include "core/check.hpp"
 #include "core/collective/result.hpp"
+#include "core/counter_verdicts.hpp"
 #include "transport/tls.hpp"
 
 #include <nlohmann/json.hpp>
@@ -31,6 +33,10 @@ struct collective_limits {
     std::string baseline_source;           ///< where it came from, for the status text ("base.json, run c-3")
     double warn = 0.9;                     ///< WARNING below warn × baseline_busbw
     double crit = 0.75;                    ///< CRITICAL below crit × baseline_busbw
+    /// What the ranks' counters are judged against (--max-symbol-errors-per-hour,
+    /// --retransmit-warn/-crit: core/counter_verdicts.hpp, docs/counters.md).
+    core::counter_thresholds counters;
+    bool judge_counters = true;            ///< false with --ignore-counters: the figures only
 };
 
 /// The labels of a check's textfile series.
@@ -59,7 +65,13 @@ std::string slowest_text(const core::collective_result& run, const core::collect
 
 /// Judges the single point of a completed run against `limits` (at least one of min_busbw
 /// and baseline_busbw, each > 0). A run that did not complete, or has no point, is UNKNOWN
-/// with its error.
+/// with its error. Unless limits.judge_counters is false, each rank's counters over the
+/// point (rank_counters) are judged too, as a path check judges an end's
+/// (core::judge_link_counters): an error counter that moved makes the verdict WARNING, one
+/// that means the link went down CRITICAL, even when busbw passes; the text names the rank,
+/// its host, the interface and the counter ("rank 1 (n1:7470) eth0: 2 carrier_changes (...)",
+/// with "an end of the slowest link" when it is), and each finding is perfdata
+/// ("rank1_eth0_carrier_changes=2;;;0;").
 collective_verdict judge_collective(const core::collective_result& run, const collective_limits& limits);
 
 /// An UNKNOWN verdict: the check could not be made, for `why`.
@@ -107,6 +119,8 @@ struct collective_check_options {
     std::string prom_file;           ///< --prom-file: also write a node_exporter textfile
     output_format format = output_format::nagios;
     double timeout_s = 120;          ///< --timeout: UNKNOWN after this many seconds
+    core::counter_thresholds counters;  ///< --max-symbol-errors-per-hour, --retransmit-warn/-crit
+    bool ignore_counters = false;       ///< --ignore-counters: judge busbw and wrong elements only
 };
 
 /// check --collective: checks the options, runs one short collective (collective_check_spec)

@@ -80,6 +80,8 @@ collective_check_options collective_check_options_of(const check_options& o, con
     c.prom_file = o.prom_file;
     c.format = o.format;
     c.timeout_s = o.timeout_s;
+    c.counters = o.counters;
+    c.ignore_counters = o.ignore_counters;
     return c;
 }
 
@@ -264,7 +266,7 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
                     "WARNING when an RDMA port's symbol errors during a point run faster (the IBTA bound: 120/hour)")
         ->capture_default_str();
     cmd->add_flag("--ignore-counters", o->ignore_counters,
-                  "judge the figures only, not the TCP, NIC and RDMA counters recorded with them (docs/counters.md)");
+                  "judge the figures only, not the TCP, NIC and RDMA counters recorded with them (with --collective: each rank's; docs/counters.md)");
     add_rail_options(*cmd, o->rails);
     cmd->add_option("--min-rate-fraction", o->min_rate_fraction,
                     "with --rails: CRITICAL when a rail carries less than this fraction of its link rate (0.9: ngc_multinode_perf's pass mark)");

@@ -95,6 +95,60 @@ TEST_CASE("check --collective: wrong elements are CRITICAL whatever the busbw") 
     CHECK(v.summary.find("3 wrong elements (data corrupted on the way)") != std::string::npos);
 }
 
+/// A rank's NIC counters over a point of 1 s: `deltas` on `interface`.
+core::link_side_counters nic_counters(std::string interface, core::counter_values deltas) {
+    core::link_side_counters c;
+    c.window_s = 1;
+    c.nic = core::nic_counters{std::move(interface), {}};
+    c.nic->counters.deltas = std::move(deltas);
+    return c;
+}
+
+TEST_CASE("check --collective: a rank's error counters make a passing busbw WARNING, naming the rank and the counter") {
+    auto run = allreduce_run();
+    auto& p = run.points[0];
+    p.rank_counters = {nic_counters("eth0", {{"tx_bytes", 4'000'000}, {"rx_crc_errors", 0}}), std::nullopt,
+                       nic_counters("eth0", {{"tx_bytes", 4'000'000}, {"rx_crc_errors", 7}, {"rx_dropped", 2}}),
+                       nic_counters("eth0", {{"tx_bytes", 4'000'000}})};
+    const auto v = client::judge_collective(run, at_least(59.5));
+    CHECK(v.state == core::check_state::warning);
+    CHECK(core::exit_code(v.state) == 1);
+    // Rank 2 is the receiving end of the slowest link (rank 1 -> rank 2).
+    CHECK(v.summary.find("; rank 2 (n2:7470) eth0: ") != std::string::npos);
+    CHECK(v.summary.find("7 rx_crc_errors (frames with a bad checksum (cable or transceiver))") != std::string::npos);
+    CHECK(v.summary.find("2 rx_dropped") != std::string::npos);
+    CHECK(v.summary.find("(an end of the slowest link)") != std::string::npos);
+    CHECK(v.summary.find("rank 0 (") == std::string::npos);  // its counter stayed at 0
+    CHECK(v.perfdata.find("busbw_gbyte=60;;59.5:;0; ") == 0);
+    CHECK(v.perfdata.find("rank2_eth0_rx_crc_errors=7;;;0;") != std::string::npos);
+    // Traffic alone is evidence, not a finding; with --ignore-counters nothing is judged.
+    auto ignore = at_least(59.5);
+    ignore.judge_counters = false;
+    CHECK(client::judge_collective(run, ignore).state == core::check_state::ok);
+    run.points[0].rank_counters[2] = nic_counters("eth0", {{"tx_bytes", 4'000'000}});
+    CHECK(client::judge_collective(run, at_least(59.5)).state == core::check_state::ok);
+}
+
+TEST_CASE("check --collective: a rank's port that went down is CRITICAL; symbol errors follow the hourly threshold") {
+    auto run = allreduce_run();
+    auto port = nic_counters("eth3", {});
+    port.nic.reset();
+    port.window_s = 10;
+    port.rdma = core::rdma_port_counters{"mlx5_3", 1, {}, {}};
+    port.rdma->counters.deltas = {{"link_downed", 1}, {"symbol_error", 1}};
+    run.points[0].rank_counters = {std::nullopt, std::nullopt, std::nullopt, port};
+    auto v = client::judge_collective(run, at_least(1));
+    CHECK(v.state == core::check_state::critical);
+    CHECK(v.summary.find("; rank 3 (n3:7470) mlx5_3 port 1: 1 link_downed (the port lost its link)") != std::string::npos);
+    // 1 symbol error in 10 s is 360/hour: above the IBTA's 120/hour, named; below a raised threshold, not.
+    CHECK(v.summary.find("symbol_error in 10.0 s (360/hour") != std::string::npos);
+    auto lax = at_least(1);
+    lax.counters.symbol_errors_per_hour = 1000;
+    v = client::judge_collective(run, lax);
+    CHECK(v.state == core::check_state::critical);
+    CHECK(v.summary.find("symbol_error") == std::string::npos);
+}
+
 TEST_CASE("check --collective: a run that did not complete is UNKNOWN with its error") {
     auto run = allreduce_run();
     run.state = "failed";
