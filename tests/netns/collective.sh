@@ -35,7 +35,10 @@
 #     (15 s) of the kill, its error names the killed rank, the -o document holds the points
 #     of the sizes done before the kill, and every surviving daemon answers /healthz and runs
 #     a new 5-host collective right after;
-#  7. with VICTIM's daemon still down: a run that includes it exits 3 naming it.
+#  7. with VICTIM's daemon still down: a run that includes it exits 3 naming it;
+#  8. check --collective over the survivors: OK (0) on the healthy links; then with host
+#     FLAP's link set down and up (its bridge port) during the timed iterations, WARNING (1)
+#     naming its rank, eth0 and carrier_changes although busbw passes (issue 27).
 #
 # Needs root, `ip netns`, tc with tbf, python3; exits 77 (skip) otherwise. Namespaces and
 # daemons are removed on every exit path. Every run is bounded by `timeout`. Environment
@@ -51,6 +54,7 @@ HOSTS=6
 SLOW=3      # host (1-based) whose link runs at half the rate in check 4
 CORRUPT=4   # host whose daemon corrupts what it sends in check 5
 VICTIM=5    # host killed in check 6
+FLAP=2      # host whose link goes down and up during the check of check 8
 
 NETNS_TAG=netns-collective
 NETNS_PREFIX=mpco
@@ -376,6 +380,27 @@ error=$(python3 -c "import json, sys; print(json.load(open(sys.argv[1])).get('er
 say "host down at the start: exit $rc: error: $error"
 [[ $rc -eq 3 ]] || fail "a run with host $VICTIM down exited $rc, expected 3"
 grep -qF "$(ep "$VICTIM")" <<<"$error" || fail "the error does not name $(ep "$VICTIM")"
+
+# 8. check --collective: OK, then WARNING for a link that went down and up during it. At 8 MiB
+#    over 5 ranks an iteration takes ~0.3 s: the 5 warm-up ones end ~2 s in, the 20 timed ones
+#    ~8 s in, so the flap at 3.5 s falls inside the timed window the counters are read around.
+SURVIVOR_LIST=$(IFS=,; echo "${SURVIVORS[*]}")
+cli check --collective allreduce --hosts "$SURVIVOR_LIST" --size 8M --min-busbw 0.01 >"$WORK/check-ok.out" 2>&1
+rc=$?
+say "check --collective, healthy links: exit $rc: $(head -1 "$WORK/check-ok.out")"
+[[ $rc -eq 0 ]] || fail "check --collective on healthy links exited $rc"
+cli check --collective allreduce --hosts "$SURVIVOR_LIST" --size 8M --min-busbw 0.01 >"$WORK/check-flap.out" 2>&1 &
+cpid=$!
+sleep 3.5
+ip -n "$NS_BR" link set "$(netns_host_port "$FLAP")" down && sleep 0.3 && ip -n "$NS_BR" link set "$(netns_host_port "$FLAP")" up \
+    || fail "flapping host $FLAP's link"
+wait "$cpid"
+rc=$?
+line=$(head -1 "$WORK/check-flap.out")
+say "check --collective, host $FLAP's link down and up: exit $rc: $line"
+[[ $rc -eq 1 ]] || fail "check --collective with a flapped link exited $rc, expected 1 (WARNING)"
+grep -qF "rank $((FLAP - 1)) ($(ep "$FLAP")) eth0: 2 carrier_changes" <<<"$line" \
+    || fail "the check's line does not name rank $((FLAP - 1)) ($(ep "$FLAP")) eth0 and its 2 carrier_changes"
 
 for i in $(seq "$HOSTS"); do
     [[ $i -eq $VICTIM ]] && continue
