@@ -80,4 +80,13 @@ rail_pair rail_pair_from_json(const json& j) {
     return r;
 }
 
+std::string with_stream_rail(const std::string& error, const std::vector<rail_pair>& rails, std::uint32_t streams_per_rail,
+                             std::size_t index_in_role) {
+    const auto r = rail_of_stream(index_in_role, streams_per_rail);
+    if (r >= rails.size()) return error;
+    const auto& rail = rails[r];
+    return fmt::format("{} (stream {} on rail {}, {} -> {}, peer's {})", error, index_in_role, rail.name, rail.local_address,
+                       rail.peer_address, rail.peer_name);
+}
+
 }  // namespace meshperf::core

@@ -39,4 +39,10 @@ inline std::size_t rail_of_stream(std::size_t index_in_role, std::uint32_t strea
     return streams_per_rail ? index_in_role / streams_per_rail : 0;
 }
 
+/// A data stream's failure with the rail it ran on, so a rail's link going down mid-run is
+/// named in the point's error: "Connection timed out (stream 1 on rail ra1, 10.61.1.1 ->
+/// 10.61.1.2, peer's rb1)". `error` unchanged without rails or when the index is past them.
+std::string with_stream_rail(const std::string& error, const std::vector<rail_pair>& rails, std::uint32_t streams_per_rail,
+                             std::size_t index_in_role);
+
 }  // namespace meshperf::core

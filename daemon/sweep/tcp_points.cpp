@@ -42,11 +42,16 @@ struct stream_route {
     const core::rail_pair* rail = nullptr;
 };
 
+/// Stream `i`'s index among the streams of its role (what rail_of_stream counts); the
+/// same on both sides, the peer's roles being the mirror of the initiator's.
+std::size_t index_in_role(const std::vector<tcp::stream_role>& roles, std::size_t i) {
+    return static_cast<std::size_t>(std::count(roles.begin(), roles.begin() + static_cast<std::ptrdiff_t>(i), roles[i]));
+}
+
 stream_route route_of_stream(const core::run_spec& spec, const transport::endpoint_address& peer,
                              const std::vector<tcp::stream_role>& roles, std::size_t i) {
     if (spec.rails.empty()) return {peer, {}, nullptr};
-    const auto in_role = static_cast<std::size_t>(std::count(roles.begin(), roles.begin() + static_cast<std::ptrdiff_t>(i), roles[i]));
-    const auto& rail = spec.rails.at(core::rail_of_stream(in_role, spec.streams));
+    const auto& rail = spec.rails.at(core::rail_of_stream(index_in_role(roles, i), spec.streams));
     return {{rail.peer_address, peer.port}, rail.local_address, &rail};
 }
 
@@ -77,6 +82,15 @@ std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const 
         fds.push_back(up.stream->release_socket());  // data streams are plain TCP, never TLS
     }
     return fds;
+}
+
+/// A side's stream failure in words; with rails, naming the failed stream's rail, so a rail
+/// whose link went down mid-point is named in the point's error (at either side).
+std::string stream_error(const tcp::point_side* side, const core::run_spec& spec, const std::vector<tcp::stream_role>& roles) {
+    if (!side) return {};
+    const auto failed = side->failed_stream();
+    if (!failed || spec.rails.empty() || *failed >= roles.size()) return side->error();
+    return core::with_stream_rail(side->error(), spec.rails, spec.streams, index_in_role(roles, *failed));
 }
 
 std::size_t count_role(const std::vector<tcp::stream_role>& roles, tcp::stream_role r) {
@@ -172,7 +186,7 @@ public:
 
     bool peer_reports_until_done() const override { return forward_streams_ > 0; }
     std::chrono::seconds peer_silence_limit() const override { return std::chrono::seconds{5}; }
-    std::string error() const override { return side_ ? side_->error() : std::string(); }
+    std::string error() const override { return stream_error(side_.get(), spec_, roles_); }
     bool verify_failed() const override { return side_ && side_->verify_failed(); }
     std::string_view data_path_name() const override { return "data stream"; }
     std::vector<transport::thread_cpu_record> thread_cpus() const override {
@@ -326,7 +340,7 @@ public:
 
     double cpu_seconds() const override { return side_->cpu_seconds(); }
     double wall_seconds() const override { return side_->wall_seconds(); }
-    std::string error() const override { return side_ ? side_->error() : std::string(); }
+    std::string error() const override { return stream_error(side_.get(), spec_, roles_); }
     bool verify_failed() const override { return side_ && side_->verify_failed(); }
     std::vector<transport::thread_cpu_record> thread_cpus() const override {
         return side_ ? side_->thread_cpus() : std::vector<transport::thread_cpu_record>{};

@@ -286,13 +286,18 @@ std::optional<core::tcp_point_counters> point_side::sent_tcp_counters() const {
     return tcp_counters_of(readings);
 }
 
+std::optional<std::size_t> point_side::failed_stream() const {
+    for (std::size_t i = 0; i < streams_.size(); ++i)
+        if (streams_[i]->code != loop_ok && streams_[i]->code != ECANCELED) return i;
+    return std::nullopt;
+}
+
 std::string point_side::error() const {
-    for (const auto& s : streams_) {
-        if (s->code == loop_staging_failed && s->staged)
-            return std::string(describe_loop_error(s->code)) + ": " + s->staged->failure();
-        if (s->code != loop_ok && s->code != ECANCELED) return describe_loop_error(s->code);
-    }
-    return {};
+    const auto i = failed_stream();
+    if (!i) return {};
+    const auto& s = *streams_[*i];
+    if (s.code == loop_staging_failed && s.staged) return std::string(describe_loop_error(s.code)) + ": " + s.staged->failure();
+    return describe_loop_error(s.code);
 }
 
 bool point_side::verify_failed() const {

@@ -95,6 +95,8 @@ public:
     // After join():
     /// Empty when every stream ended cleanly; else the first failure in words.
     std::string error() const;
+    /// The stream error() describes, by its index in role order; empty when none failed.
+    std::optional<std::size_t> failed_stream() const;
     bool verify_failed() const;
     /// CPU seconds the stream threads used (user + system).
     double cpu_seconds() const;

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# A rail's link set down mid-run: two namespaces joined by a control veth (unshaped) and three
+# rail veths (ra0..ra2 in A, rb0..rb2 in B, subnets 10.62.K.0/24, matched by subnet), each
+# tbf-shaped at 200 Mbit/s. A first `sweep --rails all` gives every rail's figure; then a
+# `sweep --rails all --test bandwidth --sizes 64K --duration 6` runs in the background and
+# ~2 s in `ip -n B link set rb1 down` (CUT_BOTH=1: ra1 in A as well). The CLI must return
+# within LIMIT_S (30 s) of the cut; its JSON (-o, written for a failed run too) must either
+# keep ra0's and ra2's figures (positive, near their goodput) with ra1 absent or marked, or
+# fail the point with an error naming ra1 and no other rail (what the daemons do today: the
+# dead rail's stream times out at the peer, and the error names its stream, rail and
+# addresses). Both daemons must still run and answer, a sweep over ra0,ra2 must measure both
+# near their goodput, and with rb1 up again `--rails all` must measure all three.
+#
+#   rail-down.sh MESHPERFD MESHPERF    Needs root, ip netns, tc tbf; 77 otherwise. About 17 s.
+set -u
+
+# The dead rail's stream at the peer times out within its 5 s TCP_USER_TIMEOUT / data timeout
+# (about 5 s after the cut measured), the point ends, the run fails; bound 30 s.
+LIMIT_S=${LIMIT_S:-30}
+CUT_AFTER_S=${CUT_AFTER_S:-2}
+RATE=200          # Mbit/s, every rail
+CUT=1             # the rail whose link goes down
+
+NETNS_TAG=netns-rail-down
+NETNS_PREFIX=mprd
+. "$(dirname "$0")/lib.sh"
+netns_begin "${1:-}" "${2:-}" tc python3
+netns_pair 1500
+for k in 0 1 2; do
+    a="${NETNS_PREFIX}$$x$k" b="${NETNS_PREFIX}$$y$k"
+    ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    NETNS_LINKS+=("$a")
+    ip link set "$a" netns "$NS_A" && ip link set "$b" netns "$NS_B" || fail "moving rail $k"
+    ip -n "$NS_A" link set "$a" name "ra$k" && ip -n "$NS_B" link set "$b" name "rb$k" || fail "naming rail $k"
+    ip -n "$NS_A" addr add "10.62.$k.1/24" dev "ra$k" && ip -n "$NS_A" link set "ra$k" up || fail "ra$k"
+    ip -n "$NS_B" addr add "10.62.$k.2/24" dev "rb$k" && ip -n "$NS_B" link set "rb$k" up || fail "rb$k"
+    netns_tbf "$NS_A" "ra$k" "$RATE"
+    netns_tbf "$NS_B" "rb$k" "$RATE"
+done
+printf '[rails]\ninclude = ["ra*"]\n' >"$WORK/a.toml"
+printf '[rails]\ninclude = ["rb*"]\n' >"$WORK/b.toml"
+# Listening on every address: the rails' streams arrive at the rail addresses.
+netns_start_daemon "$NS_A" 0.0.0.0 a --config "$WORK/a.toml"; PID_A=$NETNS_PID
+netns_start_daemon "$NS_B" 0.0.0.0 b --config "$WORK/b.toml"; PID_B=$NETNS_PID
+netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a
+netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b
+netns_on_failure() { for f in "$WORK"/meshperfd-*.log; do say "--- $(basename "$f")"; tail -n 20 "$f"; done; }
+
+cli() { ip netns exec "$NS_A" timeout 60 "$MESHPERF" --token-file "$TOKEN" "$@"; }
+
+# rails_ok JSON RAIL...: the first point has each RAIL's figure within 10% of its goodput
+# (rate x 1448/1514); prints them.
+rails_ok() {
+    python3 - "$RATE" "$@" <<'PY'
+import json, sys
+mbit = float(sys.argv[1]); run = json.load(open(sys.argv[2])); want = sys.argv[3:]
+goodput = mbit * 1448 / 1514 / 1000
+rails = {r["name"]: r for r in run["points"][0]["rails"]}
+ok = sorted(rails) == sorted(want)
+for name in want:
+    g = rails.get(name, {}).get("gbit_per_s", 0)
+    print(f"  {name} {g*1000:.1f} Mbit/s ({(g/goodput-1)*100:+.1f}% of the {goodput*1000:.1f} Mbit/s goodput)")
+    ok &= abs(g / goodput - 1) <= 0.10
+sys.exit(0 if ok else 1)
+PY
+}
+
+sweep_rails() {  # RAILS OUT
+    cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails "$1" --test bandwidth --sizes 64K --duration 2 --warmup 0.3 \
+        --format json -o "$2" 2>"$WORK/sweep.err" || fail "sweep --rails $1: $(cat "$WORK/sweep.err")"
+}
+
+say "before the cut: --rails all"
+sweep_rails all "$WORK/before.json"
+rails_ok "$WORK/before.json" ra0 ra1 ra2 || fail "rails before the cut are not near their goodput"
+
+say "sweep --rails all --duration 6; rb$CUT down after ${CUT_AFTER_S} s${CUT_BOTH:+ (and ra$CUT)}"
+ip netns exec "$NS_A" timeout $((LIMIT_S + 15)) "$MESHPERF" --token-file "$TOKEN" sweep \
+    --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --test bandwidth --sizes 64K --duration 6 --warmup 0.5 \
+    --format json -o "$WORK/cut.json" 2>"$WORK/cut.err" &
+PID_CLI=$!
+netns_track_pid "$PID_CLI"
+sleep "$CUT_AFTER_S"
+ip -n "$NS_B" link set "rb$CUT" down || fail "ip link set rb$CUT down"
+if [[ -n "${CUT_BOTH:-}" ]]; then ip -n "$NS_A" link set "ra$CUT" down || fail "ip link set ra$CUT down"; fi
+cut=$(date +%s.%N)
+wait "$PID_CLI"; rc=$?
+end=$(date +%s.%N)
+took=$(awk -v a="$cut" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+say "cut run: exit $rc, ${took} s after the cut; stderr: $(tr '\n' ' ' <"$WORK/cut.err")"
+[[ $rc -ne 124 ]] || fail "the sweep hung past $((LIMIT_S + 15)) s"
+awk -v t="$took" -v l="$LIMIT_S" 'BEGIN { exit !(t < l) }' || fail "the sweep took ${took} s after the cut (limit ${LIMIT_S} s)"
+[[ -s "$WORK/cut.json" ]] || fail "no JSON result written (exit $rc)"
+
+# Either the point keeps the other rails (the run completed, ra1 absent or marked), or it
+# failed with an error that names ra1 and no other rail.
+python3 - "$WORK/cut.json" "$rc" "$RATE" "$CUT" <<'PY' || fail "the cut run's result"
+import json, sys
+run = json.load(open(sys.argv[1])); rc = int(sys.argv[2]); mbit = float(sys.argv[3]); cut = f"ra{sys.argv[4]}"
+others = [f"ra{k}" for k in range(3) if f"ra{k}" != cut]
+goodput = mbit * 1448 / 1514 / 1000
+if run["state"] == "failed" or rc != 0:
+    err = run.get("error") or ""
+    print(f"  failed (exit {rc}): {err}")
+    ok = rc == 1 and run["state"] == "failed" and f"rail {cut}" in err and not any(f"rail {o}" in err for o in others)
+    sys.exit(0 if ok else 1)
+p = run["points"][0]
+rails = {r["name"]: r for r in p.get("rails", [])}
+ok = True
+for name in others:
+    g = rails.get(name, {}).get("gbit_per_s", 0)
+    print(f"  {name} {g*1000:.1f} Mbit/s kept")
+    ok &= 0.5 * goodput < g < 1.1 * goodput
+marked = cut not in rails or any(cut in w for w in p.get("warnings", [])) or any(
+    isinstance(v, str) and cut in v for v in rails[cut].values() if v != cut)
+print(f"  {cut}: {'absent' if cut not in rails else rails[cut]}; marked: {marked}")
+sys.exit(0 if ok and marked else 1)
+PY
+
+kill -0 "$PID_A" 2>/dev/null || fail "meshperfd in $NS_A died"
+kill -0 "$PID_B" 2>/dev/null || fail "meshperfd in $NS_B died"
+ready() {  # NS ADDR NAME: answers within 10 s
+    for _ in $(seq 20); do netns_healthy "$1" "$2" && return 0; sleep 0.5; done
+    fail "meshperfd $3 does not answer after the cut"
+}
+ready "$NS_A" "$ADDR_A" a
+ready "$NS_B" "$ADDR_B" b
+say "after the cut, rb$CUT still down: --rails ra0,ra2"
+sweep_rails ra0,ra2 "$WORK/after.json"
+rails_ok "$WORK/after.json" ra0 ra2 || fail "the remaining rails are not near their goodput"
+
+ip -n "$NS_B" link set "rb$CUT" up && ip -n "$NS_A" link set "ra$CUT" up || fail "rail $CUT up again"
+say "rb$CUT up again: --rails all"
+ok=""
+for _ in 1 2 3; do   # the link's carrier and neighbour entries come back within a few seconds
+    sleep 1
+    cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --test bandwidth --sizes 64K --duration 2 --warmup 0.3 \
+        --format json -o "$WORK/again.json" 2>"$WORK/again.err" && rails_ok "$WORK/again.json" ra0 ra1 ra2 && { ok=1; break; }
+done
+[[ -n "$ok" ]] || fail "--rails all after rb$CUT came back: $(cat "$WORK/again.err")"
+say "PASS (returned ${took} s after the cut, ra$CUT named, both daemons ready, the other rails measure)"
