@@ -177,6 +177,8 @@ link_verdict judge_link(const link_sample& l, const matrix_analysis& a) {
     }
     v.counters_bad = !l.counter_problems.empty();
     for (const auto& problem : l.counter_problems) why.push_back("counters: " + problem);
+    v.rails_bad = !l.rail_problems.empty();
+    for (const auto& problem : l.rail_problems) why.push_back("rail: " + problem);
     v.bad = !why.empty();
     for (std::size_t i = 0; i < why.size(); ++i) v.reason += (i ? "; " : "") + why[i];
     return v;
@@ -264,6 +266,8 @@ json to_json(const link_verdict& v, std::span<const std::string> names) {
     j["latency_bad"] = v.latency_bad;
     j["counters_bad"] = v.counters_bad;
     j["counter_problems"] = l.counter_problems;
+    j["rails_bad"] = v.rails_bad;
+    j["rail_problems"] = l.rail_problems;
     j["reason"] = v.reason;
     j["error"] = l.error;
     return j;

@@ -42,6 +42,11 @@ struct link_sample {
     /// Counters of its measurement that are not OK, one sentence each (core::counter_verdicts_of):
     /// they make the link bad for errors as well as for speed.
     std::vector<std::string> counter_problems;
+    /// With `matrix --rails`: the rails of its measurement that are not OK, one sentence
+    /// each naming both ends ("10.0.0.1:7470 rail ra2 -> 10.0.0.2:7470 rail rb2: ..."): a
+    /// rail that moved nothing, or below --min-rate-fraction of its link rate, makes the link
+    /// bad whatever its aggregate figure.
+    std::vector<std::string> rail_problems;
 };
 
 /// With this many hosts or fewer the links are judged against the median of their better
@@ -73,6 +78,7 @@ struct link_verdict {
     bool bandwidth_bad = false;        ///< the bandwidth rule is broken (reachable links only)
     bool latency_bad = false;          ///< the latency rule is broken (reachable links only)
     bool counters_bad = false;         ///< its counters moved that should not have (reachable links only)
+    bool rails_bad = false;            ///< one of its rails is not OK (rail_problems; reachable links only)
     std::optional<double> bandwidth_ratio;  ///< gbit_per_s / the bandwidth reference
     std::optional<double> latency_ratio;    ///< lat_us / the latency reference
 };
@@ -128,7 +134,8 @@ std::vector<host_pair> pairs_to_retest(const matrix_analysis&);
 
 /// JSON of a judged matrix: medians, references ({rule, gbit_per_s, lat_us}), thresholds,
 /// links[] {from, to, reachable, gbit_per_s, lat_us, bandwidth_ratio, latency_ratio, bad,
-/// bandwidth_bad, latency_bad, counters_bad, counter_problems, reason, error}, hosts[], suspects[],
+/// bandwidth_bad, latency_bad, counters_bad, counter_problems, rails_bad, rail_problems, reason, error},
+/// hosts[], suspects[],
 /// unreachable[]. Hosts are named by `host_names` (the addresses as given; must be
 /// host_count long) or, when it is empty, by index. Absent figures are null.
 nlohmann::json to_json(const matrix_analysis&, std::span<const std::string> host_names = {});

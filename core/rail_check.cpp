@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/figure_text.hpp"
+#include "core/sizes.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -38,6 +39,34 @@ std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate
             }
             out.push_back(std::move(v));
         }
+    }
+    return out;
+}
+
+std::vector<std::string> rail_link_problems(const run_result& run, const std::string& from, const std::string& to,
+                                            double min_rate_fraction, bool& unknown_rate) {
+    const auto ends = [&](const std::string& rail) {
+        std::string peer = "?";
+        for (const auto& r : run.spec.rails)
+            if (r.name == rail) peer = r.peer_name;
+        return fmt::format("{} rail {} -> {} rail {}", from, rail, to, peer);
+    };
+    std::vector<std::string> out;
+    if (min_rate_fraction > 0) {
+        for (const auto& v : rail_verdicts(run, min_rate_fraction)) {
+            if (v.state == check_state::unknown) unknown_rate = true;
+            if (v.state != check_state::critical) continue;
+            out.push_back(fmt::format("{}: {} Gbit/s at {}, {}", ends(v.figure.rail), message_figure(v.figure.value),
+                                      format_size(v.figure.size_bytes), v.reason));
+        }
+        return out;
+    }
+    for (const auto& p : run.points) {
+        if (p.test == test_kind::latency) continue;
+        for (const auto& r : p.rails)
+            if (!(r.gbit_per_s > 0))
+                out.push_back(fmt::format("{}: moved no bytes at {} (link down, or its route leaves by another interface)",
+                                          ends(r.name), format_size(p.size_bytes)));
     }
     return out;
 }

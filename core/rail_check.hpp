@@ -4,6 +4,7 @@
 #include "core/check.hpp"
 #include "core/result.hpp"
 
+#include <string>
 #include <vector>
 
 namespace meshperf::core {
@@ -13,6 +14,15 @@ namespace meshperf::core {
 /// direction) or when the rail moved nothing; UNKNOWN when its rate is unknown. The
 /// figures carry the rail's name. Throws spec_error unless 0 < min_rate_fraction <= 1.
 std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate_fraction);
+
+/// The problems of the rails of one run from host `from` to host `to` (names as the user
+/// gave them), one sentence each naming both ends ("h1:7470 rail ra2 -> h2:7470 rail rb2:
+/// 0.0957 Gbit/s at 1 MiB, below 0.8 x link rate 0.2 = 0.16 Gbit/s (48% of the link)"), for
+/// `matrix --rails`: a rail that moved nothing in a bandwidth point; with min_rate_fraction
+/// > 0 also one below that share of its rate (rail_verdicts). A rail whose rate is unknown
+/// is no problem but sets `unknown_rate`. The peer's rail is named from run.spec.rails.
+std::vector<std::string> rail_link_problems(const run_result& run, const std::string& from, const std::string& to,
+                                            double min_rate_fraction, bool& unknown_rate);
 
 /// Adds rail verdicts to a result that has figures: its state becomes the worst of all. A
 /// result without figures (UNKNOWN, the check not made) is left as it is.

@@ -155,27 +155,6 @@ std::vector<core::rail_pair> check_rails(const check_options& o, const core::che
     return rails;
 }
 
-/// The specs with the rails added (all of them in each, or one rail per spec with
-/// --rails-serial), each checked again. Without rails, the specs as they are.
-std::vector<core::run_spec> with_rails(const std::vector<core::run_spec>& specs, const std::vector<core::rail_pair>& rails,
-                                       bool serial) {
-    if (rails.empty()) return specs;
-    std::vector<core::run_spec> out;
-    for (const auto& s : specs) {
-        if (serial) {
-            for (const auto& r : rails) {
-                out.push_back(s);
-                out.back().rails = {r};
-            }
-        } else {
-            out.push_back(s);
-            out.back().rails = rails;
-        }
-    }
-    for (const auto& s : out) core::validate(s);
-    return out;
-}
-
 core::check_result run_check(const check_options& o, bool min_given, bool lat_given, const core::check_target& target,
                              const credentials& creds) {
     const daemon_client initiator(o.initiator, creds);
@@ -201,7 +180,7 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
         for (const auto& s : t) test.tests += (test.tests.empty() ? "" : ",") + s;
     }
     if (test.tests.empty() && o.min_rate_fraction > 0) test.tests = "bandwidth";
-    const auto specs = with_rails(short_test_specs(target.peer, test, lat_sizes, bw_sizes), check_rails(o, target, initiator, creds),
+    const auto specs = specs_with_rails(short_test_specs(target.peer, test, lat_sizes, bw_sizes), check_rails(o, target, initiator, creds),
                                   o.rails.serial);
 
     std::vector<core::check_figure> measured;

@@ -3,7 +3,8 @@
 // retested once before they are reported. --mode triage: a few shift rounds instead
 // (analysis/triage_schedule), then localisation of what read bad against healthy hosts;
 // --topology groups the hosts so that a slow uplink is told from its hosts
-// (analysis/triage_verdict). Exit: 0 all links good, 1 bad links or unreachable hosts,
+// (analysis/triage_verdict). --rails: every link over all its rails at once, each rail
+// judged too (a bad one named host rail -> host rail). Exit: 0 all links good, 1 bad links or unreachable hosts,
 // 2 usage, 3 no link could be measured at all.
 #include "client/support/bounded_parallel.hpp"
 #include "client/support/output_format.hpp"
@@ -12,11 +13,14 @@
 #include "client/render/matrix_text.hpp"
 #include "client/support/open_files.hpp"
 #include "client/support/progress.hpp"
+#include "client/support/rail_lookup.hpp"
 #include "client/render/table.hpp"
 #include "client/support/short_runs.hpp"
 #include "core/check_figures.hpp"
 #include "core/error.hpp"
 #include "core/figure_text.hpp"
+#include "core/rail_check.hpp"
+#include "node/manifest.hpp"
 #include "analysis/matrix_schedule.hpp"
 #include "analysis/outliers.hpp"
 #include "analysis/triage_schedule.hpp"
@@ -65,6 +69,10 @@ struct matrix_options {
     std::string mode = "full";      ///< full: every ordered pair; triage: shift rounds, then localisation
     std::string topology;           ///< --topology FILE (empty: none)
     std::string group_by;           ///< --group-by KEY (empty: the file's first label)
+    rail_options rails;             ///< --rails, --rail-map, --rails-serial: every link over these rails
+    double min_rate_fraction = 0;   ///< --min-rate-fraction: each rail against this share of its link rate (0: not judged)
+    std::string expect_file;        ///< --expect node.toml
+    std::optional<double> rail_rate_gbit;  ///< its rail_rate_gbit: every rail's rate
 };
 
 /// The progress display of one phase (rounds, retest rounds, localisation rounds): on a
@@ -121,6 +129,50 @@ struct link_state {
     std::optional<analysis::link_sample> first;  // the figures before the retest
 };
 
+/// --rails of a matrix: the rails of each link matched from its two daemons' GET /v1/info
+/// (read once per host, by the runner's probe), with --expect's rate on each; the notes of
+/// the matching said once, not once per link.
+class matrix_rails {
+public:
+    matrix_rails(const matrix_options& o, const std::vector<std::string>& names) : o_(o), names_(names), infos_(names.size()) {}
+
+    /// Keeps host h's /v1/info.
+    void set_info(std::size_t h, json info) {
+        std::lock_guard lock(m_);
+        infos_[h] = std::move(info);
+    }
+    /// The rails of from → to (none without --rails). Rails that cannot be paired are the
+    /// link's problem (`problems`), and the link is then measured without rails.
+    std::vector<core::rail_pair> of(std::size_t from, std::size_t to, std::vector<std::string>& problems) {
+        if (!o_.rails.given) return {};
+        rail_matching m;
+        try {
+            std::lock_guard lock(m_);
+            m = match_rails(rails_in_info(infos_[from]), rails_in_info(infos_[to]), o_.rails.request, names_[from], names_[to]);
+        } catch (const core::spec_error& e) {
+            problems.push_back(fmt::format("{} -> {}: the rails cannot be paired, so the link was measured without them: {}",
+                                           names_[from], names_[to], e.what()));
+            return {};
+        }
+        for (const auto& n : m.notes) say_once(n);
+        if (o_.rail_rate_gbit)
+            for (auto& r : m.rails) r.rate_gbit = *o_.rail_rate_gbit;
+        return m.rails;
+    }
+    /// Says `note` on stderr unless it was said before.
+    void say_once(const std::string& note) {
+        std::lock_guard lock(m_);
+        if (said_.insert(note).second) std::fprintf(stderr, "matrix: %s\n", note.c_str());
+    }
+
+private:
+    const matrix_options& o_;
+    const std::vector<std::string>& names_;
+    std::mutex m_;
+    std::vector<json> infos_;     // each daemon's GET /v1/info (null: it did not answer)
+    std::set<std::string> said_;  // the notes already said
+};
+
 class matrix_runner {
 public:
     matrix_runner(const matrix_options& o, std::vector<std::string> names, credentials creds)
@@ -136,7 +188,7 @@ public:
         std::optional<auth_refused> refused;
         for_each_bounded(names_.size(), o_.max_parallel, [&](std::size_t h) {
             try {
-                daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout);
+                rails_.set_info(h, daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout));
             } catch (const auth_refused& e) {
                 std::lock_guard lock(m_);
                 if (!refused) refused = e;
@@ -249,7 +301,8 @@ private:
             std::vector<core::run_result> runs;
             try {
                 const daemon_client initiator(names_[from], creds_);
-                for (const auto& spec : short_test_specs(addrs_[to], o_.test)) {
+                const auto rails = rails_.of(from, to, l.sample.rail_problems);
+                for (const auto& spec : specs_with_rails(short_test_specs(addrs_[to], o_.test), rails, o_.rails.serial)) {
                     auto out = run_to_completion(initiator, spec);
                     if (!out.run.id.empty()) l.run_ids.push_back(out.run.id);
                     if (!out.completed) {
@@ -270,6 +323,13 @@ private:
                 if (!o_.ignore_counters)
                     for (const auto& run : runs)
                         for (auto& c : core::counter_verdicts_of(run)) l.sample.counter_problems.push_back(std::move(c.text));
+                bool unknown_rate = false;
+                for (const auto& run : runs)
+                    for (auto& p : core::rail_link_problems(run, names_[from], names_[to], o_.min_rate_fraction, unknown_rate))
+                        l.sample.rail_problems.push_back(std::move(p));
+                if (unknown_rate)
+                    rails_.say_once("--min-rate-fraction: some rails' link rate is unknown (neither end's /v1/info has one), so they are "
+                             "judged only for moving bytes: give --expect node.toml with rail_rate_gbit");
                 if (!f.gbit_per_s && !f.lat_us) fail("the runs completed without a latency or bandwidth figure");
             }
         }
@@ -292,6 +352,7 @@ private:
     std::vector<std::string> names_;  // as given
     std::vector<std::string> addrs_;  // normalised host:port, as the initiating daemon reaches them
     credentials creds_;
+    matrix_rails rails_{o_, names_};
     phase_progress progress_;
     std::mutex m_;
     std::vector<bool> down_;
@@ -501,6 +562,31 @@ std::size_t widest_wave(std::size_t n, const std::optional<topology>& topo) {
     return most;
 }
 
+/// Checks --min-rate-fraction and --expect (each needs --rails) and reads the manifest's
+/// rail rate. Throws client_error (usage).
+void check_matrix_rail_options(matrix_options& o, const CLI::App& cmd) {
+    const auto& expect = o.expect_file;
+    const bool fraction = cmd.count("--min-rate-fraction") > 0;
+    if ((fraction || !expect.empty()) && !o.rails.given)
+        throw client_error(exit_usage, fmt::format("{} judges rails: give --rails all (or rail names) with it",
+                                                   fraction ? "--min-rate-fraction" : "--expect"));
+    if (fraction && !(o.min_rate_fraction > 0 && o.min_rate_fraction <= 1))
+        throw client_error(exit_usage, fmt::format("--min-rate-fraction {}: give a fraction in (0, 1], e.g. 0.9 for 90% of the "
+                                                   "link rate",
+                                                   o.min_rate_fraction));
+    if (expect.empty()) return;
+    try {
+        const auto m = node::load_manifest(expect);
+        if (!m.rail_rate_gbit)
+            throw client_error(exit_usage, fmt::format("--expect {} has no rail_rate_gbit: a matrix takes only the rails' rate "
+                                                       "from the manifest",
+                                                       expect));
+        o.rail_rate_gbit = m.rail_rate_gbit;
+    } catch (const core::spec_error& e) {
+        throw client_error(exit_usage, e.what());
+    }
+}
+
 }  // namespace
 
 command_runner add_matrix_command(CLI::App& app, const common_options& common) {
@@ -537,13 +623,20 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                                      "wave) at once, within the open-file limit (raised to its hard limit; named when it binds)");
     cmd->add_flag("--ignore-counters", o->ignore_counters,
                   "judge links by their figures only, not by the TCP, NIC and RDMA counters recorded with them");
+    add_rail_options(*cmd, o->rails);
+    cmd->add_option("--min-rate-fraction", o->min_rate_fraction,
+                    "with --rails: a link is bad when one of its rails carries less than this fraction of its link rate "
+                    "(0.9: ngc_multinode_perf's pass mark; without it a rail is bad only when it moves nothing)");
+    cmd->add_option("--expect", o->expect_file, "with --rails: node manifest (node.toml); its rail_rate_gbit is every rail's rate");
     cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again (triage: no localisation)");
     auto* progress = cmd->add_flag("--progress", o->progress,
                                    "progress on stderr even when it is not a terminal: plain lines with the time left, for logs");
     cmd->add_flag("-q,--quiet,--no-progress", o->quiet, "no progress display (the default when stderr is not a terminal)")
         ->excludes(progress);
-    return [o, &common, parallel]() -> int {
+    return [o, &common, parallel, cmd]() -> int {
         o->parallel_given = parallel->count() > 0;
+        finish_rail_options(*cmd, o->rails);
+        check_matrix_rail_options(*o, *cmd);
         if (o->max_parallel < 1 || o->max_parallel > 4096)
             throw client_error(exit_usage, fmt::format("--parallel {}: give how many pairs to measure at once, 1 to 4096 (default: "
                                                        "every pair of a round; 1 measures one pair after the other)",

@@ -8,7 +8,8 @@
 namespace meshperf::client {
 
 std::string matrix_cell(const std::string& text, const analysis::link_verdict& v, matrix_figure figure) {
-    const bool bad = figure == matrix_figure::bandwidth ? v.bandwidth_bad : v.latency_bad;
+    // A rail below its rate is a bandwidth problem the aggregate may hide.
+    const bool bad = figure == matrix_figure::bandwidth ? v.bandwidth_bad || v.rails_bad : v.latency_bad;
     return bad ? text + "*" : text;
 }
 

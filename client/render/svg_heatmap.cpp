@@ -349,9 +349,10 @@ heatmap_data heatmap_from_analysis(const analysis::matrix_analysis& a, std::span
         const auto& l = v.link;
         if (l.from >= n || l.to >= n) continue;
         d.values[l.from][l.to] = metric == heatmap_metric::bandwidth ? l.gbit_per_s : l.lat_us;
-        // A link bad for its counters is marked on both heatmaps: its figures do not explain it.
-        d.bad[l.from][l.to] =
-            l.reachable && ((metric == heatmap_metric::bandwidth ? v.bandwidth_bad : v.latency_bad) || v.counters_bad);
+        // A link bad for its counters or a rail is marked on both heatmaps: its aggregate
+        // figures do not explain it.
+        d.bad[l.from][l.to] = l.reachable && ((metric == heatmap_metric::bandwidth ? v.bandwidth_bad : v.latency_bad) ||
+                                              v.counters_bad || v.rails_bad);
         if (d.bad[l.from][l.to]) d.why_bad[l.from][l.to] = v.reason;
         d.unreachable[l.from][l.to] = !l.reachable;
     }

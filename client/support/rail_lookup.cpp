@@ -22,18 +22,38 @@ void finish_rail_options(const CLI::App& cmd, rail_options& o) {
     if (o.serial) throw client_error(exit_usage, "--rails-serial measures rails one by one: give --rails all (or rail names) with it");
 }
 
+nlohmann::json rails_in_info(const nlohmann::json& info) {
+    const auto it = info.is_object() ? info.find("rails") : info.end();
+    return it == info.end() ? nlohmann::json() : *it;
+}
+
+std::vector<core::run_spec> specs_with_rails(const std::vector<core::run_spec>& specs, const std::vector<core::rail_pair>& rails,
+                                             bool serial) {
+    if (rails.empty()) return specs;
+    std::vector<core::run_spec> out;
+    for (const auto& s : specs) {
+        if (serial) {
+            for (const auto& r : rails) {
+                out.push_back(s);
+                out.back().rails = {r};
+            }
+        } else {
+            out.push_back(s);
+            out.back().rails = rails;
+        }
+    }
+    for (const auto& s : out) core::validate(s);
+    return out;
+}
+
 std::vector<core::rail_pair> look_up_rails(const daemon_client& initiator, const std::string& peer_address,
                                            const credentials& creds, const rail_options& o) {
     const auto initiator_info = initiator.get("/v1/info");
     const daemon_client peer(peer_address, creds);
     const auto peer_info = peer.get("/v1/info");
-    const auto rails_of = [](const nlohmann::json& info) {
-        const auto it = info.find("rails");
-        return it == info.end() ? nlohmann::json() : *it;
-    };
     rail_matching m;
     try {
-        m = match_rails(rails_of(initiator_info), rails_of(peer_info), o.request, "initiator " + initiator.address().to_string(),
+        m = match_rails(rails_in_info(initiator_info), rails_in_info(peer_info), o.request, "initiator " + initiator.address().to_string(),
                         "peer " + peer.address().to_string());
     } catch (const core::spec_error& e) {
         throw client_error(exit_usage, e.what());

@@ -3,6 +3,7 @@
 /// run from both daemons' GET /v1/info matched by client/support/rail_match.hpp.
 #include "client/support/daemon_client.hpp"
 #include "client/support/rail_match.hpp"
+#include "core/run_spec.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -21,6 +22,15 @@ void add_rail_options(CLI::App& cmd, rail_options& o);
 /// After parsing: records whether --rails was given; --rail-map or --rails-serial without
 /// it is a usage error (client_error, exit 2).
 void finish_rail_options(const CLI::App& cmd, rail_options& o);
+
+/// The "rails" array of a daemon's GET /v1/info document (null when it has none: an older
+/// meshperfd), as match_rails takes it.
+nlohmann::json rails_in_info(const nlohmann::json& info);
+
+/// The specs with the rails added (all of them in each, or one rail per spec with
+/// `serial`), each checked again (core::validate). Without rails, the specs as they are.
+std::vector<core::run_spec> specs_with_rails(const std::vector<core::run_spec>& specs, const std::vector<core::rail_pair>& rails,
+                                             bool serial);
 
 /// Fetches GET /v1/info from the initiator and from the peer (`peer_address`, as the run
 /// names it) and matches their rails. The notes go to stderr. A daemon that cannot be

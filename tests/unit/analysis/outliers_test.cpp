@@ -187,6 +187,23 @@ TEST_CASE("a fast link whose counters moved is bad for errors, its reason names 
     CHECK(to_json(a.links[2])["counters_bad"] == false);  // 0 -> 3: clean
 }
 
+TEST_CASE("a link with a rail below its rate is bad for its rails whatever its aggregate figure") {
+    std::vector<link_sample> links = full_matrix(6, [](std::size_t a, std::size_t b) { return measured(a, b, 100, 3); });
+    links[3].rail_problems = {"h0 rail ra2 -> h4 rail rb2: 4.5 Gbit/s at 1 MiB, below 0.9 x link rate 10 = 9 Gbit/s (45% of the link)"};
+    const auto a = analyze_matrix(6, links);
+    CHECK(a.links[3].bad);
+    CHECK(a.links[3].rails_bad);
+    CHECK_FALSE(a.links[3].bandwidth_bad);
+    CHECK_FALSE(a.links[3].counters_bad);
+    CHECK(a.links[3].reason == "rail: " + links[3].rail_problems[0]);
+    CHECK_FALSE(a.links[2].bad);
+    const auto j = to_json(a.links[3]);
+    CHECK(j["rails_bad"] == true);
+    CHECK(j["rail_problems"].size() == 1);
+    CHECK(to_json(a.links[2])["rails_bad"] == false);
+    CHECK(links_to_retest(a) == std::vector<std::size_t>{3});
+}
+
 TEST_CASE("three hosts, one slow: judged against the better half, so its links are bad (issue 26)") {
     // Host 2 slow: 4 of the 6 links touch it. Median of {10, 10, 1, 1, 1, 1} is 1, the slow
     // figure: judged against the median nothing was bad ("bad links: none").

@@ -137,6 +137,26 @@ TEST_CASE("streams are split by rail, rail-major, and judged against the link ra
     CHECK(line.find("rail r1:") != std::string::npos);
     CHECK(line.find("rail r0: 9") != std::string::npos);
     CHECK(core::nagios_output(r).find("bw_gbit_r1=") != std::string::npos);
+
+    // matrix --rails: the same rail named by both ends' hosts and rails.
+    run.spec.rails = rails;
+    bool unknown = false;
+    auto problems = core::rail_link_problems(run, "h1:7470", "h2:7470", 0.9, unknown);
+    REQUIRE(problems.size() == 1);
+    CAPTURE(problems[0]);
+    CHECK(problems[0].find("h1:7470 rail r1 -> h2:7470 rail q1: 4.50 Gbit/s at 1 MiB, below 0.9 x link rate 10.0 = 9.00 Gbit/s (45% of the link)") == 0);
+    CHECK_FALSE(unknown);
+    // Without a fraction only a rail that moved nothing is a problem.
+    CHECK(core::rail_link_problems(run, "h1:7470", "h2:7470", 0, unknown).empty());
+    run.points[0].rails = dead;
+    problems = core::rail_link_problems(run, "h1:7470", "h2:7470", 0, unknown);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].find("h1:7470 rail r1 -> h2:7470 rail q1: moved no bytes at 1 MiB") == 0);
+    // A rail without a known rate: no problem, but said.
+    run.points[0].rails = split;
+    run.points[0].rails[1].rate_gbit.reset();
+    CHECK(core::rail_link_problems(run, "h1:7470", "h2:7470", 0.9, unknown).empty());
+    CHECK(unknown);
 }
 
 TEST_CASE("a spec's rails from hostile JSON are refused with a spec_error, never built or trusted") {
