@@ -132,6 +132,33 @@ void check_links(const collective_point& p) {
         throw insane_figure(fmt::format("{}: the slowest link is {}", what_point(p), to_string(slowest)));
 }
 
+// The TCP counters: none, or one entry per rank, each sane; a link's retransmits with its
+// segments, at most as many, and the sender's counters where both are known.
+void check_tcp_counters(const collective_point& p) {
+    if (!p.rank_tcp_counters.empty() && p.rank_tcp_counters.size() != p.ranks)
+        throw insane_figure(fmt::format("{}: TCP counters of {} ranks, not {}", what_point(p), p.rank_tcp_counters.size(), p.ranks));
+    for (std::size_t r = 0; r < p.rank_tcp_counters.size(); ++r)
+        if (const auto& c = p.rank_tcp_counters[r]) {
+            try {
+                check_sane(*c, false);
+            } catch (const insane_figure& e) {
+                throw insane_figure(fmt::format("{}: rank {}'s {}", what_point(p), r, e.what()));
+            }
+        }
+    for (const auto& l : p.links) {
+        if (l.retransmits.has_value() != l.segments_sent.has_value())
+            throw insane_figure(fmt::format("{}: {} has retransmits without segments sent, or the other way", what_point(p), to_string(l)));
+        if (!l.retransmits) continue;
+        if (*l.retransmits > *l.segments_sent)
+            throw insane_figure(fmt::format("{}: {} retransmitted {} segments of {} sent", what_point(p), to_string(l),
+                                            *l.retransmits, *l.segments_sent));
+        if (l.from < p.rank_tcp_counters.size() && p.rank_tcp_counters[l.from] &&
+            (p.rank_tcp_counters[l.from]->retransmits != *l.retransmits ||
+             p.rank_tcp_counters[l.from]->segments_sent != *l.segments_sent))
+            throw insane_figure(fmt::format("{}: {}'s TCP counts disagree with rank {}'s", what_point(p), to_string(l), l.from));
+    }
+}
+
 void check_incast(const collective_point& p) {
     if (p.op != collective_op::incast) {
         if (p.incast) throw insane_figure(fmt::format("{}: incast figures for an op that is not incast", what_point(p)));
@@ -227,7 +254,8 @@ collective_point assemble_collective_point(collective_op op, collective_algo alg
     if (algo == collective_algo::ring && !per_rank_send_s.empty()) {
         for (unsigned r = 0; r < ranks; ++r) {
             if (per_rank_send_s[r].empty()) continue;  // the end of a chain
-            collective_link l{r, (r + 1) % ranks, ring_link_bytes(op, ranks, element, size_bytes, r), mean(per_rank_send_s[r]), 0};
+            collective_link l{r, (r + 1) % ranks, ring_link_bytes(op, ranks, element, size_bytes, r), mean(per_rank_send_s[r]), 0,
+                              std::nullopt, std::nullopt};
             l.gbit_per_s = gbit_per_s(static_cast<double>(l.bytes), l.send_s);
             p.links.push_back(l);
         }
@@ -250,6 +278,20 @@ collective_point assemble_collective_point(collective_op op, collective_algo alg
     return p;
 }
 
+void attach_link_tcp_counts(collective_point& p) {
+    auto attach = [&](collective_link& l) {
+        if (l.from < p.rank_tcp_counters.size() && p.rank_tcp_counters[l.from]) {
+            l.retransmits = p.rank_tcp_counters[l.from]->retransmits;
+            l.segments_sent = p.rank_tcp_counters[l.from]->segments_sent;
+        } else {
+            l.retransmits.reset();
+            l.segments_sent.reset();
+        }
+    };
+    for (auto& l : p.links) attach(l);
+    if (p.slowest_link) attach(*p.slowest_link);
+}
+
 void check_sane(const collective_point& p) {
     check_shape(p.op, p.algo, p.ranks, p.element, p.size_bytes);
     if (p.count != p.size_bytes / dtype_bytes(p.element))
@@ -257,6 +299,7 @@ void check_sane(const collective_point& p) {
     check_times(p);
     check_ranks(p);
     check_links(p);
+    check_tcp_counters(p);
     check_incast(p);
 }
 

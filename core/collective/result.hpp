@@ -10,6 +10,7 @@
 #include "core/collective/figures.hpp"
 #include "core/collective/spec.hpp"
 #include "core/link_counters.hpp"
+#include "core/point_counters.hpp"
 #include "core/collective/dtype.hpp"
 #include "core/result.hpp"
 
@@ -38,6 +39,11 @@ struct collective_link {
     std::uint64_t bytes = 0;  ///< what `from` sends to `to` in one iteration (ring_link_bytes)
     double send_s = 0;        ///< the link's transfer time per iteration, the mean over iterations
     double gbit_per_s = 0;    ///< bytes × 8 / send_s / 10^9: the link's rate while it carries data
+    /// TCP meshes: what `from`'s socket to `to` counted over the size's timed iterations
+    /// (its rank_tcp_counters entry); empty over RDMA, where `from` could not read it, and in
+    /// older results. Retransmitted segments, and segments sent with them included.
+    std::optional<std::uint64_t> retransmits;
+    std::optional<std::uint64_t> segments_sent;
     bool operator==(const collective_link&) const = default;
 };
 
@@ -106,6 +112,15 @@ struct collective_point {
     /// Each rank's NIC counters over the size's timed iterations, index = rank (empty where a
     /// rank could not read them, or none at all in older results; docs/counters.md).
     std::vector<std::optional<link_side_counters>> rank_counters;
+    /// TCP meshes: what the sockets each rank sends data on counted over the size's timed
+    /// iterations (TCP_INFO read before the first and after the last), index = rank. Ring
+    /// algorithms: the one socket to the right neighbour, so entry r is exactly the link
+    /// r -> r+1 mod p; other algorithms: summed over every peer the rank sends data to. An
+    /// entry is empty where the rank could not read its sockets or sends no data (the last
+    /// rank of a chain broadcast, an incast's receiver); the vector is empty when no rank has
+    /// an entry: over RDMA, and in older results (docs/counters.md). Barrier tokens over the
+    /// same sockets are counted too.
+    std::vector<std::optional<tcp_point_counters>> rank_tcp_counters;
 };
 
 /// "sum" for the ops that reduce (allreduce, reduce-scatter), "none" otherwise: nccl-tests'
@@ -149,6 +164,11 @@ collective_point assemble_collective_point(collective_op op, collective_algo alg
 /// sender, finite and positive, with the fairness Jain's index of them.
 void check_sane(const collective_point&);
 
+/// Gives each of the point's links (and its slowest link) the retransmits and segments sent of
+/// its sender's rank_tcp_counters entry; links whose sender has none are left without. Call
+/// once the point's rank_tcp_counters are in.
+void attach_link_tcp_counts(collective_point&);
+
 /// A whole collective run as stored and returned.
 struct collective_result {
     std::string id;           ///< run id, as a sweep's
@@ -170,7 +190,8 @@ struct collective_result {
     std::vector<std::string> warnings;
 };
 
-/// A link as JSON: {name ("rank a -> rank b"), from, to, bytes, send_s, gbit_per_s}.
+/// A link as JSON: {name ("rank a -> rank b"), from, to, bytes, send_s, gbit_per_s[, retransmits,
+/// segments_sent]} (the last two only when known).
 nlohmann::json to_json(const collective_link&);
 /// A point as JSON (docs/result-schema.md, "Collective points"); `wrong`, `slowest_link` and
 /// `incast` are null where they do not apply.

@@ -56,8 +56,12 @@ const json* optional_field(const json& j, std::string_view key) {
 
 collective_link link_from_json(const json& j) {
     constexpr std::string_view in = "collective link";
-    return {rank_field(j, "from", in), rank_field(j, "to", in), whole(j, "bytes", in), number(j, "send_s", in),
-            number(j, "gbit_per_s", in)};
+    collective_link l{rank_field(j, "from", in), rank_field(j, "to", in), whole(j, "bytes", in), number(j, "send_s", in),
+                      number(j, "gbit_per_s", in), std::nullopt, std::nullopt};
+    // Absent in older results and where the sender's socket was not read.
+    if (const auto* r = optional_field(j, "retransmits")) l.retransmits = json_unsigned(*r, "collective link.retransmits");
+    if (const auto* s = optional_field(j, "segments_sent")) l.segments_sent = json_unsigned(*s, "collective link.segments_sent");
+    return l;
 }
 
 // What a stored result is read under: no daemon's limits (see collective_result_from_json).
@@ -76,7 +80,10 @@ std::string us(double seconds) { return g(seconds * 1e6); }
 }  // namespace
 
 json to_json(const collective_link& l) {
-    return {{"name", to_string(l)}, {"from", l.from}, {"to", l.to}, {"bytes", l.bytes}, {"send_s", l.send_s}, {"gbit_per_s", l.gbit_per_s}};
+    json j = {{"name", to_string(l)}, {"from", l.from}, {"to", l.to}, {"bytes", l.bytes}, {"send_s", l.send_s}, {"gbit_per_s", l.gbit_per_s}};
+    if (l.retransmits) j["retransmits"] = *l.retransmits;
+    if (l.segments_sent) j["segments_sent"] = *l.segments_sent;
+    return j;
 }
 
 json to_json(const collective_point& p) {
@@ -115,6 +122,11 @@ json to_json(const collective_point& p) {
         json ranks = json::array();
         for (const auto& c : p.rank_counters) ranks.push_back(c ? to_json(*c) : json(nullptr));
         j["counters"] = {{"ranks", std::move(ranks)}};
+    }
+    if (std::any_of(p.rank_tcp_counters.begin(), p.rank_tcp_counters.end(), [](const auto& c) { return c.has_value(); })) {
+        json ranks = json::array();
+        for (const auto& c : p.rank_tcp_counters) ranks.push_back(c ? to_json(*c) : json(nullptr));
+        j["rank_tcp_counters"] = std::move(ranks);
     }
     return j;
 }
@@ -160,6 +172,23 @@ collective_point collective_point_from_json(const json& j) {
             throw spec_error("collective point: 'counters.ranks' must be an array with one entry per rank");
         for (const auto& r : *ranks)
             p.rank_counters.push_back(r.is_null() ? std::nullopt : std::optional(link_side_counters_from_json(r)));
+    }
+    // Absent in older results, over RDMA and where no rank could read its sockets.
+    if (const auto* t = optional_field(j, "rank_tcp_counters")) {
+        if (!t->is_array() || t->size() != p.ranks)
+            throw spec_error("collective point: 'rank_tcp_counters' must be an array with one entry per rank");
+        for (std::size_t r = 0; r < t->size(); ++r) {
+            const auto& c = (*t)[r];
+            if (c.is_null()) {
+                p.rank_tcp_counters.emplace_back();
+                continue;
+            }
+            try {
+                p.rank_tcp_counters.emplace_back(tcp_point_counters_from_json(c));
+            } catch (const spec_error& e) {
+                throw spec_error(fmt::format("collective point: rank_tcp_counters[{}]: {}", r, e.what()));
+            }
+        }
     }
     check_sane(p);
     return p;

@@ -4,6 +4,7 @@
 #include "daemon/collective/rdma_links.hpp"
 #include "daemon/runtime/log.hpp"
 #include "transport/mesh/step_runner.hpp"
+#include "transport/tcp/tcp_counters.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -28,6 +29,33 @@ std::size_t step_scratch_bytes(const core::collective_plan& plan) {
         scratch = std::max(scratch, step_bytes);
     }
     return scratch;
+}
+
+/// The ranks whose sockets carry this rank's data under `plan` (rank_timing::send_tcp): the
+/// right neighbour for a ring algorithm (none for a rank that sends nothing, the last of a
+/// chain broadcast), else every peer the plan sends bytes to, ascending.
+std::vector<unsigned> tcp_send_peers(const core::collective_plan& plan) {
+    std::set<unsigned> peers;
+    for (const auto& s : plan.steps)
+        for (const auto& t : s.sends)
+            if (t.range.count > 0 && t.peer != plan.rank) peers.insert(t.peer);
+    if (plan.algo == core::collective_algo::ring && !peers.empty()) return {(plan.rank + 1) % plan.ranks};
+    return {peers.begin(), peers.end()};
+}
+
+/// TCP_INFO of the sockets to `peers` now, in their order; empty when the mesh runs over RDMA,
+/// there is no peer, or any socket cannot be read.
+std::optional<std::vector<transport::tcp::tcp_snapshot>> tcp_snapshots(const collective_mesh& mesh,
+                                                                       const std::vector<unsigned>& peers) {
+    if (mesh.rdma || peers.empty()) return std::nullopt;
+    std::vector<transport::tcp::tcp_snapshot> out;
+    for (auto q : peers) {
+        if (q >= mesh.fds.size() || !mesh.fds[q]) return std::nullopt;
+        auto s = transport::tcp::read_tcp_snapshot(mesh.fds[q].get());
+        if (!s) return std::nullopt;
+        out.push_back(*s);
+    }
+    return out;
 }
 
 /// One rank's buffers and runners for one size.
@@ -255,6 +283,8 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
         counters.emplace(options.sysfs_root, options.link_counter_target);
         counters->read_before();
     }
+    const auto send_peers = tcp_send_peers(plan);
+    const auto tcp_before = tcp_snapshots(mesh, send_peers);
     const auto start = clock::now();
     for (std::uint64_t count = 0;; ++count) {
         bool stop = false;
@@ -277,6 +307,13 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
         }
         if (incast_receiver)
             for (const auto& [sender, at] : arrivals) out.from_sender_s[sender].push_back(at);
+    }
+    if (tcp_before) {
+        if (const auto tcp_after = tcp_snapshots(mesh, send_peers)) {
+            std::vector<transport::tcp::stream_tcp_readings> sockets;
+            for (std::size_t k = 0; k < send_peers.size(); ++k) sockets.push_back({(*tcp_before)[k], {}, (*tcp_after)[k]});
+            out.send_tcp = transport::tcp::tcp_counters_of(sockets);
+        }
     }
     if (counters) {
         counters->read_after();

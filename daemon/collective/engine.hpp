@@ -9,6 +9,7 @@
 /// limit ends the size with a collective_fault naming it.
 #include "core/collective/plan.hpp"
 #include "core/link_counters.hpp"
+#include "core/point_counters.hpp"
 #include "daemon/collective/step_fault.hpp"
 #include "transport/mesh/connections.hpp"
 #include "transport/mesh/device_memory.hpp"
@@ -77,6 +78,12 @@ struct rank_timing {
     /// What this rank's NIC counted over the timed iterations (before the first, after the
     /// last); empty when they could not be read (docs/counters.md).
     std::optional<core::link_side_counters> link_counters;
+    /// TCP meshes: what the sockets this rank sends data on counted over the timed iterations
+    /// (TCP_INFO just before the first and just after the last, never inside them): for ring
+    /// algorithms the socket to the right neighbour, rank + 1 mod p, so exactly the link
+    /// rank -> right; otherwise summed over the peers it sends data to. Empty over RDMA, when
+    /// a socket could not be read (never zeros), and for a rank that sends no data.
+    std::optional<core::tcp_point_counters> send_tcp;
 };
 
 /// Runs `plan` over `mesh`: warm-up, then iterations until rank 0 says stop (count reached,

@@ -173,7 +173,11 @@ private:
                                               "ended the size",
                                               describe(key), point.iterations, *spec_.iterations, s_.limits.max_duration_s));
         for (unsigned q = 0; q < p_; ++q) point.rank_counters.push_back(out[q].timing.link_counters);
+        if (std::any_of(out.begin(), out.end(), [](const auto& o) { return o.timing.send_tcp.has_value(); }))
+            for (unsigned q = 0; q < p_; ++q) point.rank_tcp_counters.push_back(out[q].timing.send_tcp);
+        core::attach_link_tcp_counts(point);
         warn_of_counters(key, point);
+        warn_of_retransmits(key, point);
         r_.points.push_back(point);
         emit_({{"event", "point"}, {"index", key.index}, {"total", spec_.ops.size() * spec_.sizes.size()},
                {"point", core::to_json(point)}});
@@ -190,9 +194,37 @@ private:
             for (const auto& f : findings) reasons.push_back(f.reason);
             std::string slowest;
             if (point.slowest_link && (point.slowest_link->from == q || point.slowest_link->to == q))
-                slowest = fmt::format(" (an end of the slowest link, {})", core::to_string(*point.slowest_link));
+                slowest = fmt::format(" (an end of the slowest link, {})", slowest_link_text(*point.slowest_link));
             r_.warnings.push_back(fmt::format("{}: {} {}: {} during the size{}", describe(key), rank_name(spec_, q),
                                               findings.front().where, fmt::join(reasons, ", "), slowest));
+        }
+    }
+
+    /// "rank 2 -> rank 3", with its TCP retransmits where its sender read them.
+    static std::string slowest_link_text(const core::collective_link& l) {
+        if (!l.retransmits || !l.segments_sent) return core::to_string(l);
+        return fmt::format("{}, {} of its {} TCP segments retransmitted", core::to_string(l), *l.retransmits, *l.segments_sent);
+    }
+
+    /// A run warning for each rank whose sending sockets retransmitted more than
+    /// core::retransmit_warning_share of their segments during the size, naming the link
+    /// (a ring's rank -> right neighbour) and saying so when it is the slowest link.
+    void warn_of_retransmits(const collective_size_key& key, const core::collective_point& point) {
+        for (unsigned q = 0; q < point.rank_tcp_counters.size(); ++q) {
+            const auto& c = point.rank_tcp_counters[q];
+            if (!c) continue;
+            const auto warning = core::retransmit_warning(*c);
+            if (!warning) continue;
+            std::string where;
+            if (point.algo == core::collective_algo::ring) {
+                const unsigned right = (q + 1) % p_;
+                const bool slowest = point.slowest_link && point.slowest_link->from == q;
+                where = fmt::format("{} sending to {} (link rank {} -> rank {}{})", rank_name(spec_, q), rank_name(spec_, right), q,
+                                    right, slowest ? ", the slowest link" : "");
+            } else {
+                where = fmt::format("{} over the sockets it sends data on", rank_name(spec_, q));
+            }
+            r_.warnings.push_back(fmt::format("{}: {}: {}", describe(key), where, *warning));
         }
     }
 

@@ -45,6 +45,7 @@ json to_json(const rank_timing& t) {
     json j = {{"iteration_s", t.iteration_s}, {"link_in_s", t.link_in_s}, {"wrong", t.wrong ? json(*t.wrong) : json(nullptr)}};
     if (!t.from_sender_s.empty()) j["from_sender_s"] = t.from_sender_s;
     if (t.link_counters) j["link_counters"] = core::to_json(*t.link_counters);
+    if (t.send_tcp) j["send_tcp"] = core::to_json(*t.send_tcp);
     return j;
 }
 
@@ -95,6 +96,14 @@ rank_timing rank_timing_from_json(const json& j, std::uint64_t max_iterations, b
             core::check_sane(*t.link_counters);
         } catch (const std::exception& e) {
             throw session_error(fmt::format("a rank's report has malformed link_counters: {}", e.what()));
+        }
+    }
+    if (const auto c = j.find("send_tcp"); c != j.end() && !c->is_null()) {
+        try {
+            t.send_tcp = core::tcp_point_counters_from_json(*c);
+            core::check_sane(*t.send_tcp, false);
+        } catch (const std::exception& e) {
+            throw session_error(fmt::format("a rank's report has malformed send_tcp: {}", e.what()));
         }
     }
     return t;

@@ -9,7 +9,7 @@
 ///     rank -> coordinator   point_ready {}             connected
 ///     per op and size:
 ///     coordinator -> rank   point_begin {op, size, index}
-///     rank -> coordinator   point_done  {iteration_s, link_in_s, wrong[, from_sender_s]}  (or error {message, blame})
+///     rank -> coordinator   point_done  {iteration_s, link_in_s, wrong[, from_sender_s, link_counters, send_tcp]}  (or error {message, blame})
 ///     coordinator -> rank   bye
 ///
 /// The data connections are /v1/stream upgrades with one token per pair of ranks; the lower
@@ -45,7 +45,9 @@ nlohmann::json to_json(const rank_timing&);
 /// Reads a rank's point_done; throws session_error unless it holds between 1 and
 /// max_iterations times, each finite and > 0, link times likewise (as many, or none), and
 /// a wrong count where `verify` asks for one; an incast receiver's from_sender_s (at most
-/// max_ranks arrays, each empty or one time per iteration, finite and > 0).
+/// max_ranks arrays, each empty or one time per iteration, finite and > 0); link_counters and
+/// send_tcp (core::tcp_point_counters) when present, each well formed and sane, else a
+/// session_error naming the field.
 rank_timing rank_timing_from_json(const nlohmann::json&, std::uint64_t max_iterations, bool verify);
 
 /// The collective limits of a daemon: its run limits, the default rank count.

@@ -102,7 +102,18 @@ class EveryOp(CollectiveCase):
                         self.assertTrue(any("ring links were not timed" in w for w in doc["warnings"]), doc["warnings"])
                     else:
                         self.assertEqual(pt["links"], [])
+                    # TCP counters of the sockets each rank sends data on (issue 27): every rank of a
+                    # ring (but a chain broadcast's last) and of an all-to-all sent segments.
+                    if (algo == "ring" and op != "broadcast") or op == "alltoall":
+                        tcp = pt["rank_tcp_counters"]
+                        self.assertEqual(len(tcp), self.RANKS)
+                        for c in tcp:
+                            self.assertGreater(c["segments_sent"], 0, tcp)
+                            self.assertLessEqual(c["retransmits"], c["segments_sent"])
+                        for l in pt["links"]:
+                            self.assertEqual(l["segments_sent"], tcp[l["from"]]["segments_sent"])
                     if op == "incast":
+                        self.assertIsNone(pt["rank_tcp_counters"][0])  # the receiver sends no data
                         self.assertEqual(len(pt["incast"]["sender_gbit_per_s"]), self.RANKS - 1)
                         self.assertTrue(0 < pt["incast"]["fairness"] <= 1)
 

@@ -368,6 +368,103 @@ TEST_CASE("collective result: a foreign schema, a malformed field or an insane p
     CHECK_THROWS_AS(collective_result_from_json(insane), insane_figure);
 }
 
+namespace {
+
+tcp_point_counters tcp_sent(std::uint64_t retransmits, std::uint64_t segments) {
+    tcp_point_counters c;
+    c.retransmits = retransmits;
+    c.segments_sent = segments;
+    c.rtt_us = {30, 120};
+    c.cwnd = {10, 80};
+    c.rtt_median_us = 45;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("collective result: each rank's TCP counters round-trip, null where absent, left out when none") {
+    auto p = allreduce_4();
+    CHECK_FALSE(to_json(p).contains("rank_tcp_counters"));  // none: left out, as older results have it
+    CHECK_FALSE(to_json(p)["slowest_link"].contains("retransmits"));
+    CHECK(collective_point_from_json(to_json(p)).rank_tcp_counters.empty());
+
+    // The slowest link of allreduce_4 is rank 0 -> rank 1 (the lowest on a tie); rank 2 is not read.
+    p.rank_tcp_counters = {tcp_sent(40, 2000), tcp_sent(0, 1900), std::nullopt, tcp_sent(1, 1950)};
+    attach_link_tcp_counts(p);
+    CHECK(p.links[0].retransmits == std::optional<std::uint64_t>{40});
+    CHECK(p.links[0].segments_sent == std::optional<std::uint64_t>{2000});
+    CHECK_FALSE(p.links[2].retransmits);
+    REQUIRE(p.slowest_link);
+    CHECK(p.slowest_link->retransmits == std::optional<std::uint64_t>{40});
+    check_sane(p);
+
+    const json j = to_json(p);
+    REQUIRE(j["rank_tcp_counters"].is_array());
+    REQUIRE(j["rank_tcp_counters"].size() == 4);
+    CHECK(j["rank_tcp_counters"][0]["retransmits"] == 40);
+    CHECK(j["rank_tcp_counters"][0]["segments_sent"] == 2000);
+    CHECK(j["rank_tcp_counters"][0]["retransmit_share"].get<double>() == Approx(0.02));
+    CHECK(j["rank_tcp_counters"][2].is_null());
+    CHECK(j["links"][0]["retransmits"] == 40);
+    CHECK(j["links"][0]["segments_sent"] == 2000);
+    CHECK_FALSE(j["links"][2].contains("retransmits"));
+    CHECK(j["slowest_link"]["segments_sent"] == 2000);
+
+    const auto back = collective_point_from_json(json::parse(j.dump()));
+    CHECK(to_json(back) == j);
+    REQUIRE(back.rank_tcp_counters.size() == 4);
+    CHECK_FALSE(back.rank_tcp_counters[2]);
+    CHECK(back.rank_tcp_counters[3]->segments_sent == 1950u);
+    CHECK(back.rank_tcp_counters[0]->rtt_median_us == std::optional<std::uint64_t>{45});
+    CHECK(back.slowest_link == p.slowest_link);
+
+    auto explicit_null = j;
+    explicit_null["rank_tcp_counters"] = nullptr;
+    for (auto& l : explicit_null["links"]) l.erase("retransmits"), l.erase("segments_sent");
+    explicit_null["slowest_link"].erase("retransmits");
+    explicit_null["slowest_link"].erase("segments_sent");
+    CHECK(collective_point_from_json(explicit_null).rank_tcp_counters.empty());
+}
+
+TEST_CASE("collective result: malformed or insane TCP counters of a rank are refused") {
+    auto p = allreduce_4();
+    p.rank_tcp_counters = {tcp_sent(4, 2000), tcp_sent(0, 1900), std::nullopt, tcp_sent(1, 1950)};
+    attach_link_tcp_counts(p);
+    const json j = to_json(p);
+
+    auto short_array = j;
+    short_array["rank_tcp_counters"].erase(3);
+    CHECK_THROWS_WITH_AS(collective_point_from_json(short_array),
+                         "collective point: 'rank_tcp_counters' must be an array with one entry per rank", spec_error);
+    auto not_array = j;
+    not_array["rank_tcp_counters"] = {{"retransmits", 1}};
+    CHECK_THROWS_AS(collective_point_from_json(not_array), spec_error);
+    auto missing_field = j;
+    missing_field["rank_tcp_counters"][1].erase("segments_sent");
+    CHECK_THROWS_WITH_AS(collective_point_from_json(missing_field),
+                         "collective point: rank_tcp_counters[1]: TCP counters without \"segments_sent\"", spec_error);
+    auto mistyped = j;
+    mistyped["rank_tcp_counters"][0]["retransmits"] = "four";
+    CHECK_THROWS_AS(collective_point_from_json(mistyped), spec_error);
+    auto mistyped_link = j;
+    mistyped_link["links"][1]["retransmits"] = -2;
+    CHECK_THROWS_AS(collective_point_from_json(mistyped_link), spec_error);
+
+    auto more_retransmitted = j;
+    more_retransmitted["rank_tcp_counters"][3]["retransmits"] = 5000;
+    CHECK_THROWS_AS(collective_point_from_json(more_retransmitted), insane_figure);
+    auto disagreeing_link = j;
+    disagreeing_link["links"][1]["retransmits"] = 7;
+    CHECK_THROWS_AS(collective_point_from_json(disagreeing_link), insane_figure);
+    auto half_link = j;
+    half_link["links"][1].erase("segments_sent");
+    CHECK_THROWS_AS(collective_point_from_json(half_link), insane_figure);
+
+    auto wrong_count = p;
+    wrong_count.rank_tcp_counters.pop_back();
+    CHECK_THROWS_AS(check_sane(wrong_count), insane_figure);
+}
+
 TEST_CASE("collective result: CSV has nccl-tests' columns first, and one row per point") {
     const auto header = collective_csv_header();
     CHECK(header.rfind("size,count,type,redop,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s,wrong,", 0) == 0);

@@ -59,6 +59,55 @@ TEST_CASE("a rank's NIC counters travel in its report; malformed ones are refuse
     CHECK_THROWS_AS(daemon::rank_timing_from_json(j, 100, false), daemon::session_error);
 }
 
+TEST_CASE("a rank's send_tcp counters travel in its report; malformed ones are refused naming the field") {
+    daemon::rank_timing t;
+    t.iteration_s = {0.5, 0.25};
+    core::tcp_point_counters c;
+    c.retransmits = 3;
+    c.segments_sent = 1200;
+    c.rtt_us = {40, 90};
+    c.cwnd = {10, 64};
+    c.rtt_median_us = 50;
+    t.send_tcp = c;
+    const auto j = daemon::to_json(t);
+    CHECK(j["send_tcp"]["segments_sent"] == 1200);
+    const auto back = daemon::rank_timing_from_json(j, 100, false);
+    REQUIRE(back.send_tcp);
+    CHECK(back.send_tcp->retransmits == 3u);
+    CHECK(back.send_tcp->segments_sent == 1200u);
+    CHECK(back.send_tcp->rtt_us.max == 90u);
+    CHECK(back.send_tcp->rtt_median_us == std::optional<std::uint64_t>{50});
+
+    t.send_tcp.reset();
+    CHECK_FALSE(daemon::to_json(t).contains("send_tcp"));
+    CHECK_FALSE(daemon::rank_timing_from_json(daemon::to_json(t), 100, false).send_tcp);
+    auto nulled = daemon::to_json(t);
+    nulled["send_tcp"] = nullptr;
+    CHECK_FALSE(daemon::rank_timing_from_json(nulled, 100, false).send_tcp);
+
+    auto bad = [&](json counters) {
+        auto m = j;
+        m["send_tcp"] = std::move(counters);
+        try {
+            (void)daemon::rank_timing_from_json(m, 100, false);
+            FAIL("accepted");
+        } catch (const daemon::session_error& e) {
+            CHECK(std::string(e.what()).find("send_tcp") != std::string::npos);
+        }
+    };
+    bad("many");
+    bad({{"retransmits", 1}});  // no segments_sent
+    auto more_retransmitted = j["send_tcp"];
+    more_retransmitted["retransmits"] = 5000;  // more than were sent
+    bad(more_retransmitted);
+    auto negative = j["send_tcp"];
+    negative["segments_sent"] = -1;
+    bad(negative);
+    auto inverted = j["send_tcp"];
+    inverted["rtt_us"] = {{"min", 100}, {"max", 10}};
+    bad(inverted);
+}
+
 TEST_CASE("point_begin names an op and a size of the agreed plan, or is refused") {
     core::collective_spec spec;
     spec.hosts = {"a:7470", "b:7470"};
