@@ -48,10 +48,15 @@ std::vector<counter_verdict> counter_verdicts_of(const run_result& run, const co
                 out.push_back({f->state, fmt::format("TCP retransmits: {} at {}", f->reason, point),
                                perfdata_label_of(fmt::format("retransmit_share_{}_{}", to_string(p.test), size)),
                                p.tcp_counters->retransmit_share()});
-        for (const auto& f : judge_link_counters(p.link, t))
-            out.push_back({f.state, fmt::format("{} {}: {} at {}", f.side, f.where, f.reason, point),
-                           perfdata_label_of(fmt::format("{}_{}_{}_{}_{}", f.side, f.where, f.counter, to_string(p.test), size)),
-                           static_cast<double>(f.delta)});
+        const auto add = [&](const link_counters& link, const std::string& rail) {
+            for (const auto& f : judge_link_counters(link, t))
+                out.push_back({f.state, fmt::format("{}{} {}: {} at {}", rail.empty() ? "" : "rail " + rail + ": ", f.side, f.where,
+                                                    f.reason, point),
+                               perfdata_label_of(fmt::format("{}_{}_{}_{}_{}", f.side, f.where, f.counter, to_string(p.test), size)),
+                               static_cast<double>(f.delta)});
+        };
+        add(p.link, "");
+        for (const auto& r : p.rail_links) add(r.link, r.rail);
     }
     return out;
 }

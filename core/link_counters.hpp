@@ -66,6 +66,15 @@ struct link_counters {
     bool empty() const { return !initiator && !peer; }
 };
 
+/// One rail's NICs around a point of a run over rails (run_spec::rails): the initiator's
+/// NIC that holds the rail's local address and the peer's that holds its address on the
+/// rail. A run over rails records these instead of the session NIC's (point_result::link),
+/// which carries none of the rails' bytes.
+struct rail_link_counters {
+    std::string rail;    ///< rail_pair::name
+    link_counters link;
+};
+
 /// Throws insane_figure when a side's window is not positive and finite, or a delta is
 /// named in resets too.
 void check_sane(const link_side_counters&);

@@ -100,6 +100,10 @@ void check_sane(const point_result& p) {
     for (const auto& r : p.rails) check_sane(r);
     if (p.link.initiator) check_sane(*p.link.initiator);
     if (p.link.peer) check_sane(*p.link.peer);
+    for (const auto& r : p.rail_links) {
+        if (r.link.initiator) check_sane(*r.link.initiator);
+        if (r.link.peer) check_sane(*r.link.peer);
+    }
 }
 
 json to_json(const summary& s) {
@@ -189,6 +193,16 @@ json to_json(const point_result& p) {
         if (p.link.peer) link["peer"] = to_json(*p.link.peer);
         j["counters"]["link"] = std::move(link);
     }
+    if (!p.rail_links.empty()) {
+        json rails = json::array();
+        for (const auto& r : p.rail_links) {
+            json one{{"rail", r.rail}};
+            if (r.link.initiator) one["initiator"] = to_json(*r.link.initiator);
+            if (r.link.peer) one["peer"] = to_json(*r.link.peer);
+            rails.push_back(std::move(one));
+        }
+        j["counters"]["rails"] = std::move(rails);
+    }
     return j;
 }
 
@@ -246,6 +260,15 @@ point_result point_result_from_json(const json& j) {
             if (const auto i = l->find("initiator"); i != l->end()) p.link.initiator = link_side_counters_from_json(*i);
             if (const auto r = l->find("peer"); r != l->end()) p.link.peer = link_side_counters_from_json(*r);
         }
+        if (const auto rails = c->find("rails"); rails != c->end() && rails->is_array())
+            for (const auto& x : *rails) {
+                if (!x.is_object() || !x.contains("rail") || !x["rail"].is_string())
+                    throw spec_error(fmt::format("counters.rails: each entry needs a \"rail\" name: {}", x.dump()));
+                rail_link_counters r{x["rail"].get<std::string>(), {}};
+                if (const auto i = x.find("initiator"); i != x.end()) r.link.initiator = link_side_counters_from_json(*i);
+                if (const auto q = x.find("peer"); q != x.end()) r.link.peer = link_side_counters_from_json(*q);
+                p.rail_links.push_back(std::move(r));
+            }
     }
     return p;
 }

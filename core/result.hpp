@@ -107,6 +107,9 @@ struct point_result {
     /// Each rail's share when the run measured rails at once (spec.rails); empty otherwise,
     /// for latency points and in older results.
     std::vector<rail_figures> rails;
+    /// Each rail's NIC counters on both ends (a run over rails; docs/counters.md), in the
+    /// order of spec.rails; empty otherwise and in older results.
+    std::vector<rail_link_counters> rail_links;
 };
 
 /// One reading of the reference: its median round trip, and after which point of the test

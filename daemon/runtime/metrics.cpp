@@ -62,6 +62,10 @@ void metrics_registry::record_run(const core::run_result& run, std::chrono::syst
     for (const auto& point : run.points) {
         add_side(increases, "initiator", point.link.initiator);
         add_side(increases, "peer", point.link.peer);
+        for (const auto& r : point.rail_links) {  // device: each rail's own interface
+            add_side(increases, "initiator", r.link.initiator);
+            add_side(increases, "peer", r.link.peer);
+        }
         if (point.tcp_counters && point.tcp_counters->segments_sent > 0)
             retransmit_ratio_[{peer, transport, std::string(core::to_string(point.test)), point.size_bytes}] =
                 point.tcp_counters->retransmit_share();

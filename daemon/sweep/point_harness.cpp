@@ -189,7 +189,7 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     if (const auto e = peer_text(peer_done, "error"); !e.empty())
         throw session_error(fmt::format("{} failed at the peer: {}", ops.data_path_name(), e));
     auto point = ops.figures(peer_done);
-    attach_link_counters(point, link.counters(), peer_link_counters(peer_done));
+    attach_link_counters(point, link.counters(), peer_link_counters(peer_done, spec.rails.size()), spec.rails);
     point.placement = point_placement_at_initiator(placement, ops.thread_cpus(), peer_done);
     return point;
 }
@@ -213,7 +213,7 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     const auto give_up = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(allowed_s));
     const auto silence = initiator_silence(limits);
     auto last_heard = t0;
-    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length);
+    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length, /*initiator=*/false);
     link.at_start();
     ops.start();
     bool stop_received = false;
@@ -246,7 +246,7 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     done["error"] = ops.error();
     done["verify_failed"] = ops.verify_failed();
     done["placement"] = core::to_json(observed_placement(placement, ops.thread_cpus()));
-    if (const auto c = link.counters()) done["link_counters"] = core::to_json(*c);
+    add_link_counters(done, link.counters());
     ch.send(core::frame_type::point_done, done, clock::now() + handshake_timeout);
 }
 

@@ -14,19 +14,31 @@ namespace meshperf::daemon {
 
 namespace {
 
-transport::link_counter_target target_of(const frame_channel& ch, const std::optional<rdma_port_used>& rdma,
-                                        const core::run_spec& spec) {
+transport::link_counter_target path_target(const frame_channel& ch, const std::optional<rdma_port_used>& rdma) {
     transport::link_counter_target t;
-    // A run over rails moves its bytes on the rails' NICs, not on the session's: that NIC's
-    // counters would explain nothing (and fail the bytes cross-check). Per-rail NIC counters
-    // are not recorded yet (docs/rails.md), so none are.
-    if (!spec.rails.empty()) return t;
     t.interface = transport::interface_for_address(transport::local_ip(ch.fd()));
     if (rdma) {
         t.rdma_device = rdma->device;
         t.rdma_port = rdma->port;
     }
     return t;
+}
+
+/// One probe for the path, or one per rail of the spec (each rail's NIC on this end).
+std::vector<transport::link_counter_probe> probes_for(const std::filesystem::path& sysfs_root, const frame_channel& ch,
+                                                      const std::optional<rdma_port_used>& rdma, const core::run_spec& spec,
+                                                      bool initiator) {
+    std::vector<transport::link_counter_probe> out;
+    if (spec.rails.empty()) {
+        out.emplace_back(sysfs_root, path_target(ch, rdma));
+        return out;
+    }
+    for (const auto& r : spec.rails) {
+        transport::link_counter_target t;
+        t.interface = transport::interface_for_address(initiator ? r.local_address : r.peer_address);
+        out.emplace_back(sysfs_root, t);
+    }
+    return out;
 }
 
 /// Bytes the flows of `direction` moved in the point's window.
@@ -37,53 +49,109 @@ std::uint64_t flow_bytes(const core::point_result& p, std::string_view direction
     return bytes;
 }
 
+/// Bytes rail `k` moved in `direction`: each flow's bytes in the share of its rate the rail
+/// carried (core/rail_figures.hpp). 0 when the point has no such figures (no cross-check).
+std::uint64_t rail_bytes(const core::point_result& p, std::size_t k, std::string_view direction) {
+    if (k >= p.rails.size()) return 0;
+    double bytes = 0;
+    for (std::size_t f = 0; f < p.flows.size(); ++f) {
+        if (p.flows[f].direction != direction) continue;
+        double total = 0;
+        for (const auto& r : p.rails) total += f < r.flow_gbit_per_s.size() ? r.flow_gbit_per_s[f] : 0;
+        const auto& mine = p.rails[k].flow_gbit_per_s;
+        if (total > 0 && f < mine.size()) bytes += static_cast<double>(p.flows[f].bytes) * mine[f] / total;
+    }
+    return static_cast<std::uint64_t>(bytes);
+}
+
+std::optional<core::link_side_counters> side_from_json(const nlohmann::json& j, const char* field) {
+    if (j.is_null()) return std::nullopt;
+    try {
+        auto c = core::link_side_counters_from_json(j);
+        core::check_sane(c);
+        return c;
+    } catch (const std::exception& e) {
+        throw session_error(fmt::format("the peer sent malformed \"{}\": {}", field, e.what()));
+    }
+}
+
 }  // namespace
 
 point_link_counters::point_link_counters(const std::filesystem::path& sysfs_root, const frame_channel& ch,
                                          const std::optional<rdma_port_used>& rdma, const core::run_spec& spec,
-                                         bool fixed_length)
-    : probe_(sysfs_root, target_of(ch, rdma, spec)),
+                                         bool fixed_length, bool initiator)
+    : probes_(probes_for(sysfs_root, ch, rdma, spec, initiator)),
+      rails_(!spec.rails.empty()),
       // Two ticks before the warm-up ends: the last tick that surely comes before the window.
       reread_at_s_(fixed_length ? -1.0 : spec.warmup_s - 2 * std::chrono::duration<double>(progress_tick).count()) {}
 
-void point_link_counters::at_start() { probe_.read_before(); }
+void point_link_counters::read_before() {
+    for (auto& p : probes_) p.read_before();
+}
+
+void point_link_counters::at_start() { read_before(); }
 
 void point_link_counters::at_tick(double elapsed_s) {
     if (reread_ || reread_at_s_ <= 0 || elapsed_s < reread_at_s_) return;
-    probe_.read_before();
+    read_before();
     reread_ = true;
 }
 
-void point_link_counters::at_end() { probe_.read_after(); }
-
-std::optional<core::link_side_counters> point_link_counters::counters() {
-    for (const auto& dir : probe_.take_unreadable())
-        log_warn("link counters: cannot read {}: its counters are left out of the results (said once)", dir);
-    return probe_.counters();
+void point_link_counters::at_end() {
+    for (auto& p : probes_) p.read_after();
 }
 
-std::optional<core::link_side_counters> peer_link_counters(const nlohmann::json& peer_done) {
-    const auto it = peer_done.find("link_counters");
-    if (it == peer_done.end() || it->is_null()) return std::nullopt;
-    try {
-        auto c = core::link_side_counters_from_json(*it);
-        core::check_sane(c);
-        return c;
-    } catch (const std::exception& e) {
-        throw session_error(fmt::format("the peer sent malformed \"link_counters\": {}", e.what()));
+end_link_counters point_link_counters::counters() {
+    end_link_counters out;
+    for (auto& p : probes_) {
+        for (const auto& dir : p.take_unreadable())
+            log_warn("link counters: cannot read {}: its counters are left out of the results (said once)", dir);
+        if (rails_) out.rails.push_back(p.counters());
+        else out.path = p.counters();
     }
+    return out;
 }
 
-void attach_link_counters(core::point_result& point, std::optional<core::link_side_counters> initiator,
-                          std::optional<core::link_side_counters> peer) {
-    if (initiator) core::check_sane(*initiator);
-    if (peer) core::check_sane(*peer);
-    point.link = core::link_counters{std::move(initiator), std::move(peer)};
-    if (point.link.empty()) return;
+end_link_counters peer_link_counters(const nlohmann::json& peer_done, std::size_t rail_count) {
+    end_link_counters out;
+    if (const auto it = peer_done.find("link_counters"); it != peer_done.end())
+        out.path = side_from_json(*it, "link_counters");
+    const auto rails = peer_done.find("rail_link_counters");
+    if (rails == peer_done.end() || rails->is_null()) return out;
+    if (!rails->is_array() || rails->size() != rail_count)
+        throw session_error(fmt::format("the peer sent \"rail_link_counters\" that is not an array of its {} rails", rail_count));
+    for (const auto& r : *rails) out.rails.push_back(side_from_json(r, "rail_link_counters"));
+    return out;
+}
+
+void add_link_counters(nlohmann::json& done, const end_link_counters& c) {
+    if (c.path) done["link_counters"] = core::to_json(*c.path);
+    if (c.rails.empty()) return;
+    auto rails = nlohmann::json::array();
+    for (const auto& r : c.rails) rails.push_back(r ? core::to_json(*r) : nlohmann::json(nullptr));
+    done["rail_link_counters"] = std::move(rails);
+}
+
+void attach_link_counters(core::point_result& point, end_link_counters initiator, end_link_counters peer,
+                          const std::vector<core::rail_pair>& rails) {
     const auto name = fmt::format("{} {}", core::format_size(point.size_bytes), core::to_string(point.test));
-    for (auto& w : core::link_counter_warnings(point.link, name, flow_bytes(point, "initiator->peer"),
-                                               flow_bytes(point, "peer->initiator")))
-        point.warnings.push_back(std::move(w));
+    const auto warn = [&](const core::link_counters& c, std::uint64_t sent_here, std::uint64_t sent_there) {
+        for (auto& w : core::link_counter_warnings(c, name, sent_here, sent_there)) point.warnings.push_back(std::move(w));
+    };
+    if (initiator.path) core::check_sane(*initiator.path);
+    if (peer.path) core::check_sane(*peer.path);
+    point.link = core::link_counters{std::move(initiator.path), std::move(peer.path)};
+    if (!point.link.empty()) warn(point.link, flow_bytes(point, "initiator->peer"), flow_bytes(point, "peer->initiator"));
+    for (std::size_t k = 0; k < rails.size(); ++k) {
+        core::rail_link_counters r{rails[k].name, {}};
+        if (k < initiator.rails.size()) r.link.initiator = std::move(initiator.rails[k]);
+        if (k < peer.rails.size()) r.link.peer = std::move(peer.rails[k]);
+        if (r.link.empty()) continue;
+        if (r.link.initiator) core::check_sane(*r.link.initiator);
+        if (r.link.peer) core::check_sane(*r.link.peer);
+        warn(r.link, rail_bytes(point, k, "initiator->peer"), rail_bytes(point, k, "peer->initiator"));
+        point.rail_links.push_back(std::move(r));
+    }
 }
 
 }  // namespace meshperf::daemon

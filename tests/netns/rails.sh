@@ -2,7 +2,8 @@
 # Rails measured at once: two namespaces joined by a control veth (unshaped) and three rail
 # veths (ra0..ra2 in A, rb0..rb2 in B, subnets 10.61.K.0/24, names differ so matching is by
 # subnet), tbf-shaped at 200, 200 and 100 Mbit/s. `sweep --rails all` must report each rail
-# within 3% of its TCP goodput (rate x 1448/1514) and the aggregate within 3% of their sum;
+# within 3% of its TCP goodput (rate x 1448/1514) and the aggregate within 3% of their sum,
+# with each rail's NIC counters on both ends (its own interfaces, bytes >= the rail's share);
 # `check --rails all --min-rate-fraction 0.8 --expect node.toml` (rail_rate_gbit 0.2: the check's short 1 MiB point reads ~89% of the wire rate, goodput being 95.6%) must
 # exit 2 naming ra2 and only ra2; `matrix --rails all` with the same threshold exits 1 with both
 # directed links bad for rail 2 alone, named host rail -> host rail; an unknown rail name exits 2
@@ -56,6 +57,17 @@ for k, mbit in enumerate(rates):
 dev = p["gbit_per_s"] / total - 1
 print(f"rails: aggregate {p['gbit_per_s']*1000:.1f} Mbit/s vs sum {total*1000:.1f}: {dev*100:+.1f}%")
 ok &= abs(dev) <= 0.03
+# Per-rail NIC counters: each rail's own interfaces on both ends, the sender's tx_bytes at least
+# the rail's share of the bytes received (window only: the counters span a little more).
+links = p.get("counters", {}).get("rails", [])
+window_bytes = sum(f["bytes"] for f in p["flows"])
+ok &= [l["rail"] for l in links] == ["ra0", "ra1", "ra2"] and "link" not in p.get("counters", {})
+for k, l in enumerate(links):
+    a, b = l["initiator"]["nic"], l["peer"]["nic"]
+    tx, rx = a["counters"]["deltas"]["tx_bytes"], b["counters"]["deltas"]["rx_bytes"]
+    share = window_bytes * rails[f"ra{k}"]["gbit_per_s"] / p["gbit_per_s"]
+    print(f"rails: ra{k} counters: {a['interface']} tx_bytes {tx}, {b['interface']} rx_bytes {rx}, the rail's window bytes {share:.0f}")
+    ok &= a["interface"] == f"ra{k}" and b["interface"] == f"rb{k}" and tx >= share and rx >= share and tx < 3 * share
 sys.exit(0 if ok else 1)
 PY
 cli check "$ADDR_B:$PORT" --initiator "$ADDR_A:$PORT" --rails all --min-rate-fraction 0.8 --expect "$WORK/node.toml" \

@@ -224,4 +224,38 @@ TEST_CASE("check: a fast link whose counters moved is WARNING or CRITICAL, the N
     CHECK(unknown.counters.empty());
 }
 
+TEST_CASE("a run over rails: each rail's NIC counters survive the JSON, and check names the rail") {
+    run_result run;
+    point_result p;
+    p.test = test_kind::bandwidth;
+    p.size_bytes = 1 << 20;
+    p.gbit_per_s = 9.4;
+    link_side_counters ra0, rb1;
+    ra0.window_s = rb1.window_s = 1.5;
+    ra0.nic = nic_counters{"ens1", counter_delta({{"tx_bytes", 0}}, {{"tx_bytes", 900}})};
+    rb1.nic = nic_counters{"ens2", counter_delta({{"rx_crc_errors", 1}}, {{"rx_crc_errors", 8}})};
+    p.rail_links = {{"ens1", {ra0, std::nullopt}}, {"ens2", {std::nullopt, rb1}}};
+    const auto j = to_json(p);
+    REQUIRE(j["counters"]["rails"].size() == 2);
+    CHECK(j["counters"]["rails"][0]["rail"] == "ens1");
+    CHECK_FALSE(j["counters"]["rails"][0].contains("peer"));
+    CHECK(j["counters"]["rails"][1]["peer"]["nic"]["counters"]["deltas"]["rx_crc_errors"] == 7);
+    CHECK_FALSE(j["counters"].contains("link"));
+    const auto back = point_result_from_json(j);
+    REQUIRE(back.rail_links.size() == 2);
+    CHECK(back.rail_links[1].rail == "ens2");
+    CHECK(back.rail_links[1].link.peer->nic->counters.delta("rx_crc_errors") == 7u);
+    CHECK_FALSE(back.rail_links[1].link.initiator);
+    auto nameless = j;
+    nameless["counters"]["rails"][0].erase("rail");
+    CHECK_THROWS_AS(point_result_from_json(nameless), spec_error);
+
+    run.points.push_back(back);
+    const auto verdicts = counter_verdicts_of(run);
+    REQUIRE(verdicts.size() == 1);
+    CHECK(verdicts[0].state == check_state::warning);
+    CHECK(verdicts[0].text == "rail ens2: peer ens2: 7 rx_crc_errors (frames with a bad checksum (cable or transceiver)) at 1 MiB "
+                              "bandwidth");
+}
+
 }  // namespace link_counters_test
