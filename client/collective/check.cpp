@@ -56,6 +56,21 @@ void judge_rank_counters(const core::collective_result& run, const core::collect
         text += fmt::format("; {} {}: {}{}", host_of(run, q), findings.front().where, fmt::join(reasons, ", "),
                             slowest_end ? " (an end of the slowest link)" : "");
     }
+    // Each rank's sending sockets' TCP counters: over a ring, exactly its link to the right.
+    const bool ring = p.algo == core::collective_algo::ring;
+    for (unsigned q = 0; q < p.rank_tcp_counters.size(); ++q) {
+        if (!p.rank_tcp_counters[q]) continue;
+        const auto f = core::judge_tcp_counters(*p.rank_tcp_counters[q], thresholds);
+        if (!f) continue;
+        v.state = core::worst(v.state, f->state);
+        v.perfdata += " " + core::perfdata_item(fmt::format("rank{}_retransmit_share", q),
+                                                p.rank_tcp_counters[q]->retransmit_share(), "", "", "0");
+        const unsigned right = p.ranks ? (q + 1) % p.ranks : 0;
+        const bool slowest = ring && p.slowest_link && p.slowest_link->from == q;
+        text += ring ? fmt::format("; {} sending to {}: TCP retransmits: {}{}", host_of(run, q), host_of(run, right), f->reason,
+                                   slowest ? " (the slowest link)" : "")
+                     : fmt::format("; {} over the sockets it sends on: TCP retransmits: {}", host_of(run, q), f->reason);
+    }
 }
 
 }  // namespace

@@ -71,7 +71,10 @@ std::string slowest_text(const core::collective_result& run, const core::collect
 /// that means the link went down CRITICAL, even when busbw passes; the text names the rank,
 /// its host, the interface and the counter ("rank 1 (n1:7470) eth0: 2 carrier_changes (...)",
 /// with "an end of the slowest link" when it is), and each finding is perfdata
-/// ("rank1_eth0_carrier_changes=2;;;0;").
+/// ("rank1_eth0_carrier_changes=2;;;0;"). Each rank's TCP retransmit share
+/// (rank_tcp_counters: over a ring, its link to the right) is judged against
+/// --retransmit-warn and --retransmit-crit the same way ("rank 1 (n1:7470) sending to rank 2
+/// (n2:7470): TCP retransmits: 60 of 1000 segments retransmitted (6.00%, above 5%)").
 collective_verdict judge_collective(const core::collective_result& run, const collective_limits& limits);
 
 /// An UNKNOWN verdict: the check could not be made, for `why`.

@@ -149,6 +149,30 @@ TEST_CASE("check --collective: a rank's port that went down is CRITICAL; symbol 
     CHECK(v.summary.find("symbol_error") == std::string::npos);
 }
 
+TEST_CASE("check --collective: a ring link's TCP retransmits are judged against --retransmit-warn and -crit") {
+    auto run = allreduce_run();
+    auto& p = run.points[0];
+    core::tcp_point_counters clean, lossy;
+    clean.segments_sent = lossy.segments_sent = 1000;
+    lossy.retransmits = 20;  // 2%: above the 1% of WARNING, below the 5% of CRITICAL
+    p.rank_tcp_counters = {clean, lossy, clean, std::nullopt};
+    auto v = client::judge_collective(run, at_least(59.5));
+    CHECK(v.state == core::check_state::warning);
+    // Rank 1 sends over the slowest link, rank 1 -> rank 2.
+    CHECK(v.summary.find("; rank 1 (n1:7470) sending to rank 2 (n2:7470): TCP retransmits: 20 of 1000 segments retransmitted "
+                         "(2.00%, above 1%) (the slowest link)") != std::string::npos);
+    CHECK(v.perfdata.find(" rank1_retransmit_share=0.02;;;0;") != std::string::npos);
+    p.rank_tcp_counters[1]->retransmits = 60;
+    CHECK(client::judge_collective(run, at_least(59.5)).state == core::check_state::critical);
+    auto lax = at_least(59.5);
+    lax.counters.retransmit_warn_share = 0.07;
+    lax.counters.retransmit_crit_share = 0.1;
+    CHECK(client::judge_collective(run, lax).state == core::check_state::ok);
+    lax.judge_counters = false;
+    lax.counters = {};
+    CHECK(client::judge_collective(run, lax).state == core::check_state::ok);
+}
+
 TEST_CASE("check --collective: a run that did not complete is UNKNOWN with its error") {
     auto run = allreduce_run();
     run.state = "failed";
