@@ -38,7 +38,9 @@
 #  7. with VICTIM's daemon still down: a run that includes it exits 3 naming it;
 #  8. check --collective over the survivors: OK (0) on the healthy links; then with host
 #     FLAP's link set down and up (its bridge port) during the timed iterations, WARNING (1)
-#     naming its rank, eth0 and carrier_changes although busbw passes (issue 27).
+#     naming its rank, eth0 and carrier_changes although busbw passes (issue 27); then with
+#     host FLAP's egress behind a tbf queue of one packet (it drops, TCP retransmits),
+#     CRITICAL (2) naming the ring link it sends over and its TCP retransmits.
 #
 # Needs root, `ip netns`, tc with tbf, python3; exits 77 (skip) otherwise. Namespaces and
 # daemons are removed on every exit path. Every run is bounded by `timeout`. Environment
@@ -401,6 +403,16 @@ say "check --collective, host $FLAP's link down and up: exit $rc: $line"
 [[ $rc -eq 1 ]] || fail "check --collective with a flapped link exited $rc, expected 1 (WARNING)"
 grep -qF "rank $((FLAP - 1)) ($(ep "$FLAP")) eth0: 2 carrier_changes" <<<"$line" \
     || fail "the check's line does not name rank $((FLAP - 1)) ($(ep "$FLAP")) eth0 and its 2 carrier_changes"
+ip netns exec "$(netns_host "$FLAP")" tc qdisc replace dev eth0 root tbf rate "${RATE_MBIT}mbit" burst 3000 limit 12000 \
+    || fail "the shallow queue of host $FLAP"
+cli check --collective allreduce --hosts "$SURVIVOR_LIST" --size 2M --min-busbw 0.001 >"$WORK/check-loss.out" 2>&1
+rc=$?
+netns_host_rate "$FLAP" "$RATE_MBIT"
+line=$(head -1 "$WORK/check-loss.out")
+say "check --collective, host $FLAP's egress dropping: exit $rc: $line"
+[[ $rc -eq 2 ]] || fail "check --collective over a dropping link exited $rc, expected 2 (CRITICAL: retransmits above 5%)"
+grep -qF "rank $((FLAP - 1)) ($(ep "$FLAP")) sending to rank $FLAP ($(ep $((FLAP + 1)))): TCP retransmits: " <<<"$line" \
+    || fail "the check's line does not name rank $((FLAP - 1))'s link to rank $FLAP and its retransmits"
 
 for i in $(seq "$HOSTS"); do
     [[ $i -eq $VICTIM ]] && continue
