@@ -3,7 +3,9 @@
 #include "core/error.hpp"
 #include "daemon/runtime/gpu_support.hpp"
 #include "node/host_addresses.hpp"
+#include "daemon/runtime/metrics.hpp"
 #include "node/inspect.hpp"
+#include "node/inspect_textfile.hpp"
 #include "node/read_inventory.hpp"
 
 #include <chrono>
@@ -71,7 +73,12 @@ api_reply handle_inspect(const api_state& s, const std::string& body, bool post)
         }
     }
     const auto host = s.ctx.host.hostname.empty() ? s.ctx.host.address : s.ctx.host.hostname;
-    return {200, node::to_json(node::inspect(read_node(s, gpu_info()), expect, host))};
+    auto doc = node::to_json(node::inspect(read_node(s, gpu_info()), expect, host));
+    if (s.ctx.metrics) {
+        const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        s.ctx.metrics->record_inspection(node::inspect_textfile(doc, now));
+    }
+    return {200, std::move(doc)};
 }
 
 }  // namespace meshperf::daemon

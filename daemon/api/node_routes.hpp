@@ -18,7 +18,7 @@ nlohmann::json node_info(const api_state&, const nlohmann::json& gpus);
 /// GET /v1/inspect (`body` empty) or POST /v1/inspect with {"expect": {manifest keys}}:
 /// 200 with the inspection document (node/inspect.hpp to_json) whatever the verdict; 400
 /// naming the problem for a body that is not JSON, an unknown top-level key or a bad
-/// manifest key.
+/// manifest key. The inspection's series go to /metrics too (metrics_registry::record_inspection).
 api_reply handle_inspect(const api_state&, const std::string& body, bool post);
 
 }  // namespace meshperf::daemon

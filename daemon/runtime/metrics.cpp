@@ -147,7 +147,12 @@ std::string metrics_registry::render(std::size_t queued) const {
                   value);
         }
     }
-    return e.render();
+    return e.render() + inspection_;
+}
+
+void metrics_registry::record_inspection(std::string exposition) {
+    std::lock_guard lock(m_);
+    inspection_ = std::move(exposition);
 }
 
 }  // namespace meshperf::daemon

@@ -22,6 +22,10 @@
 /// - meshperf_link_counter_increase{peer, transport, side, device, counter, meaning}: how much each
 ///   error and congestion counter of the NIC or RDMA port (initiator or peer side) rose
 ///   over the latest run's points together; traffic counters are left to node_exporter
+/// - the latest inspection's families (node/inspect_textfile.hpp: meshperf_inspect_state,
+///   meshperf_inspect_findings{state}, meshperf_inspect_timestamp_seconds, rail rates, PCIe
+///   links, GPU-rail pairs), once /v1/inspect has been answered (GET or POST): the same
+///   series `meshperf inspect --prom-file` writes
 #include "core/collective/result.hpp"
 #include "core/result.hpp"
 
@@ -44,6 +48,9 @@ public:
     /// Takes the points of a finished collective run this daemon coordinated (its state counts
     /// in meshperf_runs_total). Thread-safe.
     void record_collective(const core::collective_result& run);
+    /// Keeps the exposition of the latest inspection (node::inspect_textfile of the
+    /// /v1/inspect document), served after the run families until the next one. Thread-safe.
+    void record_inspection(std::string exposition);
     /// The exposition text. `queued`: runs waiting now. Thread-safe.
     std::string render(std::size_t queued) const;
 
@@ -67,6 +74,7 @@ private:
     /// The latest run's counter increases per peer: side, device, counter -> sum over its points.
     using counter_key = std::tuple<std::string, std::string, std::string>;
     std::map<peer_key, std::map<counter_key, double>> counter_increase_;
+    std::string inspection_;  ///< the latest inspection's exposition (empty: none yet)
 };
 
 }  // namespace meshperf::daemon

@@ -164,6 +164,16 @@ class InspectTest(unittest.TestCase):
         self.assertEqual((status, body["error"]), (405, "use GET or POST on /v1/inspect"))
         status, body = d.http("POST", "/v1/inspect", {"expect": {"gpus": 7}})
         self.assertEqual((status, body["state"]), (200, "CRITICAL"))
+        # The latest inspection is on /metrics: its verdict, findings and the node's links.
+        status, text = d.http("GET", "/metrics", raw=True)
+        self.assertEqual(status, 200)
+        text = text.decode()
+        host = body["host"]
+        self.assertIn(f'meshperf_inspect_state{{host="{host}"}} 2\n', text)
+        criticals = sum(f["state"] == "CRITICAL" for f in body["findings"])
+        self.assertIn(f'meshperf_inspect_findings{{host="{host}",state="CRITICAL"}} {criticals}\n', text)
+        self.assertIn("meshperf_pcie_link_width_lanes{", text)
+        self.assertEqual(text.count("# TYPE meshperf_inspect_state gauge"), 1)
         self.assertTrue(d.alive())
 
     def test_bad_hosts(self):
