@@ -1,5 +1,6 @@
 /// Fuzz target: the counters a peer sends in a sweep point's point_done (daemon/sweep):
-/// "link_counters" (its NIC and RDMA port deltas, daemon::peer_link_counters) and
+/// "link_counters" (its NIC and RDMA port deltas, daemon::peer_link_counters), over rails
+/// "rail_link_counters" (one entry or null per rail, read for a run of 2 rails) and
 /// "tcp_counters" (its sending streams' TCP counters, core::tcp_point_counters_from_json).
 /// Peers are authenticated, but their JSON is not trusted: session_error (link counters) and
 /// spec_error (TCP counters) are the only outcomes allowed for bad input. What is accepted
@@ -20,13 +21,8 @@ namespace {
 
 using namespace meshperf;
 
-void check_link_counters(const nlohmann::json& done) {
-    std::optional<core::link_side_counters> c;
-    try {
-        c = daemon::peer_link_counters(done);
-    } catch (const daemon::session_error&) {
-        return;
-    }
+/// Each side that was accepted reads back identical from its JSON form.
+void check_reads_back(const std::optional<core::link_side_counters>& c) {
     if (!c) return;
     const auto wire = core::to_json(*c);
     try {
@@ -35,12 +31,30 @@ void check_link_counters(const nlohmann::json& done) {
     } catch (const core::spec_error&) {
         fuzz::property_failed("link counters accepted once are refused from their own JSON form");
     }
+}
+
+/// The peer's counters as the initiator reads them, for a run without rails and for one
+/// over `rail_count` rails ("rail_link_counters" must then list that many).
+void check_link_counters(const nlohmann::json& done, std::size_t rail_count) {
+    daemon::end_link_counters c;
+    try {
+        c = daemon::peer_link_counters(done, rail_count);
+    } catch (const daemon::session_error&) {
+        return;
+    }
+    check_reads_back(c.path);
+    for (const auto& r : c.rails) check_reads_back(r);
+    if (c.rails.size() > rail_count) fuzz::property_failed("more rails' counters accepted than the run has rails");
     core::point_result p;
     p.test = core::test_kind::bandwidth;
     p.size_bytes = 1 << 20;
     p.flows.push_back({"peer->initiator", 1'000'000, 1.0, 0.008, 122, 0.008, 0.008, {0.008}});
+    std::vector<core::rail_pair> rails;
+    for (std::size_t k = 0; k < rail_count; ++k)
+        rails.push_back({"ra" + std::to_string(k), "rb" + std::to_string(k), "10.0." + std::to_string(k) + ".1",
+                         "10.0." + std::to_string(k) + ".2", std::nullopt});
     try {
-        daemon::attach_link_counters(p, std::nullopt, c);
+        daemon::attach_link_counters(p, {}, c, rails);
     } catch (const core::insane_figure&) {
         return;
     }
@@ -62,7 +76,8 @@ void check_tcp_counters(const nlohmann::json& done) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto done = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(data), size), nullptr, false);
     if (done.is_discarded() || !done.is_object()) return 0;
-    check_link_counters(done);
+    check_link_counters(done, 0);
+    check_link_counters(done, 2);
     check_tcp_counters(done);
     return 0;
 }
