@@ -67,6 +67,16 @@ flow_figures flow_tracker::figures(const std::string& direction, std::uint64_t s
     return f;
 }
 
+flow_tracker flow_tracker::without_streams(const std::vector<bool>& dropped) const {
+    flow_tracker out(streams_, warmup_s_);
+    std::vector<std::uint64_t> kept(streams_);
+    for (std::size_t k = 0; k < times_.size(); ++k) {
+        for (std::size_t s = 0; s < streams_; ++s) kept[s] = s < dropped.size() && dropped[s] ? 0 : bytes_[k][s];
+        out.add(times_[k], kept);
+    }
+    return out;
+}
+
 flow_figures fixed_count_figures(const std::string& direction, std::uint64_t size_bytes,
                                  std::span<const std::uint64_t> measured, std::span<const std::int64_t> begin_ns,
                                  std::span<const std::int64_t> end_ns) {

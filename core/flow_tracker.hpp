@@ -41,6 +41,9 @@ public:
     /// Final figures over the measured window: bytes and seconds from the baseline to the
     /// last snapshot. Throws insane_figure when nothing moved in the window.
     flow_figures figures(const std::string& direction, std::uint64_t size_bytes) const;
+    /// The same snapshots with the streams marked in `dropped` counting no bytes (a failed
+    /// rail's streams left out of the window); `dropped` has one entry per stream.
+    flow_tracker without_streams(const std::vector<bool>& dropped) const;
 
 private:
     std::size_t streams_;

@@ -21,7 +21,10 @@ std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate
         for (const auto& r : p.rails) {
             figure_verdict v;
             v.figure = {figure_kind::bandwidth, p.size_bytes, r.gbit_per_s, r.name};
-            if (!r.rate_gbit) {
+            if (r.failed) {
+                v.state = check_state::critical;
+                v.reason = "failed: " + r.error;
+            } else if (!r.rate_gbit) {
                 v.state = check_state::unknown;
                 v.reason = "its link rate is unknown (neither end's /v1/info has one): give --expect node.toml with rail_rate_gbit";
             } else {
@@ -64,7 +67,9 @@ std::vector<std::string> rail_link_problems(const run_result& run, const std::st
     for (const auto& p : run.points) {
         if (p.test == test_kind::latency) continue;
         for (const auto& r : p.rails)
-            if (!(r.gbit_per_s > 0))
+            if (r.failed)
+                out.push_back(fmt::format("{}: failed at {}: {}", ends(r.name), format_size(p.size_bytes), r.error));
+            else if (!(r.gbit_per_s > 0))
                 out.push_back(fmt::format("{}: moved no bytes at {} (link down, or its route leaves by another interface)",
                                           ends(r.name), format_size(p.size_bytes)));
     }

@@ -11,8 +11,8 @@ namespace meshperf::core {
 
 /// One verdict per rail of every bandwidth and bidir point of `run` that has rails:
 /// CRITICAL below min_rate_fraction × the rail's rate (× 2 for bidir: the rate is per
-/// direction) or when the rail moved nothing; UNKNOWN when its rate is unknown. The
-/// figures carry the rail's name. Throws spec_error unless 0 < min_rate_fraction <= 1.
+/// direction), when the rail moved nothing or failed (its error the reason); UNKNOWN when its
+/// rate is unknown. The figures carry the rail's name. Throws spec_error unless 0 < min_rate_fraction <= 1.
 std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate_fraction);
 
 /// The problems of the rails of one run from host `from` to host `to` (names as the user

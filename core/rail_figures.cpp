@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -32,10 +33,64 @@ std::vector<rail_figures> split_by_rail(const std::vector<std::vector<double>>& 
     return out;
 }
 
+void merge_rail_failures(std::vector<rail_failure>& failures, const std::vector<rail_failure>& more) {
+    for (const auto& m : more)
+        if (std::none_of(failures.begin(), failures.end(), [&](const rail_failure& f) { return f.name == m.name; }))
+            failures.push_back(m);
+}
+
+namespace {
+
+const rail_failure* failure_of(const std::vector<rail_failure>& failed, const std::string& name) {
+    const auto it = std::find_if(failed.begin(), failed.end(), [&](const rail_failure& f) { return f.name == name; });
+    return it == failed.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+bool rails_survive(const std::vector<rail_pair>& rails, const std::vector<rail_failure>& failed) {
+    return rails.size() >= 2 &&
+           std::any_of(rails.begin(), rails.end(), [&](const rail_pair& r) { return !failure_of(failed, r.name); });
+}
+
+void mark_failed_rails(std::vector<rail_figures>& rails, const std::vector<rail_failure>& failed) {
+    for (auto& r : rails) {
+        const auto* f = failure_of(failed, r.name);
+        if (!f) continue;
+        r.failed = true;
+        r.error = f->error.empty() ? std::string("its streams failed") : f->error;
+        r.gbit_per_s = 0;
+        std::fill(r.flow_gbit_per_s.begin(), r.flow_gbit_per_s.end(), 0.0);
+        r.rate_fraction.reset();
+    }
+}
+
+std::vector<rail_figures> with_dropped_rails(std::vector<rail_figures> measured, const std::vector<rail_pair>& all,
+                                             const std::vector<rail_failure>& dropped, std::size_t flows) {
+    std::vector<rail_figures> out;
+    for (const auto& pair : all) {
+        const auto it = std::find_if(measured.begin(), measured.end(), [&](const rail_figures& r) { return r.name == pair.name; });
+        if (it != measured.end()) {
+            out.push_back(std::move(*it));
+        } else if (const auto* f = failure_of(dropped, pair.name)) {
+            rail_figures r;
+            r.name = pair.name;
+            r.rate_gbit = pair.rate_gbit;
+            r.flow_gbit_per_s.assign(flows, 0.0);
+            r.failed = true;
+            r.error = f->error;
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> rail_warnings(const std::vector<rail_figures>& rails) {
     std::vector<std::string> out;
     for (const auto& r : rails)
-        if (r.gbit_per_s <= 0)
+        if (r.failed)
+            out.push_back(fmt::format("rail {} failed: {}; the point's figures are the other rails' alone", r.name, r.error));
+        else if (r.gbit_per_s <= 0)
             out.push_back(fmt::format("rail {}: no bytes in the measured window while the other rails moved data: its link is down "
                                       "or its route leaves by another interface (ip route get PEER_ADDRESS from LOCAL_ADDRESS)",
                                       r.name));
@@ -57,14 +112,20 @@ void check_sane(const rail_figures& r) {
     if (r.rate_gbit && !(*r.rate_gbit > 0 && std::isfinite(*r.rate_gbit)))
         throw insane_figure(fmt::format("rail {}: link rate {} Gbit/s", r.name, *r.rate_gbit));
     if (r.rate_fraction) finite_nonneg("share of the link rate", *r.rate_fraction);
+    if (r.failed && r.error.empty()) throw insane_figure(fmt::format("rail {}: failed without an error", r.name));
 }
 
 json to_json(const rail_figures& r) {
-    return {{"name", r.name},
+    json j = {{"name", r.name},
             {"gbit_per_s", r.gbit_per_s},
             {"flows_gbit_per_s", r.flow_gbit_per_s},
             {"rate_gbit", r.rate_gbit ? json(*r.rate_gbit) : json(nullptr)},
             {"rate_fraction", r.rate_fraction ? json(*r.rate_fraction) : json(nullptr)}};
+    if (r.failed) {
+        j["failed"] = true;
+        j["error"] = r.error;
+    }
+    return j;
 }
 
 rail_figures rail_figures_from_json(const json& j) {
@@ -75,6 +136,8 @@ rail_figures rail_figures_from_json(const json& j) {
     r.flow_gbit_per_s = j.value("flows_gbit_per_s", std::vector<double>{});
     if (const auto it = j.find("rate_gbit"); it != j.end() && it->is_number()) r.rate_gbit = it->get<double>();
     if (const auto it = j.find("rate_fraction"); it != j.end() && it->is_number()) r.rate_fraction = it->get<double>();
+    if (const auto it = j.find("failed"); it != j.end() && it->is_boolean()) r.failed = it->get<bool>();
+    if (const auto it = j.find("error"); it != j.end() && it->is_string()) r.error = it->get<std::string>();
     return r;
 }
 

@@ -19,7 +19,35 @@ struct rail_figures {
     /// gbit_per_s / (rate_gbit × flows): the share of the link the rail carried (a bidir
     /// point can use the rate in each direction); empty when the rate is unknown.
     std::optional<double> rate_fraction;
+    /// The rail's streams failed (its link went down mid-point, or in an earlier point of the
+    /// run, which then measured without it): its figures are left out of the point's
+    /// (zero here) and `error` says why.
+    bool failed = false;
+    std::string error;
 };
+
+/// A rail whose streams failed in a point while other rails' did not: its name
+/// (rail_pair::name) and the first failure in words.
+struct rail_failure {
+    std::string name;
+    std::string error;
+};
+
+/// Adds `more` to `failures`, one entry per rail (the first error of a rail is kept).
+void merge_rail_failures(std::vector<rail_failure>& failures, const std::vector<rail_failure>& more);
+
+/// Whether a point over `rails` can keep its figures despite `failed`: at least two rails,
+/// and at least one that did not fail. Without rails, or when every rail failed, the point fails.
+bool rails_survive(const std::vector<rail_pair>& rails, const std::vector<rail_failure>& failed);
+
+/// `rails` with every rail named in `failed` marked failed with its error and its figures zeroed.
+void mark_failed_rails(std::vector<rail_figures>& rails, const std::vector<rail_failure>& failed);
+
+/// The point's rails in the run's order: `measured` (the rails of the point) with an entry for
+/// each rail of `all` that the point left out because it failed earlier (`dropped`: failed,
+/// its error, zero figures for `flows` flows, the rail's rate).
+std::vector<rail_figures> with_dropped_rails(std::vector<rail_figures> measured, const std::vector<rail_pair>& all,
+                                             const std::vector<rail_failure>& dropped, std::size_t flows);
 
 /// Splits a point's flows by rail, given each flow's per-stream rates
 /// (flow_figures::stream_gbit_per_s, in the order of point_result::flows): stream i of a
@@ -32,11 +60,11 @@ std::vector<rail_figures> split_by_rail(const std::vector<std::vector<double>>& 
 
 /// One warning per rail that moved nothing in the measured window while the point as a
 /// whole did ("rail ens2: no bytes in the measured window ..."): its link is down, or its
-/// route leaves by another interface.
+/// route leaves by another interface. A failed rail's warning gives its error instead.
 std::vector<std::string> rail_warnings(const std::vector<rail_figures>&);
 
 /// Throws insane_figure unless every figure is finite and non-negative and gbit_per_s is
-/// the sum of flow_gbit_per_s.
+/// the sum of flow_gbit_per_s, and a failed rail says why.
 void check_sane(const rail_figures&);
 
 nlohmann::json to_json(const rail_figures&);

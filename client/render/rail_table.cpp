@@ -21,6 +21,14 @@ rail_rows rail_table_rows(const core::run_result& run, core::test_kind test) {
     for (const auto& p : run.points) {
         if (p.test != test || p.rails.empty()) continue;
         for (const auto& r : p.rails) {
+            if (r.failed) {  // its error is among the point's warnings
+                std::vector<std::string> row{core::format_size(p.size_bytes), r.name, "FAILED"};
+                if (bidir) row.insert(row.end(), {"-", "-"});
+                row.push_back(r.rate_gbit ? gbit(*r.rate_gbit) : "?");
+                row.push_back("-");
+                rows.push_back(std::move(row));
+                continue;
+            }
             std::vector<std::string> row{core::format_size(p.size_bytes), r.name, gbit(r.gbit_per_s)};
             if (bidir)
                 for (std::size_t f = 0; f < 2; ++f)
@@ -29,14 +37,21 @@ rail_rows rail_table_rows(const core::run_result& run, core::test_kind test) {
             row.push_back(r.rate_fraction ? fmt::format("{:.1f}", *r.rate_fraction * 100) : "?");
             rows.push_back(std::move(row));
         }
-        // The rails together: what the node pair carried at once.
+        // The rails together: what the node pair carried at once (over the rails that worked).
         double rate = 0;
         bool known = true;
+        std::size_t failed = 0;
         for (const auto& r : p.rails) {
+            if (r.failed) {
+                ++failed;
+                continue;
+            }
             known = known && r.rate_gbit.has_value();
             if (r.rate_gbit) rate += *r.rate_gbit;
         }
-        std::vector<std::string> all{core::format_size(p.size_bytes), fmt::format("all {}", p.rails.size()), gbit(p.gbit_per_s)};
+        const auto label = failed ? fmt::format("all {} ({} failed)", p.rails.size() - failed, failed)
+                                  : fmt::format("all {}", p.rails.size());
+        std::vector<std::string> all{core::format_size(p.size_bytes), label, gbit(p.gbit_per_s)};
         if (bidir)
             for (std::size_t f = 0; f < 2; ++f) all.push_back(f < p.flows.size() ? gbit(p.flows[f].gbit_per_s) : "-");
         all.push_back(known ? gbit(rate) : "?");

@@ -4,6 +4,7 @@
 /// every transport's point driver.
 #include "core/flow_tracker.hpp"
 #include "core/latency_runner.hpp"
+#include "core/rail_figures.hpp"
 #include "core/result.hpp"
 
 #include <optional>
@@ -30,6 +31,10 @@ struct point_inputs {
     bool sender_is_local = true;                     ///< whose CPU bounds a unidirectional point
     std::uint64_t byte_cap_reached = 0;              ///< non-zero: the point stopped at this byte limit (per direction)
     std::optional<core::tcp_point_counters> tcp_counters;  ///< TCP bandwidth points: the sending streams' counters
+    /// Rails whose streams failed in this point (spec.rails; the tracked flows count none of
+    /// their bytes), and rails of `run_rails` the point left out, failed in an earlier one.
+    std::vector<core::rail_failure> failed_rails, dropped_rails;
+    const std::vector<core::rail_pair>* run_rails = nullptr;  ///< the run's rails (null: spec.rails)
 };
 
 /// Builds the point and runs core::check_sane on it (throws core::insane_figure).

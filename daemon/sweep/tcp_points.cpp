@@ -8,6 +8,7 @@
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/session/peer_upgrade.hpp"
 #include "daemon/session/session_protocol.hpp"
+#include "daemon/sweep/tcp_rail_failures.hpp"
 #include "transport/tcp/point_side.hpp"
 #include "transport/tcp/staged_stream.hpp"
 
@@ -42,16 +43,10 @@ struct stream_route {
     const core::rail_pair* rail = nullptr;
 };
 
-/// Stream `i`'s index among the streams of its role (what rail_of_stream counts); the
-/// same on both sides, the peer's roles being the mirror of the initiator's.
-std::size_t index_in_role(const std::vector<tcp::stream_role>& roles, std::size_t i) {
-    return static_cast<std::size_t>(std::count(roles.begin(), roles.begin() + static_cast<std::ptrdiff_t>(i), roles[i]));
-}
-
 stream_route route_of_stream(const core::run_spec& spec, const transport::endpoint_address& peer,
                              const std::vector<tcp::stream_role>& roles, std::size_t i) {
     if (spec.rails.empty()) return {peer, {}, nullptr};
-    const auto& rail = spec.rails.at(core::rail_of_stream(index_in_role(roles, i), spec.streams));
+    const auto& rail = spec.rails.at(core::rail_of_stream(tcp_rails::index_in_role(roles, i), spec.streams));
     return {{rail.peer_address, peer.port}, rail.local_address, &rail};
 }
 
@@ -82,15 +77,6 @@ std::vector<transport::socket_fd> open_streams(const daemon_context& ctx, const 
         fds.push_back(up.stream->release_socket());  // data streams are plain TCP, never TLS
     }
     return fds;
-}
-
-/// A side's stream failure in words; with rails, naming the failed stream's rail, so a rail
-/// whose link went down mid-point is named in the point's error (at either side).
-std::string stream_error(const tcp::point_side* side, const core::run_spec& spec, const std::vector<tcp::stream_role>& roles) {
-    if (!side) return {};
-    const auto failed = side->failed_stream();
-    if (!failed || spec.rails.empty() || *failed >= roles.size()) return side->error();
-    return core::with_stream_rail(side->error(), spec.rails, spec.streams, index_in_role(roles, *failed));
 }
 
 std::size_t count_role(const std::vector<tcp::stream_role>& roles, tcp::stream_role r) {
@@ -127,13 +113,20 @@ class tcp_initiator final : public initiator_point {
 public:
     tcp_initiator(const daemon_context& ctx, const transport::endpoint_address& peer, const core::run_spec& spec,
                   const point_key& key, std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
-                  const std::vector<int>& cpus)
-        : ctx_(ctx), peer_(peer), spec_(spec), key_(key), cpus_(cpus), roles_(tcp::initiator_roles(key.test, core::streams_per_direction(spec, key.test), spec.reverse)),
+                  const std::vector<int>& cpus, tcp_rails::run_rails& rails)
+        : ctx_(ctx), peer_(peer), run_spec_(spec), spec_(tcp_rails::point_spec(spec, rails.dropped)), key_(key), cpus_(cpus),
+          roles_(tcp::initiator_roles(key.test, core::streams_per_direction(spec_, key.test), spec.reverse)),
           forward_streams_(count_role(roles_, tcp::stream_role::send)),
           reverse_streams_(count_role(roles_, tcp::stream_role::receive)), forward_(forward_streams_, spec.warmup_s),
-          reverse_(reverse_streams_, spec.warmup_s), byte_cap_(byte_cap), memory_(memory), token_(random_token()) {}
+          reverse_(reverse_streams_, spec.warmup_s), byte_cap_(byte_cap), memory_(memory), token_(random_token()),
+          rails_(rails), tolerant_(tcp_rails::tolerates_rail_failures(spec_, key.test)) {}
 
-    json begin_fields() override { return {{"token", token_}}; }
+    json begin_fields() override {
+        json f = {{"token", token_}};
+        if (tolerant_) f["rail_failures"] = true;  // the peer may then report a failed rail instead of failing the point
+        if (!rails_.dropped.empty()) f["rails_dropped"] = rails_.names();
+        return f;
+    }
 
     void connect() override {
         side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, open_streams(ctx_, spec_, peer_, token_, roles_),
@@ -148,7 +141,14 @@ public:
     }
 
     // The peer measures what it receives (forward), this side what it receives (reverse).
-    void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override { forward_.add(t_s, bytes); }
+    // After the stop, a report that moved nothing is the peer waiting on a stream (a dead
+    // rail's, until its timeout), not the window: it would stretch the window with no bytes.
+    void peer_progress(double t_s, const std::vector<std::uint64_t>& bytes) override {
+        const auto moved = total_bytes(bytes);
+        if (stopped_ && moved == peer_bytes_) return;
+        peer_bytes_ = moved;
+        forward_.add(t_s, bytes);
+    }
     void sample(double elapsed_s) override {
         if (reverse_streams_) reverse_.add(elapsed_s, side_->received_bytes());
         if (!forward_streams_) return;
@@ -171,6 +171,7 @@ public:
     json stop(bool fixed_length, bool cancelled) override {
         side_->read_tcp_counters_after_window();
         side_->stop();
+        stopped_ = true;
         // A fixed-length point ends by itself at the peer too; a stop would cut its senders short.
         return !fixed_length || cancelled ? json::object() : json();
     }
@@ -186,7 +187,7 @@ public:
 
     bool peer_reports_until_done() const override { return forward_streams_ > 0; }
     std::chrono::seconds peer_silence_limit() const override { return std::chrono::seconds{5}; }
-    std::string error() const override { return stream_error(side_.get(), spec_, roles_); }
+    std::string error() const override { return tcp_rails::side_error(side_.get(), spec_, roles_, tolerant_); }
     bool verify_failed() const override { return side_ && side_->verify_failed(); }
     std::string_view data_path_name() const override { return "data stream"; }
     std::vector<transport::thread_cpu_record> thread_cpus() const override {
@@ -213,12 +214,18 @@ public:
                 in.fixed_flows.push_back(core::fixed_count_figures("peer->initiator", key_.size, side_->measured_bytes(),
                                                                    side_->begin_ns(), side_->end_ns()));
         } else {
-            in.tracked_flows = flows();
+            in.failed_rails = tolerant_ ? tcp_rails::point_rail_failures(*side_, peer_done, spec_, roles_)
+                                        : std::vector<core::rail_failure>{};
+            in.tracked_flows = flows_without(in.failed_rails);
         }
         if (key_.test != core::test_kind::latency)
             in.tcp_counters = point_tcp_counters(forward_streams_ > 0, side_->sent_tcp_counters(), reverse_streams_ > 0,
                                                  peer_tcp_counters(peer_done));
-        return assemble_point(in);
+        in.dropped_rails = rails_.dropped;
+        if (!in.dropped_rails.empty()) in.run_rails = &run_spec_.rails;
+        auto point = assemble_point(in);
+        rails_.drop(in.failed_rails, key_.index, key_.test, key_.size);
+        return point;
     }
 
     void abort() noexcept override {
@@ -228,6 +235,21 @@ public:
     }
 
 private:
+    /// The flows with the streams of `failed` rails left out (their bytes count nothing).
+    std::vector<tracked_flow> flows_without(const std::vector<core::rail_failure>& failed) {
+        if (failed.empty()) return flows();
+        std::vector<tracked_flow> out;
+        if (forward_streams_) {
+            forward_kept_.emplace(forward_.without_streams(tcp_rails::streams_on(failed, spec_, forward_streams_)));
+            out.push_back({"initiator->peer", &*forward_kept_});
+        }
+        if (reverse_streams_) {
+            reverse_kept_.emplace(reverse_.without_streams(tcp_rails::streams_on(failed, spec_, reverse_streams_)));
+            out.push_back({"peer->initiator", &*reverse_kept_});
+        }
+        return out;
+    }
+
     /// Whether an adaptive or duration point ended because a flow moved its share of the byte cap.
     bool stopped_at_byte_cap(const json& peer_done) const {
         if (!byte_cap_ || spec_.iterations) return false;
@@ -236,33 +258,43 @@ private:
 
     const daemon_context& ctx_;
     const transport::endpoint_address& peer_;
-    const core::run_spec& spec_;
+    const core::run_spec& run_spec_;
+    core::run_spec spec_;  // the run's, less the rails dropped in earlier points
     point_key key_;
     const std::vector<int>& cpus_;
     std::vector<tcp::stream_role> roles_;
     std::size_t forward_streams_, reverse_streams_;  // receivers at the peer / here
     core::flow_tracker forward_, reverse_;
+    std::optional<core::flow_tracker> forward_kept_, reverse_kept_;  // without a failed rail's streams
     std::uint64_t byte_cap_;
     const tcp::staged_stream_factory& memory_;
     std::string token_;
     std::unique_ptr<tcp::point_side> side_;
     clock::time_point t0_{};
     bool ended_by_itself_ = false;  // every local stream ended cleanly before we stopped them
+    tcp_rails::run_rails& rails_;
+    bool tolerant_;  // a failed rail ends that rail alone
+    bool stopped_ = false;         // stop() was called
+    std::uint64_t peer_bytes_ = 0;  // the peer's last report, all streams
 };
 
 class tcp_responder final : public responder_point {
 public:
     tcp_responder(daemon_context& ctx, const core::run_spec& spec, const point_key& key, const json& begin,
                   std::uint64_t byte_cap, const tcp::staged_stream_factory& memory, const std::vector<int>& cpus)
-        : ctx_(ctx), spec_(spec), key_(key), cpus_(cpus), byte_cap_(byte_cap), memory_(memory) {
+        : ctx_(ctx), spec_(tcp_rails::point_spec(spec, tcp_rails::dropped_from_begin(begin, spec))), key_(key), cpus_(cpus),
+          byte_cap_(byte_cap), memory_(memory) {
         if (!begin.contains("token") || !begin["token"].is_string())
             throw session_error("the initiator's point_begin names no data stream token");
         token_ = begin["token"].get<std::string>();
-        for (auto r : tcp::initiator_roles(key.test, core::streams_per_direction(spec, key.test), spec.reverse)) roles_.push_back(tcp::mirror(r));
+        // An initiator that keeps a point's other rails when one fails says so (an older one does not).
+        tolerant_ = begin.contains("rail_failures") && begin.at("rail_failures") == true && tcp_rails::tolerates_rail_failures(spec_, key.test);
+        for (auto r : tcp::initiator_roles(key.test, core::streams_per_direction(spec_, key.test), spec_.reverse))
+            roles_.push_back(tcp::mirror(r));
         // Our senders stop at the agreed cap by themselves; what we receive is checked against
         // our own limit (plus the fixed-count warm-up), so an initiator that ignores it is cut off.
         receive_limit_ = ctx.limits.max_bytes_per_point +
-                         (spec.iterations ? tcp::warm_messages(key.size) * key.size * core::streams_per_direction(spec, key.test) : 0);
+                         (spec.iterations ? tcp::warm_messages(key.size) * key.size * core::streams_per_direction(spec_, key.test) : 0);
     }
 
     void arm() override {
@@ -335,12 +367,15 @@ public:
                      {"begin_ns", side_->begin_ns()},
                      {"end_ns", side_->end_ns()}};
         if (const auto c = side_->sent_tcp_counters()) done["tcp_counters"] = core::to_json(*c);
+        if (tolerant_ && error().empty())  // streams that failed on some rails only: the initiator keeps the others
+            if (const auto failed = tcp_rails::side_rail_failures(*side_, spec_, roles_, "at the peer"); !failed.empty())
+                done["failed_rails"] = tcp_rails::to_json(failed);
         return done;
     }
 
     double cpu_seconds() const override { return side_->cpu_seconds(); }
     double wall_seconds() const override { return side_->wall_seconds(); }
-    std::string error() const override { return stream_error(side_.get(), spec_, roles_); }
+    std::string error() const override { return tcp_rails::side_error(side_.get(), spec_, roles_, tolerant_); }
     bool verify_failed() const override { return side_ && side_->verify_failed(); }
     std::vector<transport::thread_cpu_record> thread_cpus() const override {
         return side_ ? side_->thread_cpus() : std::vector<transport::thread_cpu_record>{};
@@ -357,12 +392,13 @@ public:
 
 private:
     daemon_context& ctx_;
-    const core::run_spec& spec_;
+    core::run_spec spec_;  // the run's, less the rails the initiator dropped in earlier points
     point_key key_;
     const std::vector<int>& cpus_;
     std::uint64_t byte_cap_;
     const tcp::staged_stream_factory& memory_;
     std::string token_;
+    bool tolerant_ = false;  // a failed rail ends that rail alone
     std::vector<tcp::stream_role> roles_;
     std::uint64_t receive_limit_ = 0;
     std::unique_ptr<tcp::point_side> side_;
@@ -384,10 +420,11 @@ public:
                                   spec_.transport);
         for (auto& n : peer_memory_notes(hello_ok)) notes.push_back(std::move(n));
         run.warnings.insert(run.warnings.end(), notes.begin(), notes.end());
+        rails_.warnings = &run.warnings;
     }
     std::string path_label() const override { return ""; }
     std::unique_ptr<initiator_point> point(const point_key& key) override {
-        return std::make_unique<tcp_initiator>(ctx_, peer_, spec_, key, byte_cap_, memory_, cpus_);
+        return std::make_unique<tcp_initiator>(ctx_, peer_, spec_, key, byte_cap_, memory_, cpus_, rails_);
     }
 
 private:
@@ -397,6 +434,7 @@ private:
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
     tcp::staged_stream_factory memory_;  // empty: host memory
+    tcp_rails::run_rails rails_;          // rails that failed in earlier points
 };
 
 class tcp_responder_transport final : public responder_transport {

@@ -287,17 +287,29 @@ std::optional<core::tcp_point_counters> point_side::sent_tcp_counters() const {
 }
 
 std::optional<std::size_t> point_side::failed_stream() const {
+    const auto all = failed_streams();
+    if (all.empty()) return std::nullopt;
+    return all.front();
+}
+
+std::vector<std::size_t> point_side::failed_streams() const {
+    std::vector<std::size_t> out;
     for (std::size_t i = 0; i < streams_.size(); ++i)
-        if (streams_[i]->code != loop_ok && streams_[i]->code != ECANCELED) return i;
-    return std::nullopt;
+        if (streams_[i]->code != loop_ok && streams_[i]->code != ECANCELED) out.push_back(i);
+    return out;
+}
+
+std::string point_side::stream_error(std::size_t i) const {
+    if (i >= streams_.size()) return {};
+    const auto& s = *streams_[i];
+    if (s.code == loop_ok || s.code == ECANCELED) return {};
+    if (s.code == loop_staging_failed && s.staged) return std::string(describe_loop_error(s.code)) + ": " + s.staged->failure();
+    return describe_loop_error(s.code);
 }
 
 std::string point_side::error() const {
     const auto i = failed_stream();
-    if (!i) return {};
-    const auto& s = *streams_[*i];
-    if (s.code == loop_staging_failed && s.staged) return std::string(describe_loop_error(s.code)) + ": " + s.staged->failure();
-    return describe_loop_error(s.code);
+    return i ? stream_error(*i) : std::string();
 }
 
 bool point_side::verify_failed() const {

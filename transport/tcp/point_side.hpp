@@ -97,6 +97,10 @@ public:
     std::string error() const;
     /// The stream error() describes, by its index in role order; empty when none failed.
     std::optional<std::size_t> failed_stream() const;
+    /// Every stream that failed, by index in role order (failed_stream() is the first).
+    std::vector<std::size_t> failed_streams() const;
+    /// Stream `i`'s failure in words (empty when it ended cleanly or was stopped).
+    std::string stream_error(std::size_t i) const;
     bool verify_failed() const;
     /// CPU seconds the stream threads used (user + system).
     double cpu_seconds() const;
