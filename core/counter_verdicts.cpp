@@ -79,9 +79,18 @@ const named_meaning* find_known(std::string_view counter) {
     return nullptr;
 }
 
+/// " in 2 of 12 intervals, first by 1.25 s" when the window was read in intervals and the
+/// counter rose in some; else nothing.
+std::string interval_text(const counter_group_delta& g, const std::string& name, std::uint64_t intervals) {
+    const auto it = g.intervals.find(name);
+    if (it == g.intervals.end() || intervals < 2) return {};
+    return fmt::format(" in {} of {} intervals, first by {:.2f} s", it->second.intervals, intervals, it->second.first_at_s);
+}
+
 /// The findings of one group of counters of one end.
-void judge_group(const counter_group_delta& g, std::string_view side, const std::string& where, double window_s,
+void judge_group(const counter_group_delta& g, std::string_view side, const std::string& where, const link_side_counters& s,
                  const counter_thresholds& t, std::vector<counter_finding>& out) {
+    const double window_s = s.window_s;
     for (const auto& [name, delta] : g.deltas) {
         if (delta == 0) continue;
         const auto* k = find_known(name);
@@ -89,14 +98,15 @@ void judge_group(const counter_group_delta& g, std::string_view side, const std:
         const bool at_least = std::find(g.saturated.begin(), g.saturated.end(), name) != g.saturated.end();
         counter_finding f{std::string(side), where, name, delta, check_state::warning, ""};
         const auto count = fmt::format("{}{} {}", at_least ? "at least " : "", delta, name);
+        const auto spread = interval_text(g, name, s.intervals);
         if (k->meaning == counter_meaning::symbol_rate) {
             const double per_hour = static_cast<double>(delta) * 3600.0 / window_s;
             if (!(per_hour > t.symbol_errors_per_hour)) continue;
-            f.reason = fmt::format("{} in {:.1f} s ({:.0f}/hour, above {:g}/hour: {})", count, window_s, per_hour,
+            f.reason = fmt::format("{} in {:.1f} s{} ({:.0f}/hour, above {:g}/hour: {})", count, window_s, spread, per_hour,
                                    t.symbol_errors_per_hour, k->says);
         } else {
             if (k->meaning == counter_meaning::fatal) f.state = check_state::critical;
-            f.reason = fmt::format("{} ({})", count, k->says);
+            f.reason = fmt::format("{}{} ({})", count, spread, k->says);
         }
         out.push_back(std::move(f));
     }
@@ -104,11 +114,11 @@ void judge_group(const counter_group_delta& g, std::string_view side, const std:
 
 void judge_side(const link_side_counters& s, std::string_view side, const counter_thresholds& t,
                 std::vector<counter_finding>& out) {
-    if (s.nic) judge_group(s.nic->counters, side, s.nic->interface, s.window_s, t, out);
+    if (s.nic) judge_group(s.nic->counters, side, s.nic->interface, s, t, out);
     if (s.rdma) {
         const auto where = fmt::format("{} port {}", s.rdma->device, s.rdma->port);
-        judge_group(s.rdma->counters, side, where, s.window_s, t, out);
-        judge_group(s.rdma->hw_counters, side, where, s.window_s, t, out);
+        judge_group(s.rdma->counters, side, where, s, t, out);
+        judge_group(s.rdma->hw_counters, side, where, s, t, out);
     }
 }
 

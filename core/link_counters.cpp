@@ -74,7 +74,20 @@ const std::string& checked_name(const std::string& name, std::string_view field)
 }
 
 json group_json(const counter_group_delta& g) {
-    return {{"deltas", g.deltas}, {"resets", g.resets}, {"saturated", g.saturated}};
+    json j = {{"deltas", g.deltas}, {"resets", g.resets}, {"saturated", g.saturated}};
+    if (g.intervals.empty()) return j;
+    auto& spread = j["intervals"] = json::object();
+    for (const auto& [name, s] : g.intervals)
+        spread[name] = {{"moved_in", s.intervals}, {"max_increase", s.max_increase}, {"first_at_s", s.first_at_s}};
+    return j;
+}
+
+counter_interval_spread spread_from_json(const json& j) {
+    if (!j.is_object() || !j.contains("moved_in") || !j.contains("max_increase") || !j.contains("first_at_s") ||
+        !j.at("first_at_s").is_number())
+        throw spec_error("each of \"intervals\" must be an object with \"moved_in\", \"max_increase\" and a number \"first_at_s\"");
+    return {json_unsigned(j.at("moved_in"), "moved_in"), json_unsigned(j.at("max_increase"), "max_increase"),
+            j.at("first_at_s").get<double>()};
 }
 
 std::vector<std::string> name_list(const json& j, std::string_view field) {
@@ -96,6 +109,11 @@ counter_group_delta group_from_json(const json& j, std::string_view field) {
     for (const auto& [name, v] : j.at("deltas").items()) g.deltas[checked_name(name, field)] = json_unsigned(v, "deltas");
     if (const auto r = j.find("resets"); r != j.end()) g.resets = name_list(*r, "resets");
     if (const auto s = j.find("saturated"); s != j.end()) g.saturated = name_list(*s, "saturated");
+    if (const auto i = j.find("intervals"); i != j.end()) {
+        if (!i->is_object() || i->size() > max_counters_per_group)
+            throw spec_error(fmt::format("\"{}.intervals\" must be an object of at most {} counters", field, max_counters_per_group));
+        for (const auto& [name, v] : i->items()) g.intervals[checked_name(name, field)] = spread_from_json(v);
+    }
     return g;
 }
 
@@ -107,9 +125,22 @@ std::string text_field(const json& j, const char* field, std::string_view part) 
     return text;
 }
 
-void check_group(const counter_group_delta& g, std::string_view where) {
+void check_group(const counter_group_delta& g, std::string_view where, const link_side_counters& side) {
     for (const auto& r : g.resets)
         if (g.deltas.count(r)) throw insane_figure(fmt::format("{} counter {} both reset and counted", where, r));
+    for (const auto& [name, s] : g.intervals) {
+        const auto delta = g.delta(name);
+        // The intervals split the window, so their rises add up to the delta: a counter rose
+        // in no more intervals than its delta, by no more than its delta in one.
+        const bool fits = delta && s.intervals >= 1 && s.intervals <= side.intervals && s.intervals <= *delta &&
+                          s.max_increase >= 1 && s.max_increase <= *delta && std::isfinite(s.first_at_s) &&
+                          s.first_at_s > 0 && s.first_at_s <= side.window_s * (1 + 1e-9);
+        if (!fits)
+            throw insane_figure(fmt::format("{} counter {}: rose in {} of {} intervals by up to {}, first by {} s, "
+                                            "which does not fit its delta {} over {} s",
+                                            where, name, s.intervals, side.intervals, s.max_increase, s.first_at_s,
+                                            delta ? fmt::to_string(*delta) : std::string("(none)"), side.window_s));
+    }
 }
 
 }  // namespace
@@ -117,15 +148,19 @@ void check_group(const counter_group_delta& g, std::string_view where) {
 void check_sane(const link_side_counters& c) {
     if (!(std::isfinite(c.window_s) && c.window_s > 0))
         throw insane_figure(fmt::format("link counters read {} s apart", c.window_s));
-    if (c.nic) check_group(c.nic->counters, c.nic->interface);
+    // Intervals are link_counter_interval (250 ms) apart; one a millisecond is already absurd.
+    if (static_cast<double>(c.intervals) > c.window_s * 1000 + 2)
+        throw insane_figure(fmt::format("link counters read in {} intervals of a {} s window", c.intervals, c.window_s));
+    if (c.nic) check_group(c.nic->counters, c.nic->interface, c);
     if (c.rdma) {
-        check_group(c.rdma->counters, c.rdma->device);
-        check_group(c.rdma->hw_counters, c.rdma->device);
+        check_group(c.rdma->counters, c.rdma->device, c);
+        check_group(c.rdma->hw_counters, c.rdma->device, c);
     }
 }
 
 json to_json(const link_side_counters& c) {
     json j = {{"window_s", c.window_s}};
+    if (c.intervals > 0) j["intervals"] = c.intervals;
     if (c.nic) j["nic"] = {{"interface", c.nic->interface}, {"counters", group_json(c.nic->counters)}};
     if (c.rdma)
         j["rdma"] = {{"device", c.rdma->device},
@@ -140,6 +175,7 @@ link_side_counters link_side_counters_from_json(const json& j) {
         throw spec_error("link counters must be an object with a number \"window_s\"");
     link_side_counters c;
     c.window_s = j.at("window_s").get<double>();
+    if (const auto i = j.find("intervals"); i != j.end()) c.intervals = json_unsigned(*i, "intervals");
     if (const auto n = j.find("nic"); n != j.end() && !n->is_null()) {
         if (!n->is_object() || !n->contains("counters")) throw spec_error("\"nic\" must be an object with \"counters\"");
         c.nic = nic_counters{text_field(*n, "interface", "NIC"), group_from_json(n->at("counters"), "nic.counters")};

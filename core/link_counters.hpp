@@ -16,11 +16,22 @@ namespace meshperf::core {
 /// One reading of a directory of counter files: file name → value.
 using counter_values = std::map<std::string, std::uint64_t>;
 
+/// How a counter that should not move rose inside the window, from the readings taken at
+/// interval boundaries (every link_counter_interval; docs/counters.md, "Inside a point").
+struct counter_interval_spread {
+    std::uint64_t intervals = 0;     ///< how many of the window's intervals it rose in (>= 1)
+    std::uint64_t max_increase = 0;  ///< its largest rise in one interval (>= 1, <= its delta)
+    double first_at_s = 0;           ///< end of the first interval it rose in, in s from the window's start
+};
+
 /// What one directory of counters did between two readings.
 struct counter_group_delta {
     counter_values deltas;               ///< after − before, for counters in both readings that did not go down
     std::vector<std::string> resets;     ///< went down: the counter was reset or wrapped (driver reload); no delta
     std::vector<std::string> saturated;  ///< at their width's maximum after: the delta is a lower bound
+    /// Counters that are not traffic (core::meaning_of) and rose, with how they rose across
+    /// the window's intervals; empty when the window was read only before and after.
+    std::map<std::string, counter_interval_spread> intervals;
     /// The counter's delta; empty when it was not read twice or was reset.
     std::optional<std::uint64_t> delta(std::string_view name) const;
 };
@@ -55,6 +66,9 @@ struct rdma_port_counters {
 /// could not be read (never zeros).
 struct link_side_counters {
     double window_s = 0;                     ///< seconds between the two readings
+    /// How many intervals the window was read in (its readings at interval boundaries
+    /// split it); 0 when it was read only before and after.
+    std::uint64_t intervals = 0;
     std::optional<nic_counters> nic;
     std::optional<rdma_port_counters> rdma;
 };
@@ -75,13 +89,16 @@ struct rail_link_counters {
     link_counters link;
 };
 
-/// Throws insane_figure when a side's window is not positive and finite, or a delta is
-/// named in resets too.
+/// Throws insane_figure when a side's window is not positive and finite, a delta is named
+/// in resets too, or an interval spread does not fit its counter (more intervals than the
+/// window had, a rise above the counter's delta, a time outside the window).
 void check_sane(const link_side_counters&);
 
-/// {"window_s", "nic": {"interface", "counters": GROUP}, "rdma": {"device", "port",
+/// {"window_s", "intervals", "nic": {"interface", "counters": GROUP}, "rdma": {"device", "port",
 /// "counters": GROUP, "hw_counters": GROUP}} with GROUP = {"deltas": {NAME: N, ...},
-/// "resets": [NAME, ...], "saturated": [NAME, ...]}; parts that are absent are left out.
+/// "resets": [NAME, ...], "saturated": [NAME, ...], "intervals": {NAME: {"moved_in",
+/// "max_increase", "first_at_s"}, ...}}; parts that are absent (and "intervals" where the
+/// window was not read in intervals) are left out.
 nlohmann::json to_json(const link_side_counters&);
 /// Reads what to_json wrote; throws spec_error naming the field when it is malformed.
 link_side_counters link_side_counters_from_json(const nlohmann::json&);

@@ -1,5 +1,6 @@
 #include "transport/link_counters_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <mutex>
@@ -75,23 +76,59 @@ link_counter_probe::reading link_counter_probe::read_now() {
     return r;
 }
 
-void link_counter_probe::read_before() { before_ = read_now(); }
-void link_counter_probe::read_after() { after_ = read_now(); }
+void link_counter_probe::read_before() {
+    before_ = read_now();
+    intervals_ = {};
+    if (before_->nic) intervals_.nic.start(*before_->nic);
+    if (before_->port) intervals_.port.start(*before_->port);
+    if (before_->hw) intervals_.hw.start(*before_->hw);
+}
+
+void link_counter_probe::follow(const reading& r) {
+    const double at_s = std::chrono::duration<double>(r.at - before_->at).count();
+    if (r.nic) intervals_.nic.add(*r.nic, at_s);
+    if (r.port) intervals_.port.add(*r.port, at_s);
+    if (r.hw) intervals_.hw.add(*r.hw, at_s);
+}
+
+void link_counter_probe::read_interval() {
+    if (before_) follow(read_now());
+}
+
+void link_counter_probe::read_after() {
+    after_ = read_now();
+    if (before_) follow(*after_);
+}
 
 std::optional<core::link_side_counters> link_counter_probe::counters() const {
     if (!before_ || !after_) return std::nullopt;
     core::link_side_counters c;
     c.window_s = std::chrono::duration<double>(after_->at - before_->at).count();
-    if (before_->nic && after_->nic)
+    // Read inside the window too: the spread is worth keeping from the second interval on
+    // (one interval is the delta itself).
+    const auto split = std::max({intervals_.nic.intervals(), intervals_.port.intervals(), intervals_.hw.intervals()});
+    const auto spread = [&](const core::counter_interval_tracker& t, core::counter_group_delta& g) {
+        if (split >= 2) t.apply(g);
+    };
+    if (split >= 2) c.intervals = split;
+    if (before_->nic && after_->nic) {
         c.nic = core::nic_counters{target_.interface, core::counter_delta(*before_->nic, *after_->nic)};
+        spread(intervals_.nic, c.nic->counters);
+    }
     const bool port_read = before_->port && after_->port;
     const bool hw_read = before_->hw && after_->hw;
     if (port_read || hw_read) {
         core::rdma_port_counters p;
         p.device = target_.rdma_device;
         p.port = target_.rdma_port;
-        if (port_read) p.counters = core::counter_delta(*before_->port, *after_->port, core::ib_counter_maximum);
-        if (hw_read) p.hw_counters = core::counter_delta(*before_->hw, *after_->hw);
+        if (port_read) {
+            p.counters = core::counter_delta(*before_->port, *after_->port, core::ib_counter_maximum);
+            spread(intervals_.port, p.counters);
+        }
+        if (hw_read) {
+            p.hw_counters = core::counter_delta(*before_->hw, *after_->hw);
+            spread(intervals_.hw, p.hw_counters);
+        }
         c.rdma = std::move(p);
     }
     if (!c.nic && !c.rdma) return std::nullopt;

@@ -4,6 +4,7 @@
 /// /sys/class/infiniband/DEV/ports/P/counters/* and hw_counters/*. Every file that holds one
 /// unsigned number is taken, whatever the driver names it; a file that cannot be read is
 /// left out, never read as 0. Called by the controlling thread, never per message.
+#include "core/counter_intervals.hpp"
 #include "core/link_counters.hpp"
 
 #include <chrono>
@@ -26,12 +27,16 @@ struct link_counter_target {
 };
 
 /// One point's counters on one end: read_before (again, until the window opens: the last
-/// reading counts), then read_after, then counters().
+/// reading counts), read_interval at the window's interval boundaries (optional), then
+/// read_after, then counters().
 class link_counter_probe {
 public:
     link_counter_probe(std::filesystem::path sysfs_root, link_counter_target target);
 
     void read_before();
+    /// A reading inside the window: the counters that should not move are followed across
+    /// intervals (core/counter_intervals.hpp). Ignored before read_before.
+    void read_interval();
     void read_after();
     /// The deltas; empty when neither the NIC nor the port could be read both times.
     std::optional<core::link_side_counters> counters() const;
@@ -47,10 +52,18 @@ private:
     };
     reading read_now();
     std::optional<core::counter_values> read_noting(const std::filesystem::path& dir);
+    /// Feeds a reading inside or at the end of the window to the interval trackers.
+    void follow(const reading& r);
+
+    /// The window's intervals of each directory: nic, port, hw.
+    struct trackers {
+        core::counter_interval_tracker nic, port, hw;
+    };
 
     std::filesystem::path root_;
     link_counter_target target_;
     std::optional<reading> before_, after_;
+    trackers intervals_;
     std::vector<std::string> unreadable_;
 };
 

@@ -280,7 +280,9 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
     std::vector<double> link_bytes;
     std::optional<transport::link_counter_probe> counters;
     if (!options.link_counter_target.interface.empty()) {
-        counters.emplace(options.sysfs_root, options.link_counter_target);
+        auto nic_and_port = options.link_counter_target;
+        if (mesh.rdma) count_rdma_port(*mesh.rdma, nic_and_port);
+        counters.emplace(options.sysfs_root, nic_and_port);
         counters->read_before();
     }
     const auto send_peers = tcp_send_peers(plan);

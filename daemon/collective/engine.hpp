@@ -52,7 +52,8 @@ struct size_run_options {
     /// Where the buffers live: empty for host memory, else their device (transport/mesh/device_memory.hpp).
     transport::mesh::device_memory_factory device_memory;
     /// This rank's NIC, whose counters are read around each size's timed iterations (the
-    /// interface of its session's address; empty: not read), under `sysfs_root`.
+    /// interface of its session's address; empty: not read), under `sysfs_root`. Over RDMA
+    /// the port its QPs use is read with it (counters and hw_counters; count_rdma_port).
     transport::link_counter_target link_counter_target;
     std::filesystem::path sysfs_root = "/sys";
 };

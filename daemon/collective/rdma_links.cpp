@@ -106,6 +106,11 @@ std::shared_ptr<rdma::mesh_links> connect_rdma_links(const transport::mesh::conn
 
 std::string rdma_memory_note(const rdma::mesh_links& links) { return links.memory_note(); }
 
+void count_rdma_port(const rdma::mesh_links& links, transport::link_counter_target& target) {
+    target.rdma_device = links.ep().local_info().device;
+    target.rdma_port = links.ep().local_info().port;
+}
+
 std::unique_ptr<transport::mesh::step_runner> open_rdma_step_runner(transport::mesh::connections& mesh,
                                                                     const std::atomic<bool>& cancel, core::dtype element,
                                                                     const std::vector<std::span<std::byte>>& buffers,

@@ -6,6 +6,7 @@
 /// else from rdma_links_unavailable.cpp (daemon/CMakeLists.txt chooses).
 #include "core/collective/dtype.hpp"
 #include "core/collective/spec.hpp"
+#include "transport/link_counters_reader.hpp"
 #include "transport/mesh/connections.hpp"
 #include "transport/mesh/device_memory.hpp"
 #include "transport/mesh/step_runner.hpp"
@@ -38,6 +39,11 @@ std::shared_ptr<transport::rdma::mesh_links> connect_rdma_links(const transport:
 /// How the links hold device memory, for the run's result: empty for host memory, else
 /// "GPUDirect RDMA, cuda:0 registered with rxe0 port 1 by peermem".
 std::string rdma_memory_note(const transport::rdma::mesh_links&);
+
+/// Points `target` at the RDMA device and port the links run over, so a size's port
+/// counters and hw_counters are read with its NIC's (docs/counters.md). Leaves it as it is
+/// where RDMA is not built.
+void count_rdma_port(const transport::rdma::mesh_links&, transport::link_counter_target& target);
 
 /// The step runner of one size over mesh.rdma (transport::mesh::make_rdma_step_runner).
 /// Throws collective_fault when a buffer cannot be registered, or where RDMA is not built.

@@ -18,6 +18,8 @@ std::shared_ptr<transport::rdma::mesh_links> connect_rdma_links(const transport:
 
 std::string rdma_memory_note(const transport::rdma::mesh_links&) { return {}; }
 
+void count_rdma_port(const transport::rdma::mesh_links&, transport::link_counter_target&) {}
+
 std::unique_ptr<transport::mesh::step_runner> open_rdma_step_runner(transport::mesh::connections&, const std::atomic<bool>&,
                                                                     core::dtype, const std::vector<std::span<std::byte>>&,
                                                                     transport::mesh::device_memory*) {

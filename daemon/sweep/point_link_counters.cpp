@@ -1,5 +1,6 @@
 #include "daemon/sweep/point_link_counters.hpp"
 
+#include "core/counter_intervals.hpp"
 #include "core/counter_verdicts.hpp"
 #include "core/sizes.hpp"
 #include "daemon/runtime/log.hpp"
@@ -13,6 +14,9 @@
 namespace meshperf::daemon {
 
 namespace {
+
+/// core::link_counter_interval in seconds.
+constexpr double interval_s = std::chrono::duration<double>(core::link_counter_interval).count();
 
 transport::link_counter_target path_target(const frame_channel& ch, const std::optional<rdma_port_used>& rdma) {
     transport::link_counter_target t;
@@ -83,18 +87,27 @@ point_link_counters::point_link_counters(const std::filesystem::path& sysfs_root
     : probes_(probes_for(sysfs_root, ch, rdma, spec, initiator)),
       rails_(!spec.rails.empty()),
       // Two ticks before the warm-up ends: the last tick that surely comes before the window.
-      reread_at_s_(fixed_length ? -1.0 : spec.warmup_s - 2 * std::chrono::duration<double>(progress_tick).count()) {}
+      reread_at_s_(fixed_length ? -1.0 : spec.warmup_s - 2 * std::chrono::duration<double>(progress_tick).count()),
+      next_interval_s_(interval_s) {}
 
-void point_link_counters::read_before() {
+void point_link_counters::read_before(double elapsed_s) {
     for (auto& p : probes_) p.read_before();
+    next_interval_s_ = elapsed_s + interval_s;
 }
 
-void point_link_counters::at_start() { read_before(); }
+void point_link_counters::at_start() { read_before(0); }
 
 void point_link_counters::at_tick(double elapsed_s) {
-    if (reread_ || reread_at_s_ <= 0 || elapsed_s < reread_at_s_) return;
-    read_before();
-    reread_ = true;
+    if (!reread_ && reread_at_s_ > 0) {
+        if (elapsed_s < reread_at_s_) return;  // still in the warm-up
+        read_before(elapsed_s);
+        reread_ = true;
+        return;
+    }
+    if (elapsed_s < next_interval_s_) return;
+    for (auto& p : probes_) p.read_interval();
+    // The next boundary on the grid from the window's start (a late tick does not shift it).
+    while (next_interval_s_ <= elapsed_s) next_interval_s_ += interval_s;
 }
 
 void point_link_counters::at_end() {

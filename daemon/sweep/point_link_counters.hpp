@@ -45,7 +45,9 @@ public:
                         bool initiator = true);
     /// When the data path starts.
     void at_start();
-    /// Every tick, `elapsed_s` since the start.
+    /// Every tick, `elapsed_s` since the start: the reading before is taken again just
+    /// before the window opens, and once it is open the counters are read every
+    /// core::link_counter_interval (their spread across intervals; docs/counters.md).
     void at_tick(double elapsed_s);
     /// When the point's data has arrived (not merely when the window closed: a slow link
     /// drains the senders' queues after that, and those bytes count in the window's figures).
@@ -54,11 +56,12 @@ public:
     end_link_counters counters();
 
 private:
-    void read_before();
+    void read_before(double elapsed_s);
     std::vector<transport::link_counter_probe> probes_;  ///< the path's one, or one per rail
     bool rails_ = false;
     double reread_at_s_;  ///< < 0: no second reading before
     bool reread_ = false;
+    double next_interval_s_;  ///< when the next reading inside the window is due (s since the start)
 };
 
 /// The peer's counters from its point_done ("link_counters", and "rail_link_counters": one

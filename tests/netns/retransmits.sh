@@ -24,8 +24,9 @@
 # shallow link, 0 on the deep one; a two-host `meshperf matrix` calls both links bad for
 # their counters on the shallow link (exit 1: they are equally slow, so only the counters
 # tell) and neither on the deep one. Last, on the deep link, the veth is set down and up
-# during a point (`flap`): the point must show carrier_changes on both ends and a warning
-# naming them, and `check` must say WARNING naming carrier_changes.
+# during a point (`flap`): the point must show carrier_changes on both ends, placed in one
+# to three of the window's 250 ms intervals, and a warning naming them and when; `check`
+# must say WARNING naming carrier_changes.
 # Prints what it measured. Needs root, `ip netns` and tc's tbf; exits 77 (skip) otherwise.
 # About 60 s.
 set -u
@@ -227,6 +228,22 @@ if not all(v and v >= 1 for v in flaps.values()):
     sys.exit("retransmits: FAIL: flap: a link set down and up shows no carrier_changes on both ends")
 if not any("carrier_changes" in w for w in p["warnings"]):
     sys.exit("retransmits: FAIL: flap: no warning names carrier_changes")
+# Read every 250 ms inside the 3 s window: the flap (down, 0.3 s, up) lands in one to three
+# intervals of about 12, at a time inside the window; traffic is not followed per interval.
+for side in ("initiator", "peer"):
+    end = link[side]
+    spread = end["nic"]["counters"].get("intervals", {})
+    flap = spread.get("carrier_changes")
+    print(f"retransmits: flap: {side} {end['nic']['interface']}: {end.get('intervals')} intervals in "
+          f"{end['window_s']:.2f} s, carrier_changes {flap}, followed: {sorted(spread)}")
+    if not (end.get("intervals") or 0) >= 8:
+        sys.exit(f"retransmits: FAIL: flap: the {side}'s counters were not read in intervals inside the 3 s window")
+    if not flap or not 1 <= flap["moved_in"] <= 3 or not 0 < flap["first_at_s"] <= end["window_s"]:
+        sys.exit(f"retransmits: FAIL: flap: the {side}'s carrier_changes are not placed in one to three intervals of the window")
+    if "tx_bytes" in spread or "rx_packets" in spread:
+        sys.exit("retransmits: FAIL: flap: traffic counters followed per interval")
+if not any("intervals, first by" in w for w in p["warnings"] if "carrier_changes" in w):
+    sys.exit("retransmits: FAIL: flap: the carrier_changes warning does not say when in the window")
 PY
 flap 0.6 &  # the check's point: 0.2 s warm-up and 1 s, after its session opens
 FLAP_PID=$!

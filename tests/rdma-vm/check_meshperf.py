@@ -1,6 +1,7 @@
 """Checks what meshperf printed in the rdma-vm guest (guest-tests.sh's tagged lines in the
 serial log): every RDMA sweep figure positive, finite and verified, and each bandwidth point's
 rxe hw_counters deltas present on both ends and consistent with the bytes it moved; every collective point
+(over RDMA: each rank's rxe0 counters present and consistent with what the rank moved)
 verified with 0 wrong and its figures positive, finite and consistent (algbw = S / time,
 busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios printed; the
 GPUDirect collectives (emulated GPU) state for every rank that the NIC registered the device
@@ -100,6 +101,8 @@ def check_collectives(lines):
             print(f"rdma-vm: collective {transport:9} {p['op']:14} {p['algo']:6} {p['size_bytes']:>8} B "
                   f"{t * 1e6:10.1f} us busbw {bus * 8:.3f} Gbit/s wrong={p['wrong']}" + ("" if good else "  <-- INSANE"))
             ok &= good
+            if transport.startswith("rdma"):
+                ok &= rank_port_counters_consistent(transport, p, n)
     for transport, doc in docs:
         if doc["spec"].get("memory", "host") == "host":
             continue
@@ -116,6 +119,39 @@ def check_collectives(lines):
             r = sorted(by["rdma"])[len(by["rdma"]) // 2] / by["tcp"][0]
             print(f"rdma-vm: collective busbw rdma/tcp {op} {algo} {size} B: {r:.2f} (TCG: functional figures)")
     return ok
+
+
+def rank_port_counters_consistent(transport, p, n):
+    """Every rank of an RDMA collective point read the port its QPs use (counters.ranks[r].rdma,
+    rxe0's hw_counters) around the size's timed iterations. In the symmetric ops (ring
+    allreduce, allgather, reduce-scatter, alltoall) each rank sends and receives S x the bus
+    factor per iteration, all of it inside its own window, so its port counted at least one
+    packet per 4096 B (the largest RoCE MTU) of that; the ranks share the guest's one rxe0,
+    so the counts hold the other ranks' packets too."""
+    ranks = (p.get("counters") or {}).get("ranks") or []
+    if len(ranks) != n:
+        print(f"rdma-vm: collective {transport} {p['op']} {p['size_bytes']} B: counters for {len(ranks)} of {n} ranks  <-- MISSING")
+        return False
+    own = p["iterations"] * p["size_bytes"] * FACTOR[p["op"]](n)
+    symmetric = p["op"] in ("allreduce", "allgather", "reduce-scatter", "alltoall") and p["algo"] != "tree"
+    good = True
+    for r, c in enumerate(ranks):
+        rdma = (c or {}).get("rdma")
+        hw = (rdma or {}).get("hw_counters", {}).get("deltas", {})
+        sent, rcvd = hw.get("sent_pkts"), hw.get("rcvd_pkts")
+        if rdma is None or sent is None or rcvd is None or sent < 1 or rcvd < 1:
+            print(f"rdma-vm: collective {transport} {p['op']} {p['size_bytes']} B rank {r}: no rxe hw_counters moved "
+                  f"({(rdma or {}).get('device')}: sent_pkts {sent}, rcvd_pkts {rcvd})  <-- MISSING")
+            good = False
+        elif symmetric and (sent * 4096 < own or rcvd * 4096 < own):
+            print(f"rdma-vm: collective {transport} {p['op']} {p['size_bytes']} B rank {r}: sent_pkts {sent}, rcvd_pkts {rcvd} "
+                  f"for {own:.0f} B sent and received by the rank  <-- INCONSISTENT")
+            good = False
+    if good and ranks:
+        hw = ranks[0]["rdma"]["hw_counters"]["deltas"]
+        print(f"rdma-vm: collective {transport} {p['op']} {p['size_bytes']} B: every rank's {ranks[0]['rdma']['device']} "
+              f"counted (rank 0: sent_pkts {hw['sent_pkts']}, rcvd_pkts {hw['rcvd_pkts']} for {own:.0f} B of its own)")
+    return good
 
 
 def gpudirect_stated(what, doc):

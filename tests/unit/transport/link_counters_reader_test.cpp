@@ -72,6 +72,43 @@ TEST_CASE("link_counter_probe: the NIC's and the port's deltas around a point, f
     CHECK(probe.take_unreadable().empty());
 }
 
+TEST_CASE("link_counter_probe: readings inside the window place the counters that moved in their intervals") {
+    const auto root = unit_test::scratch_dir("link_counters_reader") / "intervals";
+    fixture(root, 1000, 3, 7, 1, 50);
+    transport::link_counter_probe probe(root, {"eth7", "mlx5_3", 1});
+    probe.read_interval();  // before the window: ignored
+    probe.read_before();
+    fixture(root, 2000, 3, 7, 1, 60);  // interval 1: traffic and congestion marks only
+    probe.read_interval();
+    fixture(root, 3000, 5, 9, 2, 70);  // interval 2: a flap, 2 symbol errors, a link_downed
+    probe.read_interval();
+    fixture(root, 4000, 5, 12, 2, 80);  // the last: 3 more symbol errors
+    probe.read_after();
+    const auto c = probe.counters();
+    REQUIRE(c);
+    CHECK(c->intervals == 3);
+    const auto& nic = c->nic->counters.intervals;
+    REQUIRE(nic.count("carrier_changes"));
+    CHECK(nic.at("carrier_changes").intervals == 1);
+    CHECK(nic.at("carrier_changes").max_increase == 2);
+    CHECK(nic.count("tx_bytes") == 0);
+    const auto& port = c->rdma->counters.intervals;
+    REQUIRE(port.count("symbol_error"));
+    CHECK(port.at("symbol_error").intervals == 2);
+    CHECK(port.at("symbol_error").max_increase == 3);
+    CHECK(port.at("link_downed").intervals == 1);
+    CHECK(port.at("symbol_error").first_at_s <= c->window_s);
+    CHECK(port.at("symbol_error").first_at_s > 0);
+    CHECK(c->rdma->hw_counters.intervals.at("np_cnp_sent").intervals == 3);  // congestion is followed too
+    CHECK_NOTHROW(core::check_sane(*c));
+
+    transport::link_counter_probe plain(root, {"eth7", "", 1});  // read before and after only
+    plain.read_before();
+    plain.read_after();
+    CHECK(plain.counters()->intervals == 0);
+    CHECK(plain.counters()->nic->counters.intervals.empty());
+}
+
 TEST_CASE("link_counter_probe: a device that is not there gives no counters and is named once per process") {
     const auto root = unit_test::scratch_dir("link_counters_reader") / "absent";
     fixture(root, 1, 0, 0, 0, 0);
