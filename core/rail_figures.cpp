@@ -85,15 +85,22 @@ std::vector<rail_figures> with_dropped_rails(std::vector<rail_figures> measured,
     return out;
 }
 
-std::vector<std::string> rail_warnings(const std::vector<rail_figures>& rails) {
+std::vector<std::string> rail_warnings(const std::vector<rail_figures>& rails, const std::vector<rail_pair>& pairs) {
     std::vector<std::string> out;
-    for (const auto& r : rails)
-        if (r.failed)
+    for (const auto& r : rails) {
+        if (r.failed) {
             out.push_back(fmt::format("rail {} failed: {}; the point's figures are the other rails' alone", r.name, r.error));
-        else if (r.gbit_per_s <= 0)
-            out.push_back(fmt::format("rail {}: no bytes in the measured window while the other rails moved data: its link is down "
-                                      "or its route leaves by another interface (ip route get PEER_ADDRESS from LOCAL_ADDRESS)",
-                                      r.name));
+            continue;
+        }
+        if (r.gbit_per_s > 0) continue;
+        const auto pair = std::find_if(pairs.begin(), pairs.end(), [&](const rail_pair& p) { return p.name == r.name; });
+        // The command to run on the initiator's host, with the rail's own addresses.
+        const auto route = pair == pairs.end() ? std::string("ip route get PEER_ADDRESS from LOCAL_ADDRESS")
+                                               : fmt::format("ip route get {} from {}", pair->peer_address, pair->local_address);
+        out.push_back(fmt::format("rail {}: no bytes in the measured window while the other rails moved data: its link is down "
+                                  "or its route leaves by another interface (on the initiator: {})",
+                                  r.name, route));
+    }
     return out;
 }
 

@@ -60,8 +60,9 @@ std::vector<rail_figures> split_by_rail(const std::vector<std::vector<double>>& 
 
 /// One warning per rail that moved nothing in the measured window while the point as a
 /// whole did ("rail ens2: no bytes in the measured window ..."): its link is down, or its
-/// route leaves by another interface. A failed rail's warning gives its error instead.
-std::vector<std::string> rail_warnings(const std::vector<rail_figures>&);
+/// route leaves by another interface, with the `ip route get` that shows which (the rail's
+/// addresses from `pairs`, the run's rails). A failed rail's warning gives its error instead.
+std::vector<std::string> rail_warnings(const std::vector<rail_figures>&, const std::vector<rail_pair>& pairs);
 
 /// Throws insane_figure unless every figure is finite and non-negative and gbit_per_s is
 /// the sum of flow_gbit_per_s, and a failed rail says why.

@@ -82,7 +82,7 @@ core::point_result assemble_point(const point_inputs& in) {
         p.rails = core::split_by_rail(stream_rates, in.spec.rails, in.spec.streams);
         core::mark_failed_rails(p.rails, in.failed_rails);
         if (in.run_rails) p.rails = core::with_dropped_rails(std::move(p.rails), *in.run_rails, in.dropped_rails, p.flows.size());
-        for (auto& w : core::rail_warnings(p.rails)) p.warnings.push_back(std::move(w));
+        for (auto& w : core::rail_warnings(p.rails, in.spec.rails)) p.warnings.push_back(std::move(w));
     }
     if (in.byte_cap_reached)
         p.warnings.push_back(fmt::format("stopped at the byte limit: {} per direction per point (max_bytes_per_point, the lower "

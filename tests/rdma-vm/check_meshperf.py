@@ -149,8 +149,9 @@ def rank_port_counters_consistent(transport, p, n):
             good = False
     if good and ranks:
         hw = ranks[0]["rdma"]["hw_counters"]["deltas"]
+        what = f"for {own:.0f} B it sent and received" if symmetric else f"({own:.0f} bus bytes)"
         print(f"rdma-vm: collective {transport} {p['op']} {p['size_bytes']} B: every rank's {ranks[0]['rdma']['device']} "
-              f"counted (rank 0: sent_pkts {hw['sent_pkts']}, rcvd_pkts {hw['rcvd_pkts']} for {own:.0f} B of its own)")
+              f"counted (rank 0: sent_pkts {hw['sent_pkts']}, rcvd_pkts {hw['rcvd_pkts']} {what})")
     return good
 
 

@@ -105,10 +105,13 @@ TEST_CASE("streams are split by rail, rail-major, and judged against the link ra
     CHECK(split[1].gbit_per_s == doctest::Approx(4.5));
     CHECK(*split[1].rate_fraction == doctest::Approx(0.45));
     CHECK_THROWS_AS(core::split_by_rail({{1.0, 2.0, 3.0}}, rails, 2), core::insane_figure);
-    CHECK(core::rail_warnings(split).empty());
+    CHECK(core::rail_warnings(split, rails).empty());
     auto dead = split;
     dead[1].gbit_per_s = 0;
-    CHECK(core::rail_warnings(dead).size() == 1);
+    const auto said = core::rail_warnings(dead, rails);
+    REQUIRE(said.size() == 1);
+    CHECK(said[0].find("rail r1: no bytes") == 0);
+    CHECK(said[0].find("ip route get 10.0.1.2 from 10.0.1.1") != std::string::npos);
 
     core::run_result run;
     core::point_result p;

@@ -38,7 +38,7 @@ TEST_CASE("a failed rail is marked with its error, zeroed, and survivable only w
     CHECK(split[1].flow_gbit_per_s == std::vector<double>{0.0});
     CHECK_FALSE(split[1].rate_fraction.has_value());
     for (const auto& r : split) CHECK_NOTHROW(core::check_sane(r));
-    const auto w = core::rail_warnings(split);
+    const auto w = core::rail_warnings(split, rails);
     REQUIRE(w.size() == 1);
     CHECK(w[0].find("rail ra1 failed: " + cut) == 0);
 
