@@ -16,9 +16,13 @@
 ///   rails      no rail at all: WARNING.
 ///   manifest   each difference from --expect: CRITICAL (counts, rate, MTU) or WARNING
 ///              (firmware and driver versions); unreadable versions: UNKNOWN.
+///   rnic_loopback  (--loopback; node/loopback_check.hpp) each RDMA device writing to
+///              itself: below the manifest's loopback_floor_gbit or failed: CRITICAL; not
+///              measured (busy daemon, memlock limit, no device): UNKNOWN.
 #include "core/check.hpp"
 #include "node/inventory.hpp"
 #include "node/manifest.hpp"
+#include "transport/rnic_loopback.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -41,6 +45,8 @@ struct inspect_result {
     node_inventory inventory;
     std::vector<finding> findings; ///< every check made, OK ones included
     core::check_state state = core::check_state::ok;
+    /// --loopback: each RDMA device's loopback (empty when not asked or none measured).
+    std::vector<transport::rnic_loopback_reading> loopback;
 };
 
 /// Runs every check on `inv` (reading bridges' configuration space below inv.sysfs_root)

@@ -76,6 +76,9 @@ std::vector<std::string> perfdata(const inspect_result& r) {
     for (const auto& g : inv.gpus) link(g.bus_id, g.link);
     for (const auto& rl : inv.rails)
         if (rl.pci) link(rl.pci->bus_id, rl.link);
+    for (const auto& l : r.loopback)
+        out.push_back(core::perfdata_item(label_safe("loopback_" + l.device + "_gbit"), l.gbit_per_s ? *l.gbit_per_s : NAN, "",
+                                          "", "0"));
     return out;
 }
 
@@ -118,6 +121,8 @@ nlohmann::json to_json(const inspect_result& r) {
         findings.push_back({{"state", core::to_string(f.state)}, {"check", f.check}, {"subject", f.subject}, {"message", f.message}});
     std::string perf;
     for (const auto& p : perfdata(r)) perf += (perf.empty() ? "" : " ") + p;
+    nlohmann::json loopback = nlohmann::json::array();
+    for (const auto& l : r.loopback) loopback.push_back(transport::to_json(l));
     return {{"host", r.host},
             {"state", core::to_string(r.state)},
             {"exit_code", core::exit_code(r.state)},
@@ -125,6 +130,7 @@ nlohmann::json to_json(const inspect_result& r) {
             {"findings", std::move(findings)},
             {"node", to_json(r.inventory)},
             {"perfdata", perf},
+            {"loopback", loopback},
             {"text", render_text(r, true)},
             {"nagios_text", render_text(r, false)}};
 }

@@ -15,10 +15,10 @@ namespace {
 
 using core::spec_error;
 
-constexpr const char* known_keys = "gpus, rails, rail_rate_gbit, mtu, nic_firmware, gpu_driver";
+constexpr const char* known_keys = "gpus, rails, rail_rate_gbit, mtu, nic_firmware, gpu_driver, loopback_floor_gbit";
 
 bool known(const std::string& key) {
-    for (const auto* k : {"gpus", "rails", "rail_rate_gbit", "mtu", "nic_firmware", "gpu_driver"})
+    for (const auto* k : {"gpus", "rails", "rail_rate_gbit", "mtu", "nic_firmware", "gpu_driver", "loopback_floor_gbit"})
         if (key == k) return true;
     return false;
 }
@@ -33,9 +33,9 @@ int count_in(const std::string& origin, const std::string& key, std::optional<st
     return static_cast<int>(*v);
 }
 
-double rate_in(const std::string& origin, std::optional<double> v) {
+double rate_in(const std::string& origin, std::optional<double> v, const char* key = "rail_rate_gbit") {
     if (!v || !std::isfinite(*v) || *v <= 0 || *v > 100000)
-        bad(origin, "rail_rate_gbit", "must be a number of Gbit/s above 0 (400, 200, 100, 25)");
+        bad(origin, key, "must be a number of Gbit/s above 0 (400, 200, 100, 25)");
     return *v;
 }
 
@@ -73,6 +73,11 @@ node_manifest parse_manifest(std::string_view text, const std::string& origin) {
         if (auto f = v->as<double>()) d = f->get();  // cpptoml gives integers as doubles too
         m.rail_rate_gbit = rate_in(origin, d);
     }
+    if (root->contains("loopback_floor_gbit")) {
+        std::optional<double> d;
+        if (auto f = root->get("loopback_floor_gbit")->as<double>()) d = f->get();
+        m.loopback_floor_gbit = rate_in(origin, d, "loopback_floor_gbit");
+    }
     if (root->contains("nic_firmware")) m.nic_firmware = string("nic_firmware");
     if (root->contains("gpu_driver")) m.gpu_driver = string("gpu_driver");
     return m;
@@ -94,6 +99,7 @@ nlohmann::json to_json(const node_manifest& m) {
     if (m.mtu) j["mtu"] = *m.mtu;
     if (m.nic_firmware) j["nic_firmware"] = *m.nic_firmware;
     if (m.gpu_driver) j["gpu_driver"] = *m.gpu_driver;
+    if (m.loopback_floor_gbit) j["loopback_floor_gbit"] = *m.loopback_floor_gbit;
     return j;
 }
 
@@ -103,8 +109,9 @@ node_manifest manifest_from_json(const nlohmann::json& j) {
     node_manifest m;
     for (const auto& [key, v] : j.items()) {
         if (!known(key)) bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys));
-        if (key == "rail_rate_gbit") {
-            m.rail_rate_gbit = rate_in(origin, v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt);
+        if (key == "rail_rate_gbit" || key == "loopback_floor_gbit") {
+            const auto rate = rate_in(origin, v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt, key.c_str());
+            (key == "rail_rate_gbit" ? m.rail_rate_gbit : m.loopback_floor_gbit) = rate;
         } else if (key == "nic_firmware" || key == "gpu_driver") {
             if (!v.is_string() || v.get<std::string>().empty()) bad(origin, key, "must be a non-empty string");
             (key == "nic_firmware" ? m.nic_firmware : m.gpu_driver) = v.get<std::string>();

@@ -9,6 +9,7 @@
 ///     mtu = 4200                # every rail's MTU
 ///     nic_firmware = "28.39.1002"   # every RDMA rail's fw_ver
 ///     gpu_driver = "550.54.15"      # SYSFS/module/nvidia/version
+///     loopback_floor_gbit = 350     # inspect --loopback: each RDMA device's floor, Gbit/s
 #include "node/inventory.hpp"
 
 #include <filesystem>
@@ -27,6 +28,7 @@ struct node_manifest {
     std::optional<int> mtu;
     std::optional<std::string> nic_firmware;
     std::optional<std::string> gpu_driver;
+    std::optional<double> loopback_floor_gbit;  ///< inspect --loopback: below it, CRITICAL
 };
 
 /// Parses TOML text; `origin` names it in messages. Throws core::spec_error naming the key

@@ -3,7 +3,7 @@
 // nearest rail, GPU↔NIC affinity, rail links, and --expect's manifest. One Nagios verdict
 // line with perfdata, exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; the table below it, or
 // the JSON document. With HOST its daemon inspects its node (POST /v1/inspect); without,
-// this process inspects this machine.
+// this process inspects this machine. --loopback adds each RDMA device's loopback.
 #include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/nagios_check.hpp"
@@ -12,6 +12,7 @@
 #include "node/host_addresses.hpp"
 #include "node/inspect.hpp"
 #include "node/inspect_textfile.hpp"
+#include "node/loopback_check.hpp"
 #include "node/read_inventory.hpp"
 
 #include <cstdio>
@@ -33,6 +34,7 @@ struct inspect_options {
     std::string prom_file;   ///< --prom-file: node_exporter textfile
     node::rail_selection rails;  ///< without HOST: --rails-include / --rails-exclude
     output_format format = output_format::table;
+    bool loopback = false;   ///< --loopback: each RDMA device writes to itself
 };
 
 std::string this_host() {
@@ -47,7 +49,9 @@ json inspect_here(const inspect_options& o, const std::optional<node::node_manif
     in.sysfs_root = o.sysfs_root;
     in.addresses = node::host_addresses();
     in.selection = o.rails;
-    return node::to_json(node::inspect(node::read_inventory(in), expect, this_host()));
+    auto result = node::inspect(node::read_inventory(in), expect, this_host());
+    if (o.loopback) node::add_loopback_findings(result, transport::measure_rnic_loopback({}), expect);
+    return node::to_json(result);
 }
 
 /// The inspection document of HOST's node. A name that does not resolve is a usage error
@@ -56,6 +60,7 @@ json inspect_remote(const inspect_options& o, const std::optional<node::node_man
     const daemon_client daemon(o.host, creds);
     json body = json::object();
     if (expect) body["expect"] = node::to_json(*expect);
+    if (o.loopback) body["loopback"] = true;
     try {
         auto doc = daemon.post("/v1/inspect", body, call_timeout);
         if (!doc.is_object() || !doc.contains("exit_code") || !doc.contains("text"))
@@ -89,7 +94,7 @@ int print_verdict(const json& doc, output_format format, const std::string& prom
 command_runner add_inspect_command(CLI::App& app, const common_options& common) {
     auto o = std::make_shared<inspect_options>();
     auto* cmd = app.add_subcommand("inspect", "check a node before a job: PCIe links, ACS, GPU-NIC affinity, rails, "
-                                              "--expect manifest; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN");
+                                              "--expect manifest, --loopback; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN");
     cmd->add_option("host", o->host, "daemon HOST[:PORT] whose node to inspect (default: this machine, in this process)");
     cmd->add_option("--expect", o->expect, "the node's manifest (TOML: gpus, rails, rail_rate_gbit, mtu, nic_firmware, "
                                            "gpu_driver); each difference is named");
@@ -101,6 +106,9 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
     cmd->add_option("--rails-exclude", o->rails.exclude, "without HOST: NICs these globs match are not rails")->delimiter(',');
     cmd->add_option("--prom-file", o->prom_file, "also write a node_exporter textfile here (atomically: temporary file, then "
                                                  "rename): verdict, findings, rail rates, PCIe links, GPU-rail pairs");
+    cmd->add_flag("--loopback", o->loopback, "also loop each RDMA device back to itself (two endpoints on its first "
+                                             "active port, RDMA WRITE for 0.5 s): failed or below the manifest's "
+                                             "loopback_floor_gbit is CRITICAL, no device UNKNOWN");
     add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::nagios});
     return [o, cmd, &common]() -> int {
         if (!o->host.empty() && cmd->count("--sysfs-root"))

@@ -2,10 +2,11 @@
 
 #include "core/error.hpp"
 #include "daemon/runtime/gpu_support.hpp"
-#include "node/host_addresses.hpp"
 #include "daemon/runtime/metrics.hpp"
+#include "node/host_addresses.hpp"
 #include "node/inspect.hpp"
 #include "node/inspect_textfile.hpp"
+#include "node/loopback_check.hpp"
 #include "node/read_inventory.hpp"
 
 #include <chrono>
@@ -33,6 +34,16 @@ node::node_inventory read_node(const api_state& s, const json& gpus) {
     return node::read_inventory(in);
 }
 
+/// Every RDMA device's loopback, holding the measurement gate so that it neither disturbs
+/// nor is disturbed by a run; a busy daemon measures nothing and says why.
+transport::rnic_loopback_survey loop_back_devices(const api_state& s) {
+    std::string holder;
+    const auto lease = s.ctx.gate.try_acquire("inspect --loopback", holder);
+    if (!lease)
+        return {{}, fmt::format("this daemon is measuring ({}): ask again when it is done", holder)};
+    return transport::measure_rnic_loopback({});
+}
+
 }  // namespace
 
 json node_info(const api_state& s, const json& gpus) {
@@ -57,13 +68,19 @@ json node_info(const api_state& s, const json& gpus) {
 
 api_reply handle_inspect(const api_state& s, const std::string& body, bool post) {
     std::optional<node::node_manifest> expect;
+    bool loopback = false;
     if (post && !body.empty()) {
         const auto j = json::parse(body, nullptr, false);
         if (j.is_discarded() || !j.is_object())
-            return api_error(400, "the request body is not a JSON object: send {\"expect\": {\"gpus\": 8, \"rails\": 8}} or "
-                                  "nothing");
+            return api_error(400, "the request body is not a JSON object: send {\"expect\": {\"gpus\": 8, \"rails\": 8}, "
+                                  "\"loopback\": true} or nothing");
         for (const auto& [key, _] : j.items())
-            if (key != "expect") return api_error(400, fmt::format("unknown key '{}' (known: expect)", key));
+            if (key != "expect" && key != "loopback")
+                return api_error(400, fmt::format("unknown key '{}' (known: expect, loopback)", key));
+        if (j.contains("loopback")) {
+            if (!j["loopback"].is_boolean()) return api_error(400, "'loopback' must be true or false");
+            loopback = j["loopback"].get<bool>();
+        }
         if (j.contains("expect")) {
             try {
                 expect = node::manifest_from_json(j["expect"]);
@@ -73,7 +90,9 @@ api_reply handle_inspect(const api_state& s, const std::string& body, bool post)
         }
     }
     const auto host = s.ctx.host.hostname.empty() ? s.ctx.host.address : s.ctx.host.hostname;
-    auto doc = node::to_json(node::inspect(read_node(s, gpu_info()), expect, host));
+    auto result = node::inspect(read_node(s, gpu_info()), expect, host);
+    if (loopback) node::add_loopback_findings(result, loop_back_devices(s), expect);
+    auto doc = node::to_json(result);
     if (s.ctx.metrics) {
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
         s.ctx.metrics->record_inspection(node::inspect_textfile(doc, now));

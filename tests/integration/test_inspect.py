@@ -155,7 +155,9 @@ class InspectTest(unittest.TestCase):
         self.assertEqual(status, 400)
         self.assertIn("'gpu' is not a manifest key", body["error"])
         status, body = d.http("POST", "/v1/inspect", {"expected": {"gpus": 8}})
-        self.assertEqual((status, body["error"]), (400, "unknown key 'expected' (known: expect)"))
+        self.assertEqual((status, body["error"]), (400, "unknown key 'expected' (known: expect, loopback)"))
+        status, body = d.http("POST", "/v1/inspect", {"loopback": "yes"})
+        self.assertEqual((status, body["error"]), (400, "'loopback' must be true or false"))
         status, body = d.http("POST", "/v1/inspect", b"[8]")
         self.assertEqual(status, 400)
         status, body = d.http("POST", "/v1/inspect", b"gpus=8", headers={"Content-Type": "text/plain"})
@@ -174,6 +176,26 @@ class InspectTest(unittest.TestCase):
         self.assertIn(f'meshperf_inspect_findings{{host="{host}",state="CRITICAL"}} {criticals}\n', text)
         self.assertIn("meshperf_pcie_link_width_lanes{", text)
         self.assertEqual(text.count("# TYPE meshperf_inspect_state gauge"), 1)
+        self.assertTrue(d.alive())
+
+    def test_loopback_without_rdma_devices_is_unknown(self):
+        # This host has no RDMA device (its kernel has no RDMA): asked for, the loopback
+        # cannot be made, which is UNKNOWN (exit 3), never a pass; through the daemon and in
+        # process alike. tests/rdma-vm measures it on Soft-RoCE.
+        d = self.daemon(self.tree("healthy"))
+        for args in ([d.address], ["--sysfs-root", self.tree("here"), "--rails-include", "enp*"]):
+            rc, doc = self.inspect_json(*args, "--loopback")
+            found = [f for f in doc["findings"] if f["check"] == "rnic_loopback"]
+            self.assertEqual(len(found), 1, doc["findings"])
+            self.assertEqual(found[0]["state"], "UNKNOWN")
+            self.assertTrue(found[0]["message"].startswith("no loopback measured: "), found[0])
+            self.assertEqual(doc["loopback"], [])
+            if args[0] == d.address:  # the healthy node: the loopback alone is not OK
+                self.assertEqual((rc, doc["state"]), (3, "UNKNOWN"), doc["summary"])
+            self.assertNotEqual(rc, 0, doc["summary"])
+        rc, doc = self.inspect_json(d.address)  # without --loopback: no such finding
+        self.assertFalse([f for f in doc["findings"] if f["check"] == "rnic_loopback"])
+        self.assertEqual(rc, 0, doc["summary"])
         self.assertTrue(d.alive())
 
     def test_bad_hosts(self):

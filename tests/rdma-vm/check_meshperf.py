@@ -5,7 +5,9 @@ rxe hw_counters deltas present on both ends and consistent with the bytes it mov
 verified with 0 wrong and its figures positive, finite and consistent (algbw = S / time,
 busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios printed; the
 GPUDirect collectives (emulated GPU) state for every rank that the NIC registered the device
-memory (peermem), and a corrupting rank's run counts wrong elements at every point.
+memory (peermem), and a corrupting rank's run counts wrong elements at every point;
+inspect --loopback measures rxe0 writing to itself (OK, sane figure) and calls it CRITICAL
+below a manifest floor.
 
     python3 check_meshperf.py SERIAL_LOG      exit 0 when every check passed
 """
@@ -180,6 +182,44 @@ def check_corrupt(lines):
     return ok
 
 
+def check_inspect(lines):
+    """inspect --loopback in the guest: through the daemon and in process, rxe0's loopback
+    finding is OK with a positive, finite figure that agrees with its bytes and seconds; with
+    a manifest floor of 10,000 Gbit/s it is CRITICAL and the exit code 2."""
+    seen, ok = set(), True
+    for line in lines:
+        if not line.startswith("MESHPERF-INSPECT-JSON "):
+            continue
+        tag, _, body = line.partition(" | ")
+        where = tag.split("where=")[1].split()[0]
+        code = int(tag.split("exit=")[1].split()[0])
+        seen.add(where)
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            print(f"rdma-vm: inspect --loopback ({where}): exit {code}, no JSON: {tag[:300]}  <-- FAILED")
+            ok = False
+            continue
+        found = [f for f in doc["findings"] if f["check"] == "rnic_loopback"]
+        readings = doc.get("loopback", [])
+        print(f"rdma-vm: inspect --loopback ({where}): exit {code}: {[(f['state'], f['subject'], f['message']) for f in found]}")
+        r = next((r for r in readings if r["device"] == "rxe0"), None)
+        good = r is not None and positive(r["gbit_per_s"], r["seconds"], r["bytes"])
+        good = good and abs(r["gbit_per_s"] - r["bytes"] * 8 / r["seconds"] / 1e9) <= 1e-6 * r["gbit_per_s"]
+        f = next((f for f in found if "rxe0" in f["subject"]), None)
+        if where == "floor":
+            good = good and code == 2 and f is not None and f["state"] == "CRITICAL" and "below the manifest's floor" in f["message"]
+        else:
+            good = good and f is not None and f["state"] == "OK" and code == doc["exit_code"]
+        if not good:
+            print(f"rdma-vm: inspect --loopback ({where}): rxe0's loopback is missing, insane or misjudged  <-- FAILED")
+            ok = False
+    for where in sorted({"daemon", "here", "floor"} - seen):
+        print(f"rdma-vm: no inspect --loopback result ({where})")
+        ok = False
+    return ok
+
+
 def main(path):
     lines = list(open(path, errors="replace"))
     for line in lines:
@@ -188,7 +228,8 @@ def main(path):
     sweeps_ok = check_sweeps(lines)
     collectives_ok = check_collectives(lines)
     corrupt_ok = check_corrupt(lines)
-    return 0 if sweeps_ok and collectives_ok and corrupt_ok else 1
+    inspect_ok = check_inspect(lines)
+    return 0 if sweeps_ok and collectives_ok and corrupt_ok and inspect_ok else 1
 
 
 if __name__ == "__main__":

@@ -166,6 +166,22 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
     sleep 1
   done
   [ $ok -eq 1 ] || fail "no sweep succeeded after the frozen peer resumed"
+  # RNIC loopback (inspect --loopback): rxe0 writes to itself, through the daemon (which
+  # holds its measurement gate) and in this process; a manifest floor far above what TCG
+  # gives must make it CRITICAL (exit 2). check_meshperf.py checks the figures.
+  step "meshperf inspect --loopback"
+  echo 'loopback_floor_gbit = 10000' >/tmp/floor.toml
+  for where in daemon here floor; do
+    case $where in
+      daemon) args="$ip:7470" ;;
+      here) args="" ;;
+      floor) args="$ip:7470 --expect /tmp/floor.toml" ;;
+    esac
+    meshperf --token-file /tmp/token inspect $args --loopback --format json >/tmp/insp.json 2>/tmp/insp.err
+    st=$?
+    echo "MESHPERF-INSPECT-JSON where=$where exit=$st $(tr '\n' ' ' </tmp/insp.err) | $(tr -d '\n' </tmp/insp.json)"
+  done
+
   # Collectives over verbs (issue: collectives across N daemons): three ranks, one QP per pair
   # on rxe0, every op verified; TCP over the guest's loopback alongside, as a ratio. A rank
   # killed mid-run must end the run within 10 s naming it, and the other two run again.
