@@ -78,6 +78,22 @@ void read_rdma(const fs::path& root, rail& r) {
             if (const auto v = leading_number(*mtu)) r.mtu = static_cast<int>(*v);
 }
 
+/// The netdev a software RDMA device (Soft-RoCE's rxe, siw) runs over; such a device has no
+/// PCI position to match it by. Its ports' RoCE GIDs name it (ports/N/gid_attrs/ndevs/*),
+/// and rxe also says it in `parent`. Empty when neither names an interface of class/net.
+std::string netdev_of_soft_device(const fs::path& root, const std::string& device) {
+    const auto dev = root / "class/infiniband" / device;
+    const auto is_netdev = [&](const std::string& name) {
+        std::error_code ec;
+        return !name.empty() && name.find('/') == std::string::npos && fs::is_directory(root / "class/net" / name, ec);
+    };
+    for (const auto& port : names_in(dev / "ports"))
+        for (const auto& index : names_in(dev / "ports" / port / "gid_attrs/ndevs"))
+            if (const auto name = read_line(dev / "ports" / port / "gid_attrs/ndevs" / index); name && is_netdev(*name)) return *name;
+    if (const auto parent = read_line(dev / "parent"); parent && is_netdev(*parent)) return *parent;
+    return {};
+}
+
 void read_netdev(const fs::path& root, rail& r) {
     const auto dir = root / "class/net" / r.netdev;
     if (const auto mtu = read_integer(dir / "mtu"); mtu && *mtu > 0) r.mtu = static_cast<int>(*mtu);
@@ -97,13 +113,32 @@ void read_netdev(const fs::path& root, rail& r) {
 std::vector<rail> discover_nics(const fs::path& root, const std::vector<interface_address>& addresses) {
     std::map<std::string, std::string> rdma_of_bus;  // PCI bus id -> RDMA device
     std::map<std::string, gpu::pci_location> rdma_loc;
-    for (const auto& name : names_in(root / "class/infiniband"))
+    std::map<std::string, std::string> soft_rdma_of_netdev;  // netdev -> software RDMA device over it
+    for (const auto& name : names_in(root / "class/infiniband")) {
         if (auto loc = gpu::locate_rdma_device(name, root)) {
             rdma_of_bus.emplace(loc->bus_id, name);
             rdma_loc.emplace(name, *loc);
+        } else if (const auto netdev = netdev_of_soft_device(root, name); !netdev.empty()) {
+            soft_rdma_of_netdev.emplace(netdev, name);
         }
+    }
     std::vector<rail> out;
     std::map<std::string, bool> rdma_used;
+    // The rail's RDMA device and its port's rate and state, which say more than the netdev's.
+    const auto attach_rdma = [&](rail& r, const std::string& device) {
+        r.rdma_device = device;
+        rdma_used[device] = true;
+        const auto netdev_rate = r.rate_gbit;
+        const auto netdev_state = r.link_up;
+        r.rate_gbit.reset();
+        r.link_up.reset();
+        read_rdma(root, r);
+        if (!r.rate_gbit && netdev_rate) {  // the port says nothing: keep the netdev's
+            r.rate_gbit = netdev_rate;
+            r.rate_source = "netdev speed";
+        }
+        if (!r.link_up) r.link_up = netdev_state;
+    };
     for (const auto& ifname : names_in(root / "class/net")) {
         std::error_code ec;
         if (!fs::is_directory(root / "class/net" / ifname, ec)) continue;  // class/net/bonding_masters is a file
@@ -111,22 +146,12 @@ std::vector<rail> discover_nics(const fs::path& root, const std::vector<interfac
         r.name = r.netdev = ifname;
         r.pci = gpu::locate_net_interface(ifname, root);
         read_netdev(root, r);
-        if (r.pci) {
-            if (auto it = rdma_of_bus.find(r.pci->bus_id); it != rdma_of_bus.end() && !rdma_used[it->second]) {
-                r.rdma_device = it->second;
-                rdma_used[it->second] = true;
-                const auto netdev_rate = r.rate_gbit;
-                const auto netdev_state = r.link_up;
-                r.rate_gbit.reset();
-                r.link_up.reset();
-                read_rdma(root, r);
-                if (!r.rate_gbit && netdev_rate) {  // the port says nothing: keep the netdev's
-                    r.rate_gbit = netdev_rate;
-                    r.rate_source = "netdev speed";
-                }
-                if (!r.link_up) r.link_up = netdev_state;
-            }
-        }
+        if (r.pci)
+            if (auto it = rdma_of_bus.find(r.pci->bus_id); it != rdma_of_bus.end() && !rdma_used[it->second])
+                attach_rdma(r, it->second);
+        if (r.rdma_device.empty())
+            if (auto it = soft_rdma_of_netdev.find(ifname); it != soft_rdma_of_netdev.end() && !rdma_used[it->second])
+                attach_rdma(r, it->second);
         out.push_back(std::move(r));
     }
     for (const auto& [name, loc] : rdma_loc) {

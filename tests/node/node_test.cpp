@@ -5,6 +5,7 @@
 #include "node/inspect.hpp"
 #include "node/read_inventory.hpp"
 #include "node/manifest.hpp"
+#include "node/nic_discovery.hpp"
 #include "node/pci_path.hpp"
 #include "sysfs_fixture.hpp"
 
@@ -184,6 +185,44 @@ TEST_CASE("an RDMA device without a network interface (InfiniBand without IPoIB)
     // whatever the names' order.
     CHECK(inv.gpus[0].nearest_rail == std::optional<std::size_t>(1));
     CHECK(inv.gpus[1].nearest_rail == std::optional<std::size_t>(0));
+}
+
+TEST_CASE("a software RDMA device (Soft-RoCE) is the RDMA device of the netdev it runs over") {
+    // rxe has no PCI position: its port's RoCE GIDs name its netdev (gid_attrs/ndevs), and a
+    // second one says it only in `parent`. A third names an interface that does not exist.
+    const auto root = fs::temp_directory_path() / fmt::format("meshperf-node-soft-rdma-{}", ::getpid());
+    fs::remove_all(root);
+    const auto put = [&](const fs::path& file, const std::string& text) {
+        fs::create_directories(file.parent_path());
+        std::ofstream(file) << text << "\n";
+    };
+    for (const auto* netdev : {"rdma0", "rdma1"}) {
+        put(root / "class/net" / netdev / "mtu", "9000");
+        put(root / "class/net" / netdev / "operstate", "unknown");
+    }
+    const auto port = [&](const std::string& dev) { return root / "class/infiniband" / dev / "ports/1"; };
+    for (const auto* dev : {"rxe0", "rxe1", "rxe9"}) {
+        put(port(dev) / "state", "4: ACTIVE");
+        put(port(dev) / "rate", "2.5 Gb/sec (1X SDR)");
+        put(port(dev) / "link_layer", "Ethernet");
+        put(port(dev) / "active_mtu", "4096");
+    }
+    put(port("rxe0") / "gid_attrs/ndevs/0", "rdma0");
+    put(port("rxe0") / "gid_attrs/ndevs/1", "rdma0");
+    put(root / "class/infiniband/rxe1/parent", "rdma1");
+    put(port("rxe9") / "gid_attrs/ndevs/0", "nosuch0");
+    const auto nics = discover_nics(root, {{"rdma0", "192.0.2.1", 24, true, false}, {"rdma1", "192.0.3.1", 24, true, false}});
+    REQUIRE(nics.size() == 2);  // rxe9's netdev is not there, and it has no PCI position: not a NIC
+    CHECK(nics[0].name == "rdma0");
+    CHECK(nics[0].rdma_device == "rxe0");
+    CHECK(nics[0].rdma_port == 1);
+    CHECK(nics[0].rate_gbit == 2.5);
+    CHECK(nics[0].rate_source == "rdma port rate");
+    CHECK(nics[0].link_up == true);
+    CHECK(nics[0].mtu == 9000);  // the netdev's, read first
+    CHECK(nics[1].rdma_device == "rxe1");
+    CHECK(nics[1].addresses == std::vector<std::string>{"192.0.3.1/24"});
+    fs::remove_all(root);
 }
 
 TEST_CASE("the healthy fixture inspects OK, every check made") {

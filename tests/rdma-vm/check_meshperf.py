@@ -211,6 +211,12 @@ def check_inspect(lines):
             good = good and code == 2 and f is not None and f["state"] == "CRITICAL" and "below the manifest's floor" in f["message"]
         else:
             good = good and f is not None and f["state"] == "OK" and code == doc["exit_code"]
+            # Soft-RoCE has no PCI position: rxe0 is matched to rdma0 by its GIDs' netdev.
+            rails = [(r.get("netdev"), r.get("rdma_device"), r.get("rate_gbit_per_s")) for r in doc["node"]["rails"]]
+            print(f"rdma-vm: inspect ({where}): rails {rails}")
+            if ("rdma0", "rxe0") not in [(n, d) for n, d, _ in rails]:
+                print(f"rdma-vm: inspect ({where}): rail rdma0 is not matched with rxe0  <-- FAILED")
+                good = False
         if not good:
             print(f"rdma-vm: inspect --loopback ({where}): rxe0's loopback is missing, insane or misjudged  <-- FAILED")
             ok = False
