@@ -184,10 +184,9 @@ void check_rdma_gpu_memory(const run_spec& s) {
 void check_rails(const run_spec& s, const run_limits& lim) {
     if (s.rails.empty()) return;
     validate_rails(s.rails);
-    if (s.transport != transport_kind::tcp)
-        throw spec_error("rails over RDMA are not measured yet (only TCP rails are): use --transport tcp with --rails, or "
-                         "measure one RDMA device at a time with --device");
     if (!s.rdma_device.empty()) throw spec_error("rails and rdma_device both choose the path: give one of them");
+    // Over RDMA each rail's endpoint takes the RoCE v2 GID of its own address.
+    if (s.gid_index) throw spec_error("rails and gid_index: each rail uses the GID of its own address; leave out --gid-index");
     const auto total = static_cast<std::uint64_t>(s.streams) * s.rails.size();
     if (total > lim.max_streams)
         throw spec_error(fmt::format("{} streams on each of {} rails is {} streams per direction, more than {} (limits.max_streams "

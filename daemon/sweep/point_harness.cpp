@@ -159,7 +159,7 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     if (ready.type != core::frame_type::point_ready)
         throw session_error(fmt::format("expected point_ready, got {}", frame_name(ready.type)));
     ops.connect();
-    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length);
+    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length, /*initiator=*/true, ops.rail_rdma_ports());
     ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
 
     json peer_done;
@@ -213,7 +213,7 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     const auto give_up = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(allowed_s));
     const auto silence = initiator_silence(limits);
     auto last_heard = t0;
-    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length, /*initiator=*/false);
+    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length, /*initiator=*/false, ops.rail_rdma_ports());
     link.at_start();
     ops.start();
     bool stop_received = false;

@@ -86,6 +86,8 @@ public:
     virtual std::vector<transport::thread_cpu_record> thread_cpus() const = 0;
     /// The RDMA port the data path runs over, once connected (its counters are read); none for TCP.
     virtual std::optional<rdma_port_used> rdma_port() const { return std::nullopt; }
+    /// Over rails on RDMA: each rail's port, in the order of spec.rails (read with its NIC).
+    virtual std::vector<rdma_port_used> rail_rdma_ports() const { return {}; }
 };
 
 /// A progress report: seconds since the point's start, bytes per counting flow.
@@ -147,6 +149,8 @@ public:
     virtual void abort() noexcept = 0;
     /// The RDMA port the data path runs over, once connected (its counters are read); none for TCP.
     virtual std::optional<rdma_port_used> rdma_port() const { return std::nullopt; }
+    /// Over rails on RDMA: each rail's port, in the order of spec.rails (read with its NIC).
+    virtual std::vector<rdma_port_used> rail_rdma_ports() const { return {}; }
 };
 
 /// Measures one point with the peer through `ops`: the frames, the stop decisions (fixed

@@ -31,15 +31,20 @@ transport::link_counter_target path_target(const frame_channel& ch, const std::o
 /// One probe for the path, or one per rail of the spec (each rail's NIC on this end).
 std::vector<transport::link_counter_probe> probes_for(const std::filesystem::path& sysfs_root, const frame_channel& ch,
                                                       const std::optional<rdma_port_used>& rdma, const core::run_spec& spec,
-                                                      bool initiator) {
+                                                      bool initiator, const std::vector<rdma_port_used>& rail_ports) {
     std::vector<transport::link_counter_probe> out;
     if (spec.rails.empty()) {
         out.emplace_back(sysfs_root, path_target(ch, rdma));
         return out;
     }
-    for (const auto& r : spec.rails) {
+    for (std::size_t k = 0; k < spec.rails.size(); ++k) {
+        const auto& r = spec.rails[k];
         transport::link_counter_target t;
         t.interface = transport::interface_for_address(initiator ? r.local_address : r.peer_address);
+        if (k < rail_ports.size()) {
+            t.rdma_device = rail_ports[k].device;
+            t.rdma_port = rail_ports[k].port;
+        }
         out.emplace_back(sysfs_root, t);
     }
     return out;
@@ -83,8 +88,8 @@ std::optional<core::link_side_counters> side_from_json(const nlohmann::json& j, 
 
 point_link_counters::point_link_counters(const std::filesystem::path& sysfs_root, const frame_channel& ch,
                                          const std::optional<rdma_port_used>& rdma, const core::run_spec& spec,
-                                         bool fixed_length, bool initiator)
-    : probes_(probes_for(sysfs_root, ch, rdma, spec, initiator)),
+                                         bool fixed_length, bool initiator, const std::vector<rdma_port_used>& rail_ports)
+    : probes_(probes_for(sysfs_root, ch, rdma, spec, initiator, rail_ports)),
       rails_(!spec.rails.empty()),
       // Two ticks before the warm-up ends: the last tick that surely comes before the window.
       reread_at_s_(fixed_length ? -1.0 : spec.warmup_s - 2 * std::chrono::duration<double>(progress_tick).count()),

@@ -39,10 +39,11 @@ class point_link_counters {
 public:
     /// `fixed_length`: a latency or fixed-count point, counted from its start; otherwise
     /// the reading before is taken again just before the warm-up ends. `initiator`: which
-    /// end this is (it picks each rail's address).
+    /// end this is (it picks each rail's address). `rail_ports`: over rails on RDMA, each
+    /// rail's port, read with the rail's NIC.
     point_link_counters(const std::filesystem::path& sysfs_root, const frame_channel& ch,
                         const std::optional<rdma_port_used>& rdma, const core::run_spec& spec, bool fixed_length,
-                        bool initiator = true);
+                        bool initiator = true, const std::vector<rdma_port_used>& rail_ports = {});
     /// When the data path starts.
     void at_start();
     /// Every tick, `elapsed_s` since the start: the reading before is taken again just

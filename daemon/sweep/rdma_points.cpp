@@ -17,7 +17,9 @@
 #include "transport/rdma/error.hpp"
 #include "transport/rdma/inventory.hpp"
 #include "transport/rdma/point_side.hpp"
+#include "transport/rdma/rail_point_side.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace meshperf::daemon {
@@ -28,8 +30,12 @@ namespace rdma = transport::rdma;
 
 namespace {
 
-// `memory`: this side's memory domain ("host", "cuda:N").
-std::unique_ptr<rdma::endpoint> open_endpoint(const core::run_spec& spec, const frame_channel& ch, const std::string& memory) {
+/// This side's endpoints: one on the device of the session's address (or spec.rdma_device),
+/// or over rails one per rail, each on the device whose RoCE GID holds this side's address
+/// on the rail (the initiator's local_address, the peer's peer_address). `memory`: this
+/// side's memory domain ("host", "cuda:N").
+using endpoints = std::vector<std::unique_ptr<rdma::endpoint>>;
+endpoints open_endpoints(const core::run_spec& spec, const frame_channel& ch, const std::string& memory, bool initiator) {
     rdma::endpoint_options o;
     o.gpu_memory = rdma_device_memory(memory);
     o.device = spec.rdma_device;
@@ -39,7 +45,62 @@ std::unique_ptr<rdma::endpoint> open_endpoint(const core::run_spec& spec, const 
     o.qps = rdma::qps_for(spec);
     o.max_message_bytes = spec.sizes.back();
     o.tx_depth = spec.tx_depth;
-    return std::make_unique<rdma::endpoint>(o);
+    endpoints out;
+    if (spec.rails.empty()) {
+        out.push_back(std::make_unique<rdma::endpoint>(o));
+        return out;
+    }
+    for (const auto& r : spec.rails) {
+        o.local_ip = initiator ? r.local_address : r.peer_address;
+        try {
+            out.push_back(std::make_unique<rdma::endpoint>(o));
+        } catch (const rdma::rdma_error& e) {
+            throw rdma::rdma_error(e.code(), fmt::format("rail {} ({}): {}", r.name, o.local_ip, e.what()));
+        }
+    }
+    return out;
+}
+
+std::vector<rdma::endpoint*> raw(const endpoints& eps) {
+    std::vector<rdma::endpoint*> out;
+    for (const auto& e : eps) out.push_back(e.get());
+    return out;
+}
+
+std::vector<std::string> rail_names(const core::run_spec& spec) {
+    std::vector<std::string> out;
+    for (const auto& r : spec.rails) out.push_back(r.name);
+    return out;
+}
+
+/// The endpoint frame's body: {"endpoint": INFO}, or over rails {"endpoints": [INFO per rail]}.
+json endpoints_json(const endpoints& eps, bool rails) {
+    if (!rails) return {{"endpoint", rdma::to_json(eps.front()->local_info())}};
+    json list = json::array();
+    for (const auto& e : eps) list.push_back(rdma::to_json(e->local_info()));
+    return {{"endpoints", std::move(list)}};
+}
+
+/// Connects each endpoint to the other side's description of the same rail. Throws
+/// session_error for a frame that does not hold one per rail.
+void connect_endpoints(endpoints& eps, const json& body, bool rails) {
+    if (!rails) {
+        eps.front()->connect(rdma::endpoint_info_from_json(body.at("endpoint")));
+        return;
+    }
+    const auto it = body.find("endpoints");
+    if (it == body.end() || !it->is_array() || it->size() != eps.size())
+        throw session_error(fmt::format("the other side sent no RDMA endpoint for each of the {} rails", eps.size()));
+    for (std::size_t k = 0; k < eps.size(); ++k) eps[k]->connect(rdma::endpoint_info_from_json((*it)[k]));
+}
+
+/// "rxe0 port 1 (path MTU 4096)", or one per rail: "rail ra0: rxe0 port 1 (...), rail ra1: ...".
+std::string where_text(const endpoints& eps, const core::run_spec& spec) {
+    std::vector<std::string> parts;
+    for (std::size_t k = 0; k < eps.size(); ++k)
+        parts.push_back(fmt::format("{}{}, path MTU {} bytes", k < spec.rails.size() ? "rail " + spec.rails[k].name + ": " : "",
+                                    eps[k]->where(), eps[k]->path_mtu()));
+    return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::vector<rdma::qp_role> peer_roles(const core::run_spec& spec, core::test_kind test) {
@@ -66,17 +127,28 @@ std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::s
     return notes;
 }
 
-/// The device and port the endpoint opened, for the point's counters.
-rdma_port_used port_of(const rdma::endpoint& ep) { return {ep.local_info().device, ep.local_info().port}; }
+/// The device and port each endpoint opened, for the point's counters.
+std::vector<rdma_port_used> ports_of(const endpoints& eps) {
+    std::vector<rdma_port_used> out;
+    for (const auto& e : eps) out.push_back({e->local_info().device, e->local_info().port});
+    return out;
+}
+
+/// The session's port (no rails), or nothing: over rails each rail's port is read instead.
+std::optional<rdma_port_used> path_port(const std::vector<rdma_port_used>& ports, const core::run_spec& spec) {
+    if (!spec.rails.empty() || ports.empty()) return std::nullopt;
+    return ports.front();
+}
 
 class rdma_initiator final : public initiator_point {
 public:
-    rdma_initiator(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
+    rdma_initiator(const endpoints& eps, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
                    const std::vector<int>& cpus)
-        : spec_(spec), key_(key), byte_cap_(byte_cap), port_(port_of(ep)),
-          side_(ep, spec, key.test, key.size, rdma::initiator_qp_roles(key.test, spec.streams, spec.reverse),
+        : spec_(spec), key_(key), byte_cap_(byte_cap), ports_(ports_of(eps)),
+          side_(raw(eps), rail_names(spec), spec, key.test, key.size, rdma::initiator_qp_roles(key.test, spec.streams, spec.reverse),
                 static_cast<std::uint32_t>(key.index)),
-          local_n_(side_.counting_runners()), remote_n_(counting(peer_roles(spec, key.test), spec.op)),
+          local_n_(side_.counting_runners()),
+          remote_n_(counting(peer_roles(spec, key.test), spec.op) * std::max<std::size_t>(1, spec.rails.size())),
           local_(local_n_, spec.warmup_s), remote_(remote_n_, spec.warmup_s) {
         // Bytes are counted where the op completes: the receiver of a SEND, the initiator of a
         // WRITE or READ. Name each tracker for the direction its bytes travel.
@@ -129,7 +201,8 @@ public:
     bool verify_failed() const override { return side_.verify_failed(); }
     std::string_view data_path_name() const override { return "RDMA"; }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
-    std::optional<rdma_port_used> rdma_port() const override { return port_; }
+    std::optional<rdma_port_used> rdma_port() const override { return path_port(ports_, spec_); }
+    std::vector<rdma_port_used> rail_rdma_ports() const override { return ports_; }
 
     core::point_result figures(const json& peer_done) override {
         point_inputs in{spec_, key_.test, key_.size};
@@ -150,8 +223,8 @@ private:
     const core::run_spec& spec_;
     point_key key_;
     std::uint64_t byte_cap_;
-    rdma_port_used port_;
-    rdma::point_side side_;
+    std::vector<rdma_port_used> ports_;
+    rdma::rail_point_side side_;
     std::size_t local_n_, remote_n_;
     core::flow_tracker local_, remote_;  // bytes counted here, and at the peer (its progress frames)
     std::vector<tracked_flow> flows_;
@@ -162,10 +235,11 @@ private:
 
 class rdma_responder final : public responder_point {
 public:
-    rdma_responder(rdma::endpoint& ep, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
+    rdma_responder(const endpoints& eps, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
                    const std::vector<int>& cpus)
-        : key_(key), byte_cap_(byte_cap), port_(port_of(ep)),
-          side_(ep, spec, key.test, key.size, peer_roles(spec, key.test), static_cast<std::uint32_t>(key.index)) {
+        : spec_(spec), key_(key), byte_cap_(byte_cap), ports_(ports_of(eps)),
+          side_(raw(eps), rail_names(spec), spec, key.test, key.size, peer_roles(spec, key.test),
+                static_cast<std::uint32_t>(key.index)) {
         side_.pin_to(cpus);
     }
 
@@ -198,13 +272,15 @@ public:
     bool verify_failed() const override { return side_.verify_failed(); }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
     void abort() noexcept override { side_.abort(); }
-    std::optional<rdma_port_used> rdma_port() const override { return port_; }
+    std::optional<rdma_port_used> rdma_port() const override { return path_port(ports_, spec_); }
+    std::vector<rdma_port_used> rail_rdma_ports() const override { return ports_; }
 
 private:
+    const core::run_spec& spec_;
     point_key key_;
     std::uint64_t byte_cap_;
-    rdma_port_used port_;
-    rdma::point_side side_;
+    std::vector<rdma_port_used> ports_;
+    rdma::rail_point_side side_;
     bool active_stopped_ = false;
     std::vector<std::uint64_t> initiator_messages_;
 };
@@ -215,25 +291,27 @@ public:
         : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
 
     void open(frame_channel& ch, const json&, core::run_result& run) override {
-        ep_ = open_endpoint(spec_, ch, spec_.local_memory);
-        ch.send(core::frame_type::endpoint, {{"endpoint", rdma::to_json(ep_->local_info())}}, clock::now() + handshake_timeout);
+        const bool rails = !spec_.rails.empty();
+        eps_ = open_endpoints(spec_, ch, spec_.local_memory, true);
+        ch.send(core::frame_type::endpoint, endpoints_json(eps_, rails), clock::now() + handshake_timeout);
         const auto remote = ch.receive(clock::now() + handshake_timeout);
         if (remote.type != core::frame_type::endpoint) throw session_error("peer did not answer with its RDMA endpoint");
-        ep_->connect(rdma::endpoint_info_from_json(remote.body.at("endpoint")));
-        run.warnings.push_back(fmt::format("RDMA on {}, path MTU {} bytes", ep_->where(), ep_->path_mtu()));
-        for (auto& n : gpu_memory_notes(*ep_, spec_.local_memory, "initiator")) run.warnings.push_back(std::move(n));
+        connect_endpoints(eps_, remote.body, rails);
+        run.warnings.push_back(fmt::format("RDMA on {}", where_text(eps_, spec_)));
+        for (const auto& ep : eps_)
+            for (auto& n : gpu_memory_notes(*ep, spec_.local_memory, "initiator")) run.warnings.push_back(std::move(n));
         for (auto& n : peer_memory_notes(remote.body)) run.warnings.push_back(std::move(n));
     }
     std::string path_label() const override { return fmt::format("rdma {} ", core::to_string(spec_.op)); }
     std::unique_ptr<initiator_point> point(const point_key& key) override {
-        return std::make_unique<rdma_initiator>(*ep_, spec_, key, byte_cap_, cpus_);
+        return std::make_unique<rdma_initiator>(eps_, spec_, key, byte_cap_, cpus_);
     }
 
 private:
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
-    std::unique_ptr<rdma::endpoint> ep_;
+    endpoints eps_;
 };
 
 class rdma_responder_transport final : public responder_transport {
@@ -244,27 +322,30 @@ public:
     void open(frame_channel& ch) override {
         const auto first = ch.receive(clock::now() + handshake_timeout);
         if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
+        const bool rails = !spec_.rails.empty();
         try {
-            ep_ = open_endpoint(spec_, ch, spec_.remote_memory);
-            ep_->connect(rdma::endpoint_info_from_json(first.body.at("endpoint")));
+            eps_ = open_endpoints(spec_, ch, spec_.remote_memory, false);
+            connect_endpoints(eps_, first.body, rails);
         } catch (const std::exception& e) {
             throw session_error(fmt::format("RDMA setup failed at the peer: {}", e.what()));
         }
-        ch.send(core::frame_type::endpoint,
-                {{"endpoint", rdma::to_json(ep_->local_info())},
-                 {"memory_notes", gpu_memory_notes(*ep_, spec_.remote_memory, "peer")}},
-                clock::now() + handshake_timeout);
-        log_info("session {}: RDMA on {}", ch.peer_name(), ep_->where());
+        auto body = endpoints_json(eps_, rails);
+        auto notes = json::array();
+        for (const auto& ep : eps_)
+            for (auto& n : gpu_memory_notes(*ep, spec_.remote_memory, "peer")) notes.push_back(std::move(n));
+        body["memory_notes"] = std::move(notes);
+        ch.send(core::frame_type::endpoint, body, clock::now() + handshake_timeout);
+        log_info("session {}: RDMA on {}", ch.peer_name(), where_text(eps_, spec_));
     }
     std::unique_ptr<responder_point> point(const point_key& key, const json&) override {
-        return std::make_unique<rdma_responder>(*ep_, spec_, key, byte_cap_, cpus_);
+        return std::make_unique<rdma_responder>(eps_, spec_, key, byte_cap_, cpus_);
     }
 
 private:
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
-    std::unique_ptr<rdma::endpoint> ep_;
+    endpoints eps_;
 };
 
 }  // namespace

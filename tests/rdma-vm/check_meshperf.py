@@ -7,7 +7,8 @@ busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios pri
 GPUDirect collectives (emulated GPU) state for every rank that the NIC registered the device
 memory (peermem), and a corrupting rank's run counts wrong elements at every point;
 inspect --loopback measures rxe0 writing to itself (OK, sane figure) and calls it CRITICAL
-below a manifest floor.
+below a manifest floor; rails over RDMA (rxe0 and rxe1 at once) give per-rail figures that
+add up, each rail's counters from its own device.
 
     python3 check_meshperf.py SERIAL_LOG      exit 0 when every check passed
 """
@@ -182,6 +183,43 @@ def check_corrupt(lines):
     return ok
 
 
+def check_rails(lines):
+    """sweep --transport rdma --rails all over rdma0/rxe0 and rdma1/rxe1: every point has both
+    rails with a positive, finite figure that adds up to the point's, verified; each rail's
+    counters (counters.rails) read its own device on both ends (rxe0 for rdma0, rxe1 for
+    rdma1), and that device sent at least one packet per 4096 B of the rail's share of the
+    bytes (each rxe loops back to itself, so each end's count holds both directions)."""
+    docs, ok = documents(lines, "MESHPERF-RAILS", "op", "rdma rails")
+    for op, doc in docs:
+        for p in doc["points"]:
+            rails = p.get("rails") or []
+            names = [r["name"] for r in rails]
+            total = sum(r["gbit_per_s"] for r in rails)
+            good = names == ["rdma0", "rdma1"] and positive(p["gbit_per_s"], *[r["gbit_per_s"] for r in rails]) and p["verified"]
+            good = good and abs(total - p["gbit_per_s"]) <= 0.01 * p["gbit_per_s"]
+            print(f"rdma-vm: rails rdma {op:5} {p['test']:9} {p['size_bytes']} B: "
+                  + ", ".join(f"{r['name']} {r['gbit_per_s'] * 1000:.1f} Mbit/s" for r in rails)
+                  + f", aggregate {p['gbit_per_s'] * 1000:.1f} Mbit/s" + ("" if good else "  <-- INSANE"))
+            moved = sum(f["bytes"] for f in p["flows"])
+            by_rail = {c["rail"]: c for c in (p.get("counters") or {}).get("rails", [])}
+            for k, r in enumerate(rails):
+                share = moved * r["gbit_per_s"] / p["gbit_per_s"] if p["gbit_per_s"] > 0 else 0
+                want = "rxe0" if r["name"] == "rdma0" else "rxe1"
+                for side in ("initiator", "peer"):
+                    rdma = ((by_rail.get(r["name"]) or {}).get(side) or {}).get("rdma") or {}
+                    hw = (rdma.get("hw_counters") or {}).get("deltas", {})
+                    sent = hw.get("sent_pkts")
+                    fine = rdma.get("device") == want and sent is not None and sent * 4096 >= share
+                    print(f"rdma-vm: rails rdma {op:5} {p['test']:9} rail {r['name']} {side}: {rdma.get('device')} "
+                          f"sent_pkts {sent} for {share:.0f} B" + ("" if fine else "  <-- MISSING OR INCONSISTENT"))
+                    good &= fine
+            ok &= good
+    for op in sorted({"write", "send"} - {op for op, _ in docs}):
+        print(f"rdma-vm: no result of rdma rails with {op}")
+        ok = False
+    return ok
+
+
 def check_inspect(lines):
     """inspect --loopback in the guest: through the daemon and in process, rxe0's loopback
     finding is OK with a positive, finite figure that agrees with its bytes and seconds; with
@@ -235,7 +273,8 @@ def main(path):
     collectives_ok = check_collectives(lines)
     corrupt_ok = check_corrupt(lines)
     inspect_ok = check_inspect(lines)
-    return 0 if sweeps_ok and collectives_ok and corrupt_ok and inspect_ok else 1
+    rails_ok = check_rails(lines)
+    return 0 if sweeps_ok and collectives_ok and corrupt_ok and inspect_ok and rails_ok else 1
 
 
 if __name__ == "__main__":

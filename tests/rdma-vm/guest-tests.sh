@@ -182,6 +182,40 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
     echo "MESHPERF-INSPECT-JSON where=$where exit=$st $(tr '\n' ' ' </tmp/insp.err) | $(tr -d '\n' </tmp/insp.json)"
   done
 
+  # Rails over RDMA: a second dummy netdev with its own rxe (rdma1, 192.0.3.1, rxe1) beside
+  # rdma0/rxe0; two daemons whose [rails] are rdma0 and rdma1 measure both rails at once,
+  # each rail's QPs on the device of its own address (each rxe loops back to itself).
+  # check_meshperf.py checks the per-rail figures and each rail's own rxe counters. rxe1
+  # and rdma1 are removed afterwards, so the steps after see the guest as before. A window
+  # of 32 (completions counted 8 messages at a time) and 2 s points: with the default 128
+  # a rail's bytes under TCG move in 8 MiB steps, a fifth of what a 1 s point moves.
+  step "meshperf sweep --transport rdma --rails all (rxe0 and rxe1)"
+  /usr/sbin/ip link add rdma1 type dummy && /usr/sbin/ip link set rdma1 mtu 9000 &&
+    /usr/sbin/ip addr add 192.0.3.1/24 dev rdma1 && /usr/sbin/ip link set rdma1 up &&
+    /usr/sbin/rdma link add rxe1 type rxe netdev rdma1 || fail "cannot make rxe1 on rdma1"
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    grep -q 'ffff:c000:0301' /sys/class/infiniband/rxe1/ports/1/gids/* 2>/dev/null && break
+    sleep 0.5
+  done
+  printf '[rails]\ninclude = ["rdma*"]\n' >/tmp/rails.toml
+  mkdir -p /tmp/mp7 /tmp/mp8
+  meshperfd --listen $ip:7477 --state-dir /tmp/mp7 --token-file /tmp/token --config /tmp/rails.toml --log-level warn &
+  r1=$!
+  meshperfd --listen $ip:7478 --state-dir /tmp/mp8 --token-file /tmp/token --config /tmp/rails.toml --log-level warn &
+  r2=$!
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    meshperf --token-file /tmp/token info $ip:7478 >/dev/null 2>&1 && break
+    sleep 1
+  done
+  for op in write send; do
+    json_run MESHPERF-RAILS op=$op sweep --initiator $ip:7477 $ip:7478 --transport rdma --op $op --rails all \
+      --test bandwidth,bidir --sizes 65536 --qps 1 --tx-depth 32 --verify --max-time 2 --warmup 0.1
+  done
+  kill $r1 $r2
+  wait $r1 $r2 2>/dev/null
+  /usr/sbin/rdma link delete rxe1
+  /usr/sbin/ip link del rdma1
+
   # Collectives over verbs (issue: collectives across N daemons): three ranks, one QP per pair
   # on rxe0, every op verified; TCP over the guest's loopback alongside, as a ratio. A rank
   # killed mid-run must end the run within 10 s naming it, and the other two run again.

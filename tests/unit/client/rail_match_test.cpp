@@ -85,7 +85,12 @@ TEST_CASE("a spec with rails: TCP only, no latency over several, streams x rails
     CHECK_THROWS_WITH_AS(core::validate(many), doctest::Contains("90 streams per direction"), core::spec_error);
     auto rdma = s;
     rdma.transport = core::transport_kind::rdma;
-    CHECK_THROWS_AS(core::validate(rdma), core::spec_error);
+    CHECK_NOTHROW(core::validate(rdma));  // each rail on the device of its own address
+    rdma.gid_index = 3;
+    CHECK_THROWS_WITH_AS(core::validate(rdma), doctest::Contains("leave out --gid-index"), core::spec_error);
+    rdma.gid_index.reset();
+    rdma.rdma_device = "mlx5_0";
+    CHECK_THROWS_WITH_AS(core::validate(rdma), doctest::Contains("rails and rdma_device"), core::spec_error);
     // JSON round trip keeps the rails; a spec without them has no "rails" field.
     const auto back = core::run_spec_from_json(core::to_json(s));
     REQUIRE(back.rails.size() == 3);

@@ -1,0 +1,52 @@
+#pragma once
+/// One daemon's side of an RDMA point over one endpoint, or over several at once (one per
+/// rail, each on the device that holds the rail's address): a point_side per endpoint, all
+/// with the same QP roles, presented as one. Runners are rail-major (rail 0's, then rail
+/// 1's, ...), as a run over rails numbers its streams (core/rail_figures.hpp splits the
+/// figures by that order).
+#include "transport/rdma/point_side.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace meshperf::transport::rdma {
+
+class rail_point_side {
+public:
+    /// `rails`: each endpoint's rail name, for errors ("rail ra1: ..."); empty for one
+    /// endpoint without rails. Throws as point_side does.
+    rail_point_side(const std::vector<endpoint*>& endpoints, const std::vector<std::string>& rails, const core::run_spec& spec,
+                    core::test_kind test, std::uint64_t size, const std::vector<qp_role>& roles, std::uint32_t seed);
+
+    void pin_to(const std::vector<int>& cpus);
+    void start_passive();
+    void start_active();
+    bool active_finished() const;
+    void stop_active();
+    /// Each rail's active runners' messages, rail-major.
+    std::vector<std::uint64_t> active_messages() const;
+    /// The peer's counts, rail-major: each rail gets its share (a list of another length
+    /// leaves the passive runners to drain until their CQs are quiet).
+    void finish_passive(const std::vector<std::uint64_t>& peer_active_messages);
+    void abort();
+
+    std::vector<std::uint64_t> counted_bytes() const;
+    std::size_t counting_runners() const;
+
+    /// The first error, with its rail's name when there are rails.
+    std::string error() const;
+    bool verify_failed() const;
+    double cpu_seconds() const;
+    double wall_seconds() const;
+    std::vector<thread_cpu_record> thread_cpus() const;
+    /// The latency of the first (only) endpoint: latency runs over one rail at a time.
+    const core::latency_outcome& latency() const { return sides_.front()->latency(); }
+
+private:
+    std::vector<std::unique_ptr<point_side>> sides_;
+    std::vector<std::string> rails_;
+    std::size_t passive_per_side_ = 0;
+};
+
+}  // namespace meshperf::transport::rdma
