@@ -16,7 +16,11 @@ from meshperf_harness import DAEMON, Daemon, run_cli  # noqa: E402
 
 import subprocess  # noqa: E402
 
-QUICK_CHECK = ["--max-time", "0.2", "--warmup", "0.02"]
+# The checks here test figures, thresholds and wiring, not counters: a starved receiver on a
+# 2-CPU host makes lo drop from its backlog, and more than 1% of TCP segments retransmitted is
+# a WARNING (seen: 95 of 7570 in a clean-clone CI run). The counter verdicts have their own
+# tests (netns-retransmits, unit).
+QUICK_CHECK = ["--max-time", "0.2", "--warmup", "0.02", "--ignore-counters"]
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
