@@ -45,9 +45,8 @@ struct rnic_loopback_survey {
 /// failure (its reading says it); throws core::spec_error for options out of range.
 rnic_loopback_survey measure_rnic_loopback(const rnic_loopback_options&);
 
-/// {"device", "port", "port_rate_gbit", "gbit_per_s", "bytes", "seconds", "error", "device_fault"}.
+/// {"device", "port", "port_rate_gbit", "gbit_per_s", "bytes", "seconds", "error", "device_fault"}
+/// (the CLI prints a daemon's inspection as it comes, so nothing reads it back).
 nlohmann::json to_json(const rnic_loopback_reading&);
-/// The reverse, for a reading a daemon sent; throws core::spec_error when malformed.
-rnic_loopback_reading rnic_loopback_reading_from_json(const nlohmann::json&);
 
 }  // namespace meshperf::transport

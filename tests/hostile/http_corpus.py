@@ -262,6 +262,19 @@ def utf8_and_nul_cases():
         ("nul_in_header_name", request(headers=[b"X\x00A: v"]), REFUSED),
         ("nul_in_method", request(method=b"GE\x00T"), REFUSED),
         ("nul_raw_in_json_body", post_json(b'{"peer":"a\x00b"}'), Expect(statuses={400})),
+        # POST /v1/inspect's body (expect, loopback): each refused with what is wrong; a
+        # well-formed loopback request is answered (UNKNOWN on a host without RDMA).
+        ("inspect_loopback_non_utf8", post_json(b'{"loopback":"' + bad + b'"}', target=b"/v1/inspect"),
+         Expect(statuses={400})),
+        ("inspect_loopback_number", post_json(b'{"loopback":1}', target=b"/v1/inspect"), Expect(statuses={400})),
+        ("inspect_loopback_nested_5000_deep", post_json(b'{"loopback":' + b"[" * 5000 + b"]" * 5000 + b"}",
+                                                        target=b"/v1/inspect"), Expect(statuses={400})),
+        ("inspect_loopback_twice", post_json(b'{"loopback":false,"loopback":true}', target=b"/v1/inspect"),
+         Expect(statuses={200})),
+        ("inspect_floor_non_utf8", post_json(b'{"expect":{"loopback_floor_gbit":"' + bad + b'"}}', target=b"/v1/inspect"),
+         Expect(statuses={400})),
+        ("inspect_floor_negative", post_json(b'{"expect":{"loopback_floor_gbit":-1e308}}', target=b"/v1/inspect"),
+         Expect(statuses={400})),
     ]
     return cases
 

@@ -73,9 +73,7 @@ TEST_CASE("RNIC loopback: at or above the floor OK with the port share, below it
     CHECK(doc["loopback"][0]["device"] == "mlx5_1");
     CHECK(doc["loopback"][0]["gbit_per_s"] == doctest::Approx(120));
     CHECK(doc["perfdata"].get<std::string>().find("loopback_mlx5_1_gbit=120") != std::string::npos);
-    const auto back = transport::rnic_loopback_reading_from_json(doc["loopback"][0]);
-    CHECK(*back.gbit_per_s == doctest::Approx(120));
-    CHECK_THROWS_AS(transport::rnic_loopback_reading_from_json(nlohmann::json{{"device", "x"}, {"gbit_per_s", -1}}), core::spec_error);
+    CHECK(doc["loopback"][0]["error"].is_null());
 }
 
 TEST_CASE("RNIC loopback: no device to loop back is UNKNOWN, never a pass") {

@@ -5,16 +5,40 @@
 
 namespace meshperf::transport::rdma {
 
+namespace {
+
+/// `part(side)` of every side, one after the other (rail-major).
+template <typename Part>
+auto concat(const std::vector<std::unique_ptr<point_side>>& sides, Part part) {
+    decltype(part(*sides.front())) out;
+    for (const auto& s : sides) {
+        auto p = part(*s);
+        out.insert(out.end(), p.begin(), p.end());
+    }
+    return out;
+}
+
+}  // namespace
+
 rail_point_side::rail_point_side(const std::vector<endpoint*>& endpoints, const std::vector<std::string>& rails,
                                  const core::run_spec& spec, core::test_kind test, std::uint64_t size,
                                  const std::vector<qp_role>& roles, std::uint32_t seed)
     : rails_(rails),
-      passive_per_side_(static_cast<std::size_t>(std::count(roles.begin(), roles.end(), qp_role::passive))) {
+      passive_per_side_(static_cast<std::size_t>(std::count(roles.begin(), roles.end(), qp_role::passive))),
+      runners_per_side_(roles.size()) {
     for (auto* ep : endpoints) sides_.push_back(std::make_unique<point_side>(*ep, spec, test, size, roles, seed));
 }
 
 void rail_point_side::pin_to(const std::vector<int>& cpus) {
-    for (auto& s : sides_) s->pin_to(cpus);
+    // Round-robin over all rails' runners, as one point_side would: rail k's first runner
+    // takes the CPU after rail k-1's last (each side starts its own round at cpus[0]).
+    std::size_t next = 0;
+    for (auto& s : sides_) {
+        std::vector<int> rotated;
+        for (std::size_t i = 0; i < cpus.size(); ++i) rotated.push_back(cpus[(next + i) % cpus.size()]);
+        s->pin_to(std::move(rotated));
+        next += runners_per_side_;
+    }
 }
 
 void rail_point_side::start_passive() {
@@ -34,12 +58,7 @@ void rail_point_side::stop_active() {
 }
 
 std::vector<std::uint64_t> rail_point_side::active_messages() const {
-    std::vector<std::uint64_t> out;
-    for (const auto& s : sides_) {
-        const auto m = s->active_messages();
-        out.insert(out.end(), m.begin(), m.end());
-    }
-    return out;
+    return concat(sides_, [](const point_side& s) { return s.active_messages(); });
 }
 
 void rail_point_side::finish_passive(const std::vector<std::uint64_t>& peer_active_messages) {
@@ -58,12 +77,7 @@ void rail_point_side::abort() {
 }
 
 std::vector<std::uint64_t> rail_point_side::counted_bytes() const {
-    std::vector<std::uint64_t> out;
-    for (const auto& s : sides_) {
-        const auto b = s->counted_bytes();
-        out.insert(out.end(), b.begin(), b.end());
-    }
-    return out;
+    return concat(sides_, [](const point_side& s) { return s.counted_bytes(); });
 }
 
 std::size_t rail_point_side::counting_runners() const {
@@ -95,12 +109,7 @@ double rail_point_side::wall_seconds() const {
 }
 
 std::vector<thread_cpu_record> rail_point_side::thread_cpus() const {
-    std::vector<thread_cpu_record> out;
-    for (const auto& s : sides_) {
-        const auto t = s->thread_cpus();
-        out.insert(out.end(), t.begin(), t.end());
-    }
-    return out;
+    return concat(sides_, [](const point_side& s) { return s.thread_cpus(); });
 }
 
 }  // namespace meshperf::transport::rdma

@@ -19,6 +19,7 @@ public:
     rail_point_side(const std::vector<endpoint*>& endpoints, const std::vector<std::string>& rails, const core::run_spec& spec,
                     core::test_kind test, std::uint64_t size, const std::vector<qp_role>& roles, std::uint32_t seed);
 
+    /// Round-robin over every rail's runners (rail-major), as one point_side pins its own.
     void pin_to(const std::vector<int>& cpus);
     void start_passive();
     void start_active();
@@ -47,6 +48,7 @@ private:
     std::vector<std::unique_ptr<point_side>> sides_;
     std::vector<std::string> rails_;
     std::size_t passive_per_side_ = 0;
+    std::size_t runners_per_side_ = 0;
 };
 
 }  // namespace meshperf::transport::rdma

@@ -38,24 +38,20 @@ void run_write(rdma::endpoint& from, rdma::endpoint& to, const rnic_loopback_opt
     for (std::size_t q = 0; q < qps; ++q) active.push_back(std::make_unique<rdma::bandwidth_active>(from, q, p));
     std::atomic<bool> stop_active{false}, stop_passive{false};
     std::vector<std::exception_ptr> errors(2 * qps);
-    std::vector<std::thread> threads;
-    for (std::size_t q = 0; q < qps; ++q)
-        threads.emplace_back([&, q] {
-            try {
-                passive[q]->run(stop_passive);
-            } catch (...) {
-                errors[q] = std::current_exception();
-            }
-        });
-    std::vector<std::thread> senders;
-    for (std::size_t q = 0; q < qps; ++q)
-        senders.emplace_back([&, q] {
-            try {
-                active[q]->run(stop_active);
-            } catch (...) {
-                errors[qps + q] = std::current_exception();
-            }
-        });
+    // One thread per runner; what it throws is kept for after the joins.
+    const auto spawn = [&](std::vector<std::thread>& threads, auto& runners, const std::atomic<bool>& stop, std::size_t first) {
+        for (std::size_t q = 0; q < qps; ++q)
+            threads.emplace_back([&, q] {
+                try {
+                    runners[q]->run(stop);
+                } catch (...) {
+                    errors[first + q] = std::current_exception();
+                }
+            });
+    };
+    std::vector<std::thread> threads, senders;
+    spawn(threads, passive, stop_passive, 0);
+    spawn(senders, active, stop_active, qps);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
     stop_active = true;
     for (auto& t : senders) t.join();
@@ -147,8 +143,9 @@ rnic_loopback_survey measure_rnic_loopback(const rnic_loopback_options& o) {
         out.readings.push_back(loop_back(name, active->value("port", 1u), rate, o));
     }
     if (out.readings.empty())
-        out.none_because = fmt::format("no RDMA device has an active port ({} {})", inactive.size() == 1 ? "device" : "devices",
-                                       fmt::join(inactive, ", "));
+        out.none_because = fmt::format("no RDMA device has an active port ({} {}: bring a port's link up, or leave out "
+                                       "--loopback)",
+                                       inactive.size() == 1 ? "device" : "devices", fmt::join(inactive, ", "));
     return out;
 }
 
