@@ -15,7 +15,9 @@
 ///   rail_link  a rail whose link is down: CRITICAL.
 ///   rails      no rail at all: WARNING.
 ///   manifest   each difference from --expect: CRITICAL (counts, rate, MTU) or WARNING
-///              (firmware and driver versions); unreadable versions: UNKNOWN.
+///              (NIC firmware, NIC driver and its module version, GPU driver version);
+///              unreadable versions, and nic_driver on a driver without a module version
+///              (in-tree): UNKNOWN.
 ///   rnic_loopback  (--loopback; node/loopback_check.hpp) each RDMA device writing to
 ///              itself: below the manifest's loopback_floor_gbit or failed: CRITICAL; not
 ///              measured (busy daemon, memlock limit, no device): UNKNOWN.

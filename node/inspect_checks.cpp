@@ -97,6 +97,30 @@ void check_rails(std::vector<finding>& out, const node_inventory& inv) {
     }
 }
 
+/// nic_driver for one rail: the expected "NAME VERSION" against the driver bound to its
+/// device and its module's version.
+finding compare_driver(const rail& r, const std::string& expected) {
+    finding f{check_state::ok, "manifest", "rail " + r.name, ""};
+    const auto space = expected.find(' ');
+    const auto name = expected.substr(0, space), version = expected.substr(space + 1);
+    if (r.driver.empty()) {
+        f.state = check_state::unknown;
+        f.message = fmt::format("driver unknown (no driver link under its device), manifest expects {}", expected);
+    } else if (r.driver != name) {
+        f.state = check_state::warning;
+        f.message = fmt::format("driver {}{}, manifest expects {}", r.driver, r.driver_version.empty() ? "" : " " + r.driver_version, expected);
+    } else if (r.driver_version.empty()) {
+        f.state = check_state::unknown;
+        f.message = fmt::format("driver {} has no module version (module/{}/version absent: an in-tree driver has none), "
+                                "manifest expects {}",
+                                r.driver, r.driver, expected);
+    } else {
+        if (r.driver_version != version) f.state = check_state::warning;
+        f.message = fmt::format("driver {} {}, manifest expects {}", r.driver, r.driver_version, expected);
+    }
+    return f;
+}
+
 }  // namespace
 
 std::vector<finding> compare_manifest(const node_inventory& inv, const node_manifest& m) {
@@ -126,6 +150,7 @@ std::vector<finding> compare_manifest(const node_inventory& inv, const node_mani
             else add(r.firmware == *m.nic_firmware, check_state::warning, subject,
                      fmt::format("firmware {}, manifest expects {}", r.firmware, *m.nic_firmware));
         }
+        if (m.nic_driver && r.pci) out.push_back(compare_driver(r, *m.nic_driver));
     }
     if (m.gpu_driver) {
         if (inv.gpu_driver.empty()) add(false, check_state::unknown, "gpu_driver", fmt::format("GPU driver version unreadable (module/nvidia/version), manifest expects {}", *m.gpu_driver));

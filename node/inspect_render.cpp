@@ -56,6 +56,14 @@ std::string table(const inspect_result& r) {
                            rl.pci && rl.pci->numa_node >= 0 ? std::to_string(rl.pci->numa_node) : "?",
                            rl.pci ? rl.pci->bus_id : "-", rl.pci ? describe(rl.link) : "-", gpus.empty() ? "-" : gpus);
     }
+    // Versions in a table of their own: the rail table is wide already.
+    out += fmt::format("\n{:<14} {:<14} {}\n", "rail", "firmware", "driver");
+    for (const auto& rl : inv.rails) {
+        const auto driver = rl.driver.empty()            ? std::string("?")
+                            : rl.driver_version.empty() ? rl.driver + " (no module version)"
+                                                        : rl.driver + " " + rl.driver_version;
+        out += fmt::format("{:<14} {:<14} {}\n", rl.name, rl.firmware.empty() ? "-" : rl.firmware, driver);
+    }
     return out;
 }
 

@@ -41,6 +41,7 @@ json rail_json(const node_inventory& inv, const rail& r) {
            {"state", text_or_null(r.state_text)},
            {"firmware", text_or_null(r.firmware)},
            {"driver", text_or_null(r.driver)},
+           {"driver_version", text_or_null(r.driver_version)},
            {"pcie_link", r.pci ? link_json(r.link) : json(nullptr)}};
     j.update(place_json(r.pci));
     json near = json::array();

@@ -62,7 +62,13 @@ struct rail {
     std::optional<bool> link_up;         ///< RDMA port ACTIVE / operstate up; empty when unknown
     std::string state_text;              ///< what the kernel says: "4: ACTIVE", "up"
     std::string firmware;                ///< RDMA fw_ver; empty when unreadable
-    std::string driver;                  ///< the PCI driver ("mlx5_core"); empty when unknown
+    /// The kernel driver: basename of SYSFS/class/net/IF/device/driver (of the RDMA
+    /// device's or the PCI function's without a netdev), "mlx5_core"; empty when unknown.
+    std::string driver;
+    /// SYSFS/module/MODULE/version of that driver ("24.10-1.1.4"), as out-of-tree drivers
+    /// (MLNX_OFED, DOCA) declare it; empty when the module has none (in-tree drivers usually
+    /// have none) or it is unreadable: unknown, never guessed.
+    std::string driver_version;
     std::optional<gpu::pci_location> pci;  ///< empty for a virtual interface
     pcie_link link;
     std::vector<std::size_t> nearest_gpus;  ///< GPUs whose nearest_rail this is

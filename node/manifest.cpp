@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 namespace meshperf::node {
 
@@ -15,10 +16,17 @@ namespace {
 
 using core::spec_error;
 
-constexpr const char* known_keys = "gpus, rails, rail_rate_gbit, mtu, nic_firmware, gpu_driver, loopback_floor_gbit";
+constexpr const char* keys[] = {"gpus",       "rails",      "rail_rate_gbit", "mtu", "nic_firmware",
+                                 "nic_driver", "gpu_driver", "loopback_floor_gbit"};
+
+std::string known_keys() {
+    std::string out;
+    for (const auto* k : keys) out += (out.empty() ? "" : ", ") + std::string(k);
+    return out;
+}
 
 bool known(const std::string& key) {
-    for (const auto* k : {"gpus", "rails", "rail_rate_gbit", "mtu", "nic_firmware", "gpu_driver", "loopback_floor_gbit"})
+    for (const auto* k : keys)
         if (key == k) return true;
     return false;
 }
@@ -39,6 +47,18 @@ double rate_in(const std::string& origin, std::optional<double> v, const char* k
     return *v;
 }
 
+/// nic_driver's one form, "mlx5_core 24.10-1.1.4": the driver's name, one space, its module
+/// version (white space around and between is tidied).
+std::string driver_in(const std::string& origin, const std::string& text) {
+    std::istringstream in(text);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    if (words.size() != 2)
+        bad(origin, "nic_driver", fmt::format("must be the driver's name and its module version, \"mlx5_core 24.10-1.1.4\", "
+                                              "not \"{}\"", text.size() > 60 ? text.substr(0, 57) + "..." : text));
+    return words[0] + " " + words[1];
+}
+
 }  // namespace
 
 node_manifest parse_manifest(std::string_view text, const std::string& origin) {
@@ -51,7 +71,7 @@ node_manifest parse_manifest(std::string_view text, const std::string& origin) {
     }
     for (const auto& [key, value] : *root)
         if (!known(key) || value->is_table())
-            bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys));
+            bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys()));
     node_manifest m;
     const auto integer = [&](const char* key) -> std::optional<std::int64_t> {
         const auto v = root->get(key);
@@ -79,6 +99,7 @@ node_manifest parse_manifest(std::string_view text, const std::string& origin) {
         m.loopback_floor_gbit = rate_in(origin, d, "loopback_floor_gbit");
     }
     if (root->contains("nic_firmware")) m.nic_firmware = string("nic_firmware");
+    if (root->contains("nic_driver")) m.nic_driver = driver_in(origin, string("nic_driver"));
     if (root->contains("gpu_driver")) m.gpu_driver = string("gpu_driver");
     return m;
 }
@@ -98,6 +119,7 @@ nlohmann::json to_json(const node_manifest& m) {
     if (m.rail_rate_gbit) j["rail_rate_gbit"] = *m.rail_rate_gbit;
     if (m.mtu) j["mtu"] = *m.mtu;
     if (m.nic_firmware) j["nic_firmware"] = *m.nic_firmware;
+    if (m.nic_driver) j["nic_driver"] = *m.nic_driver;
     if (m.gpu_driver) j["gpu_driver"] = *m.gpu_driver;
     if (m.loopback_floor_gbit) j["loopback_floor_gbit"] = *m.loopback_floor_gbit;
     return j;
@@ -108,13 +130,14 @@ node_manifest manifest_from_json(const nlohmann::json& j) {
     if (!j.is_object()) throw spec_error("expect: must be an object with the manifest's keys");
     node_manifest m;
     for (const auto& [key, v] : j.items()) {
-        if (!known(key)) bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys));
+        if (!known(key)) bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys()));
         if (key == "rail_rate_gbit" || key == "loopback_floor_gbit") {
             const auto rate = rate_in(origin, v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt, key.c_str());
             (key == "rail_rate_gbit" ? m.rail_rate_gbit : m.loopback_floor_gbit) = rate;
-        } else if (key == "nic_firmware" || key == "gpu_driver") {
+        } else if (key == "nic_firmware" || key == "gpu_driver" || key == "nic_driver") {
             if (!v.is_string() || v.get<std::string>().empty()) bad(origin, key, "must be a non-empty string");
-            (key == "nic_firmware" ? m.nic_firmware : m.gpu_driver) = v.get<std::string>();
+            if (key == "nic_driver") m.nic_driver = driver_in(origin, v.get<std::string>());
+            else (key == "nic_firmware" ? m.nic_firmware : m.gpu_driver) = v.get<std::string>();
         } else {
             const auto i = v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
             const int n = count_in(origin, key, i, key == "mtu" ? 65536 : 1024);

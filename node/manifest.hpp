@@ -8,6 +8,7 @@
 ///     rail_rate_gbit = 400      # every rail's link rate, Gbit/s
 ///     mtu = 4200                # every rail's MTU
 ///     nic_firmware = "28.39.1002"   # every RDMA rail's fw_ver
+///     nic_driver = "mlx5_core 24.10-1.1.4"  # every rail's driver and its module version
 ///     gpu_driver = "550.54.15"      # SYSFS/module/nvidia/version
 ///     loopback_floor_gbit = 350     # inspect --loopback: each RDMA device's floor, Gbit/s
 #include "node/inventory.hpp"
@@ -27,6 +28,9 @@ struct node_manifest {
     std::optional<double> rail_rate_gbit;
     std::optional<int> mtu;
     std::optional<std::string> nic_firmware;
+    /// "NAME VERSION": the driver of every rail with a device (SYSFS/class/net/IF/device/driver)
+    /// and its module's version (SYSFS/module/NAME/version), one space between.
+    std::optional<std::string> nic_driver;
     std::optional<std::string> gpu_driver;
     std::optional<double> loopback_floor_gbit;  ///< inspect --loopback: below it, CRITICAL
 };

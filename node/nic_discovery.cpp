@@ -108,6 +108,26 @@ void read_netdev(const fs::path& root, rail& r) {
     }
 }
 
+/// The NIC's kernel driver: the basename of its device's `driver` link (the netdev's device,
+/// else the RDMA device's, else the PCI function's), and the version of the module behind
+/// it (the driver's `module` link names it; the driver's own name otherwise). Out-of-tree
+/// drivers (MLNX_OFED, DOCA) declare a module version; in-tree ones usually do not, and
+/// then the version stays empty: unknown, never guessed.
+void read_driver(const fs::path& root, rail& r) {
+    std::vector<fs::path> links;
+    if (!r.netdev.empty()) links.push_back(root / "class/net" / r.netdev / "device/driver");
+    if (!r.rdma_device.empty()) links.push_back(root / "class/infiniband" / r.rdma_device / "device/driver");
+    if (r.pci) links.push_back(fs::path(r.pci->sysfs_path) / "driver");
+    for (const auto& link : links) {
+        r.driver = link_target_name(link);
+        if (r.driver.empty()) continue;
+        auto module = link_target_name(link / "module");
+        if (module.empty()) module = r.driver;
+        r.driver_version = read_line(root / "module" / module / "version").value_or("");
+        return;
+    }
+}
+
 }  // namespace
 
 std::vector<rail> discover_nics(const fs::path& root, const std::vector<interface_address>& addresses) {
@@ -166,10 +186,8 @@ std::vector<rail> discover_nics(const fs::path& root, const std::vector<interfac
         for (const auto& a : addresses)
             if (!r.netdev.empty() && a.interface == r.netdev)
                 r.addresses.push_back(a.prefix_length >= 0 ? fmt::format("{}/{}", a.address, a.prefix_length) : a.address);
-        if (r.pci) {
-            r.link = read_pcie_link(root, r.pci->bus_id);
-            r.driver = link_target_name(fs::path(r.pci->sysfs_path) / "driver");
-        }
+        if (r.pci) r.link = read_pcie_link(root, r.pci->bus_id);
+        read_driver(root, r);
     }
     std::sort(out.begin(), out.end(), [](const rail& a, const rail& b) { return name_before(a.name, b.name); });
     return out;

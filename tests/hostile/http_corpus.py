@@ -275,6 +275,18 @@ def utf8_and_nul_cases():
          Expect(statuses={400})),
         ("inspect_floor_negative", post_json(b'{"expect":{"loopback_floor_gbit":-1e308}}', target=b"/v1/inspect"),
          Expect(statuses={400})),
+        # The manifest's nic_driver, "NAME VERSION": one word, three, a non-UTF-8 or 60 kB
+        # version refused; the well-formed one answered.
+        ("inspect_nic_driver_one_word", post_json(b'{"expect":{"nic_driver":"24.10-1.1.4"}}', target=b"/v1/inspect"),
+         Expect(statuses={400})),
+        ("inspect_nic_driver_three_words", post_json(b'{"expect":{"nic_driver":"mlx5_core 24.10 x"}}',
+                                                     target=b"/v1/inspect"), Expect(statuses={400})),
+        ("inspect_nic_driver_non_utf8", post_json(b'{"expect":{"nic_driver":"mlx5_core ' + bad + b'"}}',
+                                                  target=b"/v1/inspect"), Expect(statuses={400})),
+        ("inspect_nic_driver_60k_word", post_json(b'{"expect":{"nic_driver":"' + b"x" * 60000 + b'"}}',
+                                                  target=b"/v1/inspect"), Expect(statuses={400})),
+        ("inspect_nic_driver_well_formed", post_json(b'{"expect":{"nic_driver":"mlx5_core 24.10-1.1.4"}}',
+                                                     target=b"/v1/inspect"), Expect(statuses={200})),
     ]
     return cases
 

@@ -1,5 +1,6 @@
 // make_sysfs_fixture DIR [--narrow-gpu BDF] [--slow-nic BDF] [--acs-bridge BDF]
-//                        [--down-rail NETDEV] [--short-config]
+//                        [--down-rail NETDEV] [--narrow-uplink BDF] [--nic-driver-version V]
+//                        [--short-config]
 // Builds the DGX-H100-like sysfs tree of sysfs_fixture.hpp under DIR, for the integration
 // test's `meshperfd --sysfs-root DIR`. Prints nothing; exit 2 for bad arguments.
 #include "sysfs_fixture.hpp"
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
         else if (!std::strcmp(argv[i], "--slow-nic")) ok = value(o.slow_nic);
         else if (!std::strcmp(argv[i], "--acs-bridge")) ok = value(o.acs_bridge);
         else if (!std::strcmp(argv[i], "--down-rail")) ok = value(o.down_rail);
+        else if (!std::strcmp(argv[i], "--narrow-uplink")) ok = value(o.narrow_uplink);
+        else if (!std::strcmp(argv[i], "--nic-driver-version")) ok = value(o.nic_driver_version);
         else if (!std::strcmp(argv[i], "--short-config")) o.root_config = false;
         else if (argv[i][0] != '-' && !dir) dir = argv[i];
         else ok = false;
@@ -32,7 +35,7 @@ int main(int argc, char** argv) {
     }
     if (!dir) {
         std::fprintf(stderr, "usage: make_sysfs_fixture DIR [--narrow-gpu BDF] [--slow-nic BDF] [--acs-bridge BDF] "
-                             "[--down-rail NETDEV] [--short-config]\n");
+                             "[--down-rail NETDEV] [--narrow-uplink BDF] [--nic-driver-version V] [--short-config]\n");
         return 2;
     }
     try {

@@ -7,6 +7,7 @@
 #include "node/manifest.hpp"
 #include "node/nic_discovery.hpp"
 #include "node/pci_path.hpp"
+#include "node_fixture.hpp"
 #include "sysfs_fixture.hpp"
 
 #include <algorithm>
@@ -23,54 +24,6 @@ using namespace meshperf::node;
 using core::check_state;
 
 namespace node_test {
-
-/// A fresh fixture tree, removed afterwards.
-class fixture {
-public:
-    explicit fixture(const test_fixture::fixture_options& o = {}) {
-        std::random_device rd;
-        root_ = fs::temp_directory_path() / fmt::format("meshperf-node-{}-{}", ::getpid(), rd());
-        test_fixture::build_dgx_h100(root_, o);
-    }
-    ~fixture() {
-        std::error_code ec;
-        fs::remove_all(root_, ec);
-    }
-    const fs::path& root() const { return root_; }
-
-    /// The host's addresses as getifaddrs would give them on such a node: eno1 carries the
-    /// control address, each rail one address, lo.
-    static std::vector<interface_address> addresses() {
-        std::vector<interface_address> a{{"lo", "127.0.0.1", 8, true, true}, {"eno1", "10.0.0.5", 24, true, false}};
-        int k = 0;
-        for (const auto& s : test_fixture::dgx_switches())
-            for (const auto& n : {s.netdev_a, s.netdev_b}) a.push_back({n, fmt::format("192.168.{}.5", k++), 24, true, false});
-        return a;
-    }
-
-    node_inventory inventory(rail_selection sel = {}) const {
-        inventory_input in;
-        in.sysfs_root = root_;
-        in.addresses = addresses();
-        in.selection = std::move(sel);
-        in.control_address = "10.0.0.5";
-        return read_inventory(in);
-    }
-
-private:
-    fs::path root_;
-};
-
-const finding* find(const inspect_result& r, const std::string& check, const std::string& subject_part,
-                    check_state state) {
-    for (const auto& f : r.findings)
-        if (f.check == check && f.state == state && f.subject.find(subject_part) != std::string::npos) return &f;
-    return nullptr;
-}
-
-std::size_t count(const inspect_result& r, check_state s) {
-    return static_cast<std::size_t>(std::count_if(r.findings.begin(), r.findings.end(), [&](const finding& f) { return f.state == s; }));
-}
 
 gpu::pci_location at(std::string rc, std::vector<std::string> bridges, int numa) {
     gpu::pci_location l;

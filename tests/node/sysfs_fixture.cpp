@@ -32,9 +32,15 @@ public:
     tree(fs::path root, const fixture_options& o) : root_(std::move(root)), o_(o) {}
 
     /// A PCI function at devices/<path>, linked from bus/pci/devices/<id>.
-    void pci(const std::string& path, const pci_attrs& a) {
+    void pci(const std::string& path, pci_attrs a) {
         const fs::path dir = root_ / "devices" / path;
         const std::string id = fs::path(path).filename().string();
+        if (const auto it = o_.links.find(id); it != o_.links.end()) {
+            a.width = it->second.width;
+            a.max_width = it->second.max_width;
+            a.gts = it->second.gts;
+            a.max_gts = it->second.max_gts;
+        }
         put(dir / "vendor", fmt::format("0x{:04x}", a.vendor));
         put(dir / "device", fmt::format("0x{:04x}", a.device));
         put(dir / "class", fmt::format("0x{:06x}", a.cls));
@@ -80,8 +86,14 @@ public:
         return dir;
     }
 
+    /// Binds the function to a driver of bus/pci/drivers, whose `module` link names
+    /// module/<name> as the kernel's does.
     void driver(const std::string& pci_path, const std::string& name) {
-        fs::create_directories(root_ / "bus/pci/drivers" / name);
+        if (!fs::exists(root_ / "bus/pci/drivers" / name)) {
+            fs::create_directories(root_ / "bus/pci/drivers" / name);
+            fs::create_directories(root_ / "module" / name);
+            fs::create_directory_symlink(fs::path("../../../../module") / name, root_ / "bus/pci/drivers" / name / "module");
+        }
         const fs::path pci(pci_path);
         const auto depth = std::distance(pci.begin(), pci.end());
         fs::path up;
@@ -147,6 +159,7 @@ void build_dgx_h100(const fs::path& root, const fixture_options& o) {
             pci_attrs a{0x1000, 0xc030, 0x060400, d.numa};
             a.bridge = true;
             if (id == o.acs_bridge) a.acs_control = 0x000c;  // P2P Request + Completion Redirect
+            if (d.upstream == o.narrow_uplink && (id == d.upstream || id == d.root_port)) a.width = 8;
             return a;
         };
         t.pci(rp, bridge(d.root_port));
@@ -180,6 +193,7 @@ void build_dgx_h100(const fs::path& root, const fixture_options& o) {
     put(root / "devices/virtual/net/lo/operstate", "unknown");
     fs::create_directory_symlink(fs::path("../../devices/virtual/net/lo"), root / "class/net/lo");
     put(root / "module/nvidia/version", "550.54.15");
+    if (!o.nic_driver_version.empty()) put(root / "module/mlx5_core/version", o.nic_driver_version);
 }
 
 }  // namespace meshperf::test_fixture

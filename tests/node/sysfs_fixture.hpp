@@ -6,10 +6,17 @@
 /// into it. The one generator both the unit tests and the integration test use
 /// (tests/node/make_sysfs_fixture for the latter).
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace meshperf::test_fixture {
+
+/// A PCI function's link as its four sysfs files hold it.
+struct link_values {
+    int width = 16, max_width = 16;
+    double gts = 32, max_gts = 32;
+};
 
 /// Faults to build in.
 struct fixture_options {
@@ -18,6 +25,14 @@ struct fixture_options {
     std::string slow_nic;           ///< bus id of a NIC at 16 of 32 GT/s
     std::string acs_bridge;         ///< bus id of a bridge with ACS P2P request/completion redirect on
     std::string down_rail;          ///< netdev whose RDMA port is DOWN
+    /// Bus id of a switch's upstream port whose uplink (it and the root port above, both
+    /// ends of the one link) trained at x8 of x16.
+    std::string narrow_uplink;
+    /// SYSFS/module/mlx5_core/version, as an out-of-tree (MLNX_OFED, DOCA) driver has it;
+    /// empty: none, as the in-tree driver.
+    std::string nic_driver_version;
+    /// Any function's link by bus id, applied last (over the faults above).
+    std::map<std::string, link_values> links;
 };
 
 /// One switch's devices, by bus id.
