@@ -5,6 +5,8 @@
 #include "daemon/runtime/config.hpp"
 #include "daemon/runtime/metrics.hpp"
 #include "daemon/runs/probe_scheduler.hpp"
+#include "daemon/runs/inspect_scheduler.hpp"
+#include "daemon/runtime/inspection_state.hpp"
 #include "daemon/runtime/host_facts.hpp"
 #include "daemon/api/http_server.hpp"
 #include "daemon/runtime/log.hpp"
@@ -14,6 +16,7 @@
 #include "daemon/runtime/sd_notify.hpp"
 #include "transport/socket.hpp"
 #include "transport/tls.hpp"
+#include "node/manifest.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -116,6 +119,17 @@ void fill_context(daemon::daemon_context& ctx, const daemon_options& o, const da
     }
 }
 
+/// The [inspect] manifest, read once at start: a file that cannot be read or parsed stops
+/// the daemon (exit 2) naming the key, as any other bad setting does.
+std::optional<node::node_manifest> inspect_manifest(const daemon::inspect_config& c) {
+    if (c.manifest.empty()) return std::nullopt;
+    try {
+        return node::load_manifest(c.manifest);
+    } catch (const core::spec_error& e) {
+        throw core::spec_error(fmt::format("[inspect] manifest: {}", e.what()));
+    }
+}
+
 /// systemd watchdog keepalives from the I/O thread, so a stalled event loop gets the daemon
 /// restarted. Does nothing when the unit has no watchdog.
 class watchdog_keepalive {
@@ -153,10 +167,12 @@ void run_io_loop(boost::asio::io_context& io) {
     }
 }
 
-/// Opens the store, starts the API, the run executor and the probes, and serves until
-/// SIGINT or SIGTERM.
+/// Opens the store, starts the API, the run executor, the probes and the inspections, and
+/// serves until SIGINT or SIGTERM.
 void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::daemon_config& config,
-           const transport::endpoint_address& ep) {
+           const transport::endpoint_address& ep, std::optional<node::node_manifest> expect) {
+    daemon::inspection_state inspections(config.inspect);  // before the I/O context: handlers may read it to the end
+    ctx.inspections = &inspections;
     std::error_code fs_ec;
     std::filesystem::create_directories(o.state_dir, fs_ec);
     daemon::result_store store(o.state_dir, config.store);
@@ -180,6 +196,7 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
     }
     daemon::start_http_server(io, ep.to_string(), ctx, runs, store);
     daemon::probe_scheduler probes(config.schedule, runs);
+    daemon::inspect_scheduler inspector(ctx, runs, std::move(expect), ep.host == "localhost" ? "127.0.0.1" : ep.host);
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int sig) {
         if (!ec) daemon::log_info("signal {}: shutting down", sig);
@@ -209,12 +226,13 @@ int main(int argc, char** argv) {
         daemon::set_log_level(options.log_level);
         daemon::daemon_config config;
         if (!options.config_file.empty()) config = daemon::load_config(options.config_file);
+        auto expect = inspect_manifest(config.inspect);  // a bad one stops the daemon before anything else starts
         apply_config_defaults(app, config, options);
         auto ep = transport::parse_endpoint(options.listen);
         require_listen_address(options.listen, ep);
         daemon::daemon_context ctx;
         fill_context(ctx, options, config, ep);
-        serve(ctx, options, config, ep);
+        serve(ctx, options, config, ep, std::move(expect));
     } catch (const core::spec_error& e) {
         daemon::log_error("{}", e.what());
         return 2;

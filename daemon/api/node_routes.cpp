@@ -1,50 +1,22 @@
 #include "daemon/api/node_routes.hpp"
 
 #include "core/error.hpp"
-#include "daemon/runtime/gpu_support.hpp"
+#include "daemon/runs/node_inspection.hpp"
+#include "daemon/runtime/inspect_metrics.hpp"
+#include "daemon/runtime/inspection_state.hpp"
 #include "daemon/runtime/metrics.hpp"
-#include "node/host_addresses.hpp"
-#include "node/inspect.hpp"
-#include "node/inspect_textfile.hpp"
-#include "node/loopback_check.hpp"
-#include "node/read_inventory.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <mutex>
 
 namespace meshperf::daemon {
 
 using nlohmann::json;
-
-namespace {
-
-node::node_inventory read_node(const api_state& s, const json& gpus) {
-    node::inventory_input in;
-    in.sysfs_root = s.ctx.sysfs_root;
-    in.addresses = node::host_addresses();
-    in.selection = s.ctx.rails;
-    in.control_address = s.listening.address;
-    // CUDA ordinals, when the driver answers; the GPUs themselves come from the PCI bus.
-    if (gpus.is_object() && gpus.contains("devices") && gpus["devices"].is_array())
-        for (const auto& d : gpus["devices"])
-            if (d.is_object() && d.value("index", json()).is_number_integer() && d.value("pci_bus_id", json()).is_string())
-                in.cuda_devices.emplace_back(d["index"].get<int>(), d["pci_bus_id"].get<std::string>());
-    return node::read_inventory(in);
-}
-
-/// Every RDMA device's loopback, holding the measurement gate so that it neither disturbs
-/// nor is disturbed by a run; a busy daemon measures nothing and says why.
-transport::rnic_loopback_survey loop_back_devices(const api_state& s) {
-    std::string holder;
-    const auto lease = s.ctx.gate.try_acquire("inspect --loopback", holder);
-    if (!lease)
-        return {{}, fmt::format("this daemon is measuring ({}): ask again when it is done", holder)};
-    return transport::measure_rnic_loopback({});
-}
-
-}  // namespace
 
 json node_info(const api_state& s, const json& gpus) {
     // /v1/info is answered on the I/O thread and polled (matrix probes, dashboards): the
@@ -57,7 +29,7 @@ json node_info(const api_state& s, const json& gpus) {
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(m);
     if (cached_for != &s.ctx || cached_root != s.ctx.sysfs_root || now - cached_at > std::chrono::seconds(1)) {
-        const auto inv = read_node(s, gpus);
+        const auto inv = read_node_inventory(s.ctx, s.listening.address, gpus);
         cached = {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
         cached_for = &s.ctx;
         cached_root = s.ctx.sysfs_root;
@@ -67,8 +39,8 @@ json node_info(const api_state& s, const json& gpus) {
 }
 
 api_reply handle_inspect(const api_state& s, const std::string& body, bool post) {
-    std::optional<node::node_manifest> expect;
-    bool loopback = false;
+    node_inspection_request req;
+    req.control_address = s.listening.address;
     if (post && !body.empty()) {
         const auto j = json::parse(body, nullptr, false);
         if (j.is_discarded() || !j.is_object())
@@ -79,24 +51,49 @@ api_reply handle_inspect(const api_state& s, const std::string& body, bool post)
                 return api_error(400, fmt::format("unknown key '{}' (known: expect, loopback)", key));
         if (j.contains("loopback")) {
             if (!j["loopback"].is_boolean()) return api_error(400, "'loopback' must be true or false");
-            loopback = j["loopback"].get<bool>();
+            req.loopback = j["loopback"].get<bool>();
         }
         if (j.contains("expect")) {
             try {
-                expect = node::manifest_from_json(j["expect"]);
+                req.expect = node::manifest_from_json(j["expect"]);
             } catch (const core::spec_error& e) {
                 return api_error(400, e.what());
             }
         }
     }
-    const auto host = s.ctx.host.hostname.empty() ? s.ctx.host.address : s.ctx.host.hostname;
-    auto result = node::inspect(read_node(s, gpu_info()), expect, host);
-    if (loopback) node::add_loopback_findings(result, loop_back_devices(s), expect);
-    auto doc = node::to_json(result);
-    if (s.ctx.metrics) {
+    auto doc = node::to_json(inspect_node(s.ctx, req, &s.runs));
+    // With scheduled inspections, /metrics carries theirs: the same manifest and loopback
+    // every time, so an engineer's ad-hoc manifest never sets off an alert.
+    const bool scheduled = s.ctx.inspections && s.ctx.inspections->schedule().enabled();
+    if (s.ctx.metrics && !scheduled) {
         const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-        s.ctx.metrics->record_inspection(node::inspect_textfile(doc, now));
+        s.ctx.metrics->record_inspection(inspection_exposition(doc, now));
     }
+    return {200, std::move(doc)};
+}
+
+api_reply handle_inspect_last(const api_state& s) {
+    const auto* state = s.ctx.inspections;
+    if (!state || !state->schedule().enabled())
+        return api_error(404, "this daemon does not inspect its node on a schedule ([inspect] interval = 0 in its "
+                              "configuration): GET /v1/inspect inspects it now");
+    const auto last = state->last();
+    if (!last)
+        return api_error(404, fmt::format("no scheduled inspection yet: the first comes within {} s of the daemon's start "
+                                          "([inspect] jitter); GET /v1/inspect inspects the node now",
+                                          state->schedule().jitter_s));
+    const auto& c = state->schedule();
+    auto doc = last->document;
+    const auto age = std::chrono::duration<double>(std::chrono::system_clock::now() - last->at).count();
+    doc["inspected_at"] = fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", fmt::gmtime(std::chrono::system_clock::to_time_t(last->at)));
+    doc["unix_seconds"] = std::chrono::duration<double>(last->at.time_since_epoch()).count();
+    doc["age_s"] = std::round(std::max(0.0, age) * 1000) / 1000;
+    doc["duration_s"] = last->duration_s;
+    doc["inspections"] = state->count();
+    doc["schedule"] = {{"interval_s", c.interval_s},
+                       {"jitter_s", c.jitter_s},
+                       {"loopback", c.loopback},
+                       {"manifest", c.manifest.empty() ? json() : json(c.manifest)}};
     return {200, std::move(doc)};
 }
 

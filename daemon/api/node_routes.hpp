@@ -18,7 +18,15 @@ nlohmann::json node_info(const api_state&, const nlohmann::json& gpus);
 /// GET /v1/inspect (`body` empty) or POST /v1/inspect with {"expect": {manifest keys}}:
 /// 200 with the inspection document (node/inspect.hpp to_json) whatever the verdict; 400
 /// naming the problem for a body that is not JSON, an unknown top-level key or a bad
-/// manifest key. The inspection's series go to /metrics too (metrics_registry::record_inspection).
+/// manifest key. The inspection's series go to /metrics too (metrics_registry::record_inspection)
+/// unless the daemon inspects on a schedule ([inspect] interval > 0), whose series they are then.
+/// Blocking (sysfs, configuration space, the loopback): call it off the I/O thread.
 api_reply handle_inspect(const api_state&, const std::string& body, bool post);
+
+/// GET /v1/inspect/last: 200 with the latest scheduled inspection (the /v1/inspect document
+/// plus "inspected_at" (UTC), "unix_seconds", "age_s", "duration_s", "inspections" (how many
+/// so far) and "schedule" {interval_s, jitter_s, loopback, manifest}); 404 saying why before
+/// the first one or when the daemon has no schedule. Memory only: fine on the I/O thread.
+api_reply handle_inspect_last(const api_state&);
 
 }  // namespace meshperf::daemon

@@ -44,14 +44,15 @@ route_outcome get_run(const route_call& c) {
 route_outcome delete_run(const route_call& c) { return reply_only(handle_cancel_run(c.api, c.id)); }
 
 // The node's inspection reads configuration space and sysfs: on the worker pool.
-route_outcome inspect_node(const route_call& c, bool post) {
+route_outcome inspect_route(const route_call& c, bool post) {
     if (post && sends_other_than_json(c.req)) return reply_only(api_error(415, "send the manifest as application/json"));
     route_outcome out;
     out.offload = [api = c.api, body = c.req.body(), post] { return handle_inspect(api, body, post); };
     return out;
 }
-route_outcome get_inspect(const route_call& c) { return inspect_node(c, false); }
-route_outcome post_inspect(const route_call& c) { return inspect_node(c, true); }
+route_outcome get_inspect(const route_call& c) { return inspect_route(c, false); }
+route_outcome get_inspect_last(const route_call& c) { return reply_only(handle_inspect_last(c.api)); }
+route_outcome post_inspect(const route_call& c) { return inspect_route(c, true); }
 
 using submit_handler = api_reply (*)(api_state&, const std::string&, std::shared_ptr<run_record>&);
 
@@ -95,6 +96,7 @@ const route routes[] = {
     {"/v1/local", route_access::token, "use POST /v1/local", nullptr, post_local},
     {"/v1/collectives", route_access::token, "use POST /v1/collectives", nullptr, post_collective},
     {"/v1/inspect", route_access::token, "use GET or POST on /v1/inspect", get_inspect, post_inspect},
+    {"/v1/inspect/last", route_access::token, "use GET /v1/inspect/last", get_inspect_last},
     {"/v1/runs/", route_access::token, "use GET or DELETE on /v1/runs/{id}", get_run, nullptr, delete_run},
 };
 

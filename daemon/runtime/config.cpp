@@ -33,6 +33,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& known_keys()
         {"store", {"max_runs", "max_age_days", "max_bytes", "integrity_check", "max_pending", "retry_interval"}},
         {"schedule", {"peers", "transports", "tests", "memory", "sizes", "interval", "jitter", "point_duration"}},
         {"rails", {"include", "exclude"}},
+        {"inspect", {"interval", "jitter", "loopback", "manifest"}},
     };
     return keys;
 }
@@ -285,6 +286,24 @@ void read_schedule(const std::string& origin, const table_reader& t, daemon_conf
         }
 }
 
+/// [inspect]: interval 0 turns the schedule off; the manifest is only named here (main.cpp
+/// reads it at start, so an unreadable one is a start error too).
+void read_inspect(const table_reader& t, daemon_config& c) {
+    inspect_config& i = c.inspect;
+    if (auto v = t.duration("interval", 0, 7 * 86400)) {
+        if (*v > 0 && *v < 1) t.fail("interval", fmt::format("must be 0 (no scheduled inspection) or at least 1 s, not {} s", *v));
+        i.interval_s = *v;
+    }
+    if (auto v = t.duration("jitter", 0, 86400)) i.jitter_s = *v;
+    if (i.enabled() && i.jitter_s >= i.interval_s)
+        t.fail("jitter", fmt::format("must be shorter than the interval ({} s), not {} s", i.interval_s, i.jitter_s));
+    if (auto v = t.boolean("loopback")) i.loopback = *v;
+    if (auto v = t.string("manifest")) {
+        if (v->empty()) t.fail("manifest", "is empty: remove the line to inspect without a manifest");
+        i.manifest = *v;
+    }
+}
+
 }  // namespace
 
 double parse_duration_s(std::string_view text, std::string_view what) {
@@ -382,6 +401,7 @@ daemon_config parse_config(std::string_view text, const std::string& origin) {
 
     read_schedule(origin, table_reader(origin, "schedule", sub_table(*root, "schedule")), c);
     read_rails(table_reader(origin, "rails", sub_table(*root, "rails")), c);
+    read_inspect(table_reader(origin, "inspect", sub_table(*root, "inspect")), c);
     return c;
 }
 

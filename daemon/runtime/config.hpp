@@ -1,7 +1,8 @@
 #pragma once
 /// meshperfd's configuration file (TOML, /etc/meshperf/meshperfd.toml, path by --config):
 /// daemon settings the command line may override, authentication, limits on every run, and
-/// the scheduled probes. systemd/meshperfd.toml.example lists every key with its default.
+/// the scheduled probes and inspections. systemd/meshperfd.toml.example lists every key with
+/// its default.
 ///
 /// Parsing is strict: an unknown table or key, a wrong type or an impossible value is a
 /// core::spec_error naming the file, the table and the key, so a typo never turns into a
@@ -34,6 +35,19 @@ struct probe_config {
     bool enabled() const { return !peers.empty(); }
 };
 
+/// [inspect]: the node's own inspection (node/inspect.hpp), run by this daemon on a schedule
+/// so that /metrics shows a node going bad between jobs (daemon/runs/inspect_scheduler.hpp).
+struct inspect_config {
+    double interval_s = 300;  ///< one inspection per interval; 0 = none on a schedule
+    double jitter_s = 30;     ///< each starts up to ± this much off its slot (the first within it of the start)
+    /// Also loop every RDMA device back to itself (node/loopback_check.hpp). Only while the
+    /// daemon is idle: with a measurement running or queued it is not measured (UNKNOWN).
+    bool loopback = false;
+    std::string manifest;     ///< node.toml to compare with (node/manifest.hpp); empty: none
+
+    bool enabled() const { return interval_s > 0; }
+};
+
 /// The whole file, with defaults for what it leaves out.
 struct daemon_config {
     // [daemon] — each one is overridden by the command-line option of the same name.
@@ -51,6 +65,9 @@ struct daemon_config {
 
     // [schedule]
     probe_config schedule;
+
+    // [inspect]
+    inspect_config inspect;
 
     // [store]
     store_options store;                      ///< retention, start check, unstored results

@@ -19,6 +19,7 @@ namespace meshperf::daemon {
 
 class metrics_registry;
 class baseline_store;
+class inspection_state;
 
 struct daemon_context {
     core::host_info host;          ///< this daemon, as results name it
@@ -34,6 +35,9 @@ struct daemon_context {
     bool metrics_require_token = true;    ///< GET /metrics needs the token (config [auth])
     metrics_registry* metrics = nullptr;  ///< fed when runs finish; served on /metrics (owned by main)
     baseline_store* baselines = nullptr;  ///< /v1/baselines (owned by main)
+    /// The scheduled inspections' latest result and the one-inspection-at-a-time lock
+    /// (config [inspect]; GET /v1/inspect/last). Owned by main; null in tests that need none.
+    inspection_state* inspections = nullptr;
     /// Test hooks of collective runs, from the daemon's environment (collective_test_hooks).
     collective_test_hooks collective_hooks;
     /// TLS for the control plane (--tls-cert/--tls-key/--tls-ca); both null when off. The

@@ -22,10 +22,12 @@
 /// - meshperf_link_counter_increase{peer, transport, side, device, counter, meaning}: how much each
 ///   error and congestion counter of the NIC or RDMA port (initiator or peer side) rose
 ///   over the latest run's points together; traffic counters are left to node_exporter
-/// - the latest inspection's families (node/inspect_textfile.hpp: meshperf_inspect_state,
-///   meshperf_inspect_findings{state}, meshperf_inspect_timestamp_seconds, rail rates, PCIe
-///   links, GPU-rail pairs), once /v1/inspect has been answered (GET or POST): the same
-///   series `meshperf inspect --prom-file` writes
+/// - the latest inspection's families (daemon/runtime/inspect_metrics.hpp: those of
+///   node/inspect_textfile.hpp, meshperf_inspect_state, meshperf_inspect_findings{state},
+///   meshperf_inspect_timestamp_seconds, rail rates, PCIe links, GPU-rail pairs, the same
+///   series `meshperf inspect --prom-file` writes; and per check, per finding not OK, the
+///   loopback): the scheduled inspection's ([inspect]), or without a schedule the latest
+///   /v1/inspect answer's
 #include "core/collective/result.hpp"
 #include "core/result.hpp"
 
@@ -48,8 +50,8 @@ public:
     /// Takes the points of a finished collective run this daemon coordinated (its state counts
     /// in meshperf_runs_total). Thread-safe.
     void record_collective(const core::collective_result& run);
-    /// Keeps the exposition of the latest inspection (node::inspect_textfile of the
-    /// /v1/inspect document), served after the run families until the next one. Thread-safe.
+    /// Keeps the exposition of the latest inspection (inspection_exposition of its
+    /// document), served after the run families until the next one. Thread-safe.
     void record_inspection(std::string exposition);
     /// The exposition text. `queued`: runs waiting now. Thread-safe.
     std::string render(std::size_t queued) const;

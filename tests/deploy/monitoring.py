@@ -26,9 +26,11 @@ rules: promtool check rules passes on the shipped file and fails on a copy with 
 error. The unit-test file for promtool test rules is generated from the scrape: the label
 sets of the series the rules read (meshperf_bandwidth_bits_per_second,
 meshperf_last_run_timestamp_seconds, meshperf_last_run_success, meshperf_link_counter_increase,
-up, and meshperf_check_status from node_exporter) and the bandwidth figure are the scraped ones; their histories over the
-test's hours are made up (a link falling to half its figure, a probe that stops, a daemon
-that goes down, a check that turns CRITICAL). promtool test rules must pass, and must fail on
+meshperf_inspect_state of A's scheduled inspection ([inspect], at once: jitter 0), up, and
+meshperf_check_status from node_exporter) and the bandwidth figure are the scraped ones;
+their histories over the test's hours are made up (a link falling to half its figure, a
+probe that stops, a daemon that goes down, a check that turns CRITICAL, a node inspection
+that turns CRITICAL). promtool test rules must pass, and must fail on
 a copy of the rules where one metric is renamed.
 
 MESHPERF_DASHBOARD / MESHPERF_RULES name other files (to show the test failing on a broken
@@ -135,6 +137,9 @@ sizes = ["64", "64K"]
 interval = "1s"
 jitter = "0s"
 point_duration = "100ms"
+
+[inspect]
+jitter = "0s"
 """)
         self.a = Daemon(extra_args=["--token-file", token_file, "--config", config])
         self.daemons.append(self.a)
@@ -313,8 +318,9 @@ def rules_test_file(stack, rules_path):
     ck_l, _ = one_series(base, "meshperf_check_status", "check status (node_exporter)")
     ct_l, _ = one_series(base, "meshperf_check_last_run_timestamp_seconds", "check time (node_exporter)")
     er_l, _ = one_series(base, 'meshperf_link_counter_increase{meaning="error"}', "an error counter's increase")
+    in_l, _ = one_series(base, f'meshperf_inspect_state{{instance="{stack.a.address}"}}', "A's scheduled inspection")
     for name, l in [("bandwidth", bw_l), ("last run", ts_l), ("success", ok_l), ("up", up_l), ("check", ck_l),
-                    ("check time", ct_l), ("error counter", er_l)]:
+                    ("check time", ct_l), ("error counter", er_l), ("inspection", in_l)]:
         say(f"scraped {name}: {l.get('__name__')}{labels_text({k: v for k, v in l.items() if k != '__name__'})}")
     say(f"scraped bandwidth figure: {bw:.6g} bit/s")
 
@@ -416,6 +422,13 @@ tests:
 {series(fa_l, "0+0x10 3+0x10")}    alert_rule_test:
 {case("5m", "MeshperfLinkDown")}{case("15m", "MeshperfLinkDown",
         alert("MeshperfLinkDown", fa_l, "critical", {"summary": counter_summary(fa_l)}))}
+  # A's scheduled inspection OK for 10 min, then CRITICAL: not yet after 5 min of it, after 15 min yes
+  - interval: 1m
+    input_series:
+{series(in_l, "0+0x10 2+0x20")}    alert_rule_test:
+{case("15m", "MeshperfNodeInspectCritical")}{case("25m", "MeshperfNodeInspectCritical",
+        alert("MeshperfNodeInspectCritical", in_l, "critical", {
+            "summary": f"meshperf inspect CRITICAL on {in_l['instance']} ({in_l['host']}): GET /v1/inspect/last says why"}))}
 """
     return text
 

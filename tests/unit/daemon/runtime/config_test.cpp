@@ -25,6 +25,16 @@ std::string error_of(const std::string& text) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+/// systemd/meshperfd.toml.example, parsed.
+daemon::daemon_config example_config() {
+    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "systemd/meshperfd.toml.example";
+    std::ifstream in(path);
+    REQUIRE(in);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_config(text.str(), path.string());
+}
+
 }  // namespace
 
 TEST_CASE("config: an empty file gives every default") {
@@ -42,12 +52,7 @@ TEST_CASE("config: an empty file gives every default") {
 }
 
 TEST_CASE("config: the shipped example parses and holds the defaults it claims") {
-    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "systemd/meshperfd.toml.example";
-    std::ifstream in(path);
-    REQUIRE(in);
-    std::ostringstream text;
-    text << in.rdbuf();
-    const auto example = parse_config(text.str(), path.string());
+    const auto example = example_config();
     const auto defaults = parse_config("", "empty.toml");
     CHECK(example.metrics_require_token == defaults.metrics_require_token);
     CHECK(example.limits.max_streams == defaults.limits.max_streams);
@@ -227,17 +232,53 @@ TEST_CASE("config: limits max_qps, max_bytes_per_point, max_queued_runs, max_con
 }
 
 TEST_CASE("config: the shipped example holds the new limits' defaults") {
-    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "systemd/meshperfd.toml.example";
-    std::ifstream in(path);
-    REQUIRE(in);
-    std::ostringstream text;
-    text << in.rdbuf();
-    const auto example = parse_config(text.str(), path.string());
+    const auto example = example_config();
     const core::run_limits defaults;
     CHECK(example.limits.max_qps == defaults.max_qps);
     CHECK(example.limits.max_bytes_per_point == defaults.max_bytes_per_point);
     CHECK(example.limits.max_queued_runs == defaults.max_queued_runs);
     CHECK(example.limits.max_connections == defaults.max_connections);
+}
+
+TEST_CASE("config: [inspect] defaults, every key, and the shipped example") {
+    const auto d = parse_config("", "empty.toml");
+    CHECK(d.inspect.enabled());
+    CHECK(d.inspect.interval_s == 300.0);
+    CHECK(d.inspect.jitter_s == 30.0);
+    CHECK_FALSE(d.inspect.loopback);
+    CHECK(d.inspect.manifest.empty());
+    const auto c = parse_config("[inspect]\ninterval = \"1m\"\njitter = \"5s\"\nloopback = true\n"
+                                "manifest = \"/etc/meshperf/node.toml\"\n",
+                                "t.toml");
+    CHECK(c.inspect.interval_s == 60.0);
+    CHECK(c.inspect.jitter_s == 5.0);
+    CHECK(c.inspect.loopback);
+    CHECK(c.inspect.manifest == "/etc/meshperf/node.toml");
+    // 0 turns the schedule off, an integer or a string alike; the jitter rule then does not apply.
+    CHECK_FALSE(parse_config("[inspect]\ninterval = 0\n", "t.toml").inspect.enabled());
+    CHECK_FALSE(parse_config("[inspect]\ninterval = \"0s\"\njitter = \"1m\"\n", "t.toml").inspect.enabled());
+    CHECK(parse_config("[inspect]\ninterval = \"1s\"\njitter = \"0s\"\n", "t.toml").inspect.interval_s == 1.0);
+
+    const auto example = example_config();
+    CHECK(example.inspect.interval_s == d.inspect.interval_s);
+    CHECK(example.inspect.jitter_s == d.inspect.jitter_s);
+    CHECK(example.inspect.loopback == d.inspect.loopback);
+    CHECK(example.inspect.manifest == d.inspect.manifest);
+}
+
+TEST_CASE("config: bad [inspect] values name the key") {
+    CHECK(contains(error_of("[inspect]\ninterval = \"500ms\"\n"),
+                   "[inspect] interval: must be 0 (no scheduled inspection) or at least 1 s, not 0.5 s"));
+    CHECK(contains(error_of("[inspect]\ninterval = \"-5s\"\n"), "[inspect] interval"));
+    CHECK(contains(error_of("[inspect]\ninterval = \"8d\"\n"), "[inspect] interval: \"8d\": unknown unit 'd'"));
+    CHECK(contains(error_of("[inspect]\ninterval = \"20s\"\n"), "[inspect] jitter: must be shorter than the interval (20 s), not 30 s"));
+    CHECK(contains(error_of("[inspect]\ninterval = \"10s\"\njitter = \"10s\"\n"), "[inspect] jitter: must be shorter"));
+    CHECK(contains(error_of("[inspect]\njitter = \"2d\"\n"), "[inspect] jitter"));
+    CHECK(contains(error_of("[inspect]\nloopback = \"yes\"\n"), "[inspect] loopback: must be true or false, not a string"));
+    CHECK(contains(error_of("[inspect]\nmanifest = 8\n"), "[inspect] manifest: must be a string, not an integer"));
+    CHECK(contains(error_of("[inspect]\nmanifest = \"\"\n"), "[inspect] manifest: is empty"));
+    CHECK(contains(error_of("[inspect]\nexpect = \"node.toml\"\n"),
+                   "unknown key 'expect' in [inspect] (known: interval, jitter, loopback, manifest)"));
 }
 
 }  // namespace config_test

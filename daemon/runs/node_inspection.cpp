@@ -1,0 +1,92 @@
+#include "daemon/runs/node_inspection.hpp"
+
+#include "daemon/runs/run_manager.hpp"
+#include "daemon/runtime/gpu_support.hpp"
+#include "daemon/runtime/inspection_state.hpp"
+#include "node/host_addresses.hpp"
+#include "node/loopback_check.hpp"
+#include "node/read_inventory.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <mutex>
+#include <vector>
+
+namespace meshperf::daemon {
+
+using nlohmann::json;
+
+namespace {
+
+/// Every RDMA device's loopback, holding the measurement gate so that it neither disturbs
+/// nor is disturbed by a run; a busy daemon (measuring, or runs waiting) measures nothing
+/// and says why, rather than waiting or making a run wait.
+transport::rnic_loopback_survey loop_back_when_idle(daemon_context& ctx, const std::string& who, const run_manager* runs) {
+    if (runs && runs->queued() > 0)
+        return {{}, fmt::format("{} run(s) wait on this daemon: not measured, so as not to delay them", runs->queued())};
+    std::string holder;
+    const auto lease = ctx.gate.try_acquire(who, holder);
+    if (!lease) return {{}, fmt::format("this daemon is measuring ({}): ask again when it is done", holder)};
+    return transport::measure_rnic_loopback({});
+}
+
+/// The parts of sysfs the inventory lists. read_inventory takes an absent folder as "none",
+/// which would judge a node without GPUs or rails; when one cannot be listed, those
+/// findings mean nothing, and the inspection is UNKNOWN, saying which part and why.
+void require_listable(const std::filesystem::path& root, node::inspect_result& r) {
+    std::vector<node::finding> unlisted;
+    for (const auto* part : {"bus/pci/devices", "class/net"}) {
+        std::error_code ec;
+        std::filesystem::directory_iterator it(root / part, ec);
+        if (ec)
+            unlisted.push_back({core::check_state::unknown, "sysfs", (root / part).string(),
+                                fmt::format("cannot be listed ({}): the node's devices are unknown", ec.message())});
+    }
+    if (unlisted.empty()) return;
+    r.findings = std::move(unlisted);
+    r.state = core::check_state::unknown;
+}
+
+}  // namespace
+
+std::vector<std::pair<int, std::string>> cuda_ordinals(const json& gpus) {
+    std::vector<std::pair<int, std::string>> out;
+    if (!gpus.is_object()) return out;
+    const auto inv = gpus.find("inventory");
+    const json& holder = inv != gpus.end() && inv->is_object() ? *inv : gpus;
+    const auto devices = holder.find("devices");
+    if (devices == holder.end() || !devices->is_array()) return out;
+    for (const auto& d : *devices)
+        if (d.is_object() && d.value("index", json()).is_number_integer() && d.value("pci_bus_id", json()).is_string())
+            out.emplace_back(d["index"].get<int>(), d["pci_bus_id"].get<std::string>());
+    return out;
+}
+
+node::node_inventory read_node_inventory(const daemon_context& ctx, const std::string& control_address, const json& gpus) {
+    node::inventory_input in;
+    in.sysfs_root = ctx.sysfs_root;
+    in.addresses = node::host_addresses();
+    in.selection = ctx.rails;
+    in.control_address = control_address;
+    in.cuda_devices = cuda_ordinals(gpus);  // CUDA's numbering, when the driver answers; the GPUs come from the PCI bus
+    return node::read_inventory(in);
+}
+
+node::inspect_result inspect_node(daemon_context& ctx, const node_inspection_request& req, const run_manager* runs) {
+    std::unique_lock<std::mutex> one_at_a_time;
+    if (ctx.inspections) one_at_a_time = ctx.inspections->exclusive();
+    const auto host = ctx.host.hostname.empty() ? ctx.host.address : ctx.host.hostname;
+    node::inspect_result r;
+    try {
+        r = node::inspect(read_node_inventory(ctx, req.control_address, gpu_info()), req.expect, host);
+        require_listable(ctx.sysfs_root, r);
+        if (req.loopback) node::add_loopback_findings(r, loop_back_when_idle(ctx, req.who, runs), req.expect);
+    } catch (const std::exception& e) {
+        r.host = host;
+        r.findings.push_back({core::check_state::unknown, "inspect", "node", fmt::format("the inspection failed: {}", e.what())});
+        r.state = core::worst(r.state, core::check_state::unknown);
+    }
+    return r;
+}
+
+}  // namespace meshperf::daemon
