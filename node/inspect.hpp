@@ -3,11 +3,16 @@
 /// Each check gives a finding with a Nagios state; the verdict is the worst
 /// (CRITICAL > WARNING > UNKNOWN > OK, core/check.hpp). The checks and their thresholds
 /// (docs/rails.md says where each comes from):
-///   pcie_link  a GPU's or NIC's link with fewer lanes than it can do: CRITICAL; a NIC's
-///              link slower than it can: CRITICAL; a GPU's slower: WARNING (GPUs lower
-///              their link speed when idle, so only under load is it a fault); a value
-///              the kernel does not give: UNKNOWN; no link attributes at all (not a PCIe
-///              function: a virtio NIC): OK, nothing to check.
+///   pcie_link  a GPU's or NIC's link with fewer lanes than both of its ends can do (its
+///              max and the port above's, pcie_path_links.hpp): CRITICAL; a NIC's link
+///              slower than both ends can: CRITICAL; a GPU's slower: WARNING (GPUs lower
+///              their link speed when idle, so only under load is it a fault); trained at
+///              what the weaker end can do: OK; a value the kernel does not give:
+///              UNKNOWN; no link attributes at all (not a PCIe function: a virtio NIC):
+///              OK, nothing to check. Each switch uplink on a GPU's or rail NIC's path
+///              (subject "bridge" and its upstream port), once: narrower or slower than
+///              both ends can do: CRITICAL, naming the GPUs and rails behind it;
+///              unreadable: UNKNOWN; a bridge without link attributes: not checked.
 ///   acs        a bridge between a GPU and its nearest rail with an ACS redirect bit set:
 ///              WARNING; configuration space unreadable (not root) or short: UNKNOWN.
 ///   affinity   a GPU whose nearest rail is PHB, NODE or SYS (through the CPU): WARNING;
@@ -66,7 +71,8 @@ nlohmann::json to_json(const inspect_result&);
 /// bridge 0000:18:00.0: ... | gpus=8;;;0; rails=8;;;0;" (shorter than 300 characters).
 std::string verdict_line(const inspect_result&);
 
-/// The performance data, one item per rail (rate) and per PCIe link (lanes).
+/// The performance data, one item per rail (rate) and per PCIe link of a GPU, a rail NIC
+/// or a switch uplink (lanes, against what both ends of the link can do).
 std::vector<std::string> perfdata(const inspect_result&);
 
 /// The whole text: the verdict line, each finding that is not OK, a table of the GPUs and

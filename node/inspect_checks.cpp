@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <set>
+#include <utility>
 
 namespace meshperf::node {
 
@@ -11,22 +12,52 @@ using core::check_state;
 
 namespace {
 
-void check_link(std::vector<finding>& out, const std::string& subject, const pcie_link& l, bool gpu) {
-    finding f{check_state::ok, "pcie_link", subject, "PCIe link " + describe(l)};
-    if (width_downgraded(l)) {
-        f.state = check_state::critical;
-        f.message = fmt::format("PCIe link downgraded to x{} of x{} lanes: {}", *l.current_width, *l.max_width, describe(l));
-    } else if (speed_downgraded(l)) {
-        f.state = gpu ? check_state::warning : check_state::critical;
-        f.message = fmt::format("PCIe link at {:g} of {:g} GT/s: {}{}", *l.current_gts, *l.max_gts, describe(l),
-                                gpu ? " (an idle GPU lowers its link speed: check again under load)" : "");
-    } else if (!l.has_attributes) {
+/// A link's state and what to say about it, judged against what both of its ends can do:
+/// `own` as this end shows it, `partner` the other end (null when unknown). Fewer lanes
+/// than both ends can do: CRITICAL; slower: CRITICAL, or WARNING when `idle_slows` (a GPU
+/// lowers its link speed when idle, so only under load is it a fault).
+std::pair<check_state, std::string> judge_link(const pcie_link& own, const pcie_link* partner, const std::string& partner_name,
+                                               bool idle_slows) {
+    const auto l = partner ? capped_by(own, *partner) : own;
+    auto text = describe(own);
+    if (partner && capped(own, *partner)) text += fmt::format("; {} at the other end can do {}", partner_name, describe_max(*partner));
+    if (width_downgraded(l)) return {check_state::critical, fmt::format("downgraded to x{} of x{} lanes: {}", *l.current_width, *l.max_width, text)};
+    if (speed_downgraded(l))
+        return {idle_slows ? check_state::warning : check_state::critical,
+                fmt::format("at {:g} of {:g} GT/s: {}{}", *l.current_gts, *l.max_gts, text,
+                            idle_slows ? " (an idle GPU lowers its link speed: check again under load)" : "")};
+    if (!complete(l)) return {check_state::unknown, "not fully readable from sysfs: " + text};
+    return {check_state::ok, text};
+}
+
+void check_link(std::vector<finding>& out, const node_inventory& inv, const std::string& subject, const std::string& bus_id,
+                const pcie_link& l, bool gpu) {
+    finding f{check_state::ok, "pcie_link", subject, ""};
+    if (!l.has_attributes) {
         f.message = "no PCIe link: a conventional PCI or virtual function (sysfs has no link attributes)";
-    } else if (!complete(l)) {
-        f.state = check_state::unknown;
-        f.message = "PCIe link not fully readable from sysfs: " + describe(l);
+    } else {
+        const auto* hop = link_below(inv.path_links, bus_id);
+        const auto* port = hop && hop->above_link.has_attributes ? &hop->above_link : nullptr;
+        const auto [state, text] = judge_link(l, port, hop ? "port " + hop->above : std::string(), gpu);
+        f.state = state;
+        f.message = "PCIe link " + text;
     }
     out.push_back(std::move(f));
+}
+
+/// Each switch uplink on a GPU's or rail NIC's path, once: judged as its lower end (the
+/// switch's upstream port) shows it, against what both ends can do.
+void check_bridge_links(std::vector<finding>& out, const node_inventory& inv) {
+    for (const auto& hop : inv.path_links) {
+        if (!hop.bridge_below) continue;
+        const auto* port = hop.above_link.has_attributes ? &hop.above_link : nullptr;
+        const auto [state, text] = judge_link(hop.below_link, port, "port " + hop.above, false);
+        std::string behind;
+        for (const auto& b : hop.behind) behind += (behind.empty() ? "" : ", ") + b;
+        const bool bad = state == check_state::critical || state == check_state::warning;
+        out.push_back({state, "pcie_link", "bridge " + hop.below,
+                       fmt::format("PCIe link to {} {}; {}: {}", hop.above, text, bad ? "throttles" : "behind it", behind)});
+    }
 }
 
 void check_affinity(std::vector<finding>& out, const node_inventory& inv) {
@@ -163,9 +194,10 @@ std::vector<finding> compare_manifest(const node_inventory& inv, const node_mani
 inspect_result inspect(node_inventory inv, const std::optional<node_manifest>& expect, std::string host) {
     inspect_result r;
     r.host = std::move(host);
-    for (const auto& g : inv.gpus) check_link(r.findings, "GPU " + g.bus_id, g.link, true);
+    for (const auto& g : inv.gpus) check_link(r.findings, inv, "GPU " + g.bus_id, g.bus_id, g.link, true);
     for (const auto& rail : inv.rails)
-        if (rail.pci) check_link(r.findings, fmt::format("rail {} ({})", rail.name, rail.pci->bus_id), rail.link, false);
+        if (rail.pci) check_link(r.findings, inv, fmt::format("rail {} ({})", rail.name, rail.pci->bus_id), rail.pci->bus_id, rail.link, false);
+    check_bridge_links(r.findings, inv);
     check_rails(r.findings, inv);
     check_affinity(r.findings, inv);
     check_acs(r.findings, inv);

@@ -75,8 +75,10 @@ std::vector<std::string> perfdata(const inspect_result& r) {
                                  core::perfdata_item("rails", static_cast<double>(inv.rails.size()), "", "", "0")};
     for (const auto& rl : inv.rails)
         out.push_back(core::perfdata_item(label_safe("rail_" + rl.name + "_gbit"), rl.rate_gbit ? *rl.rate_gbit : NAN, "", "", "0"));
-    const auto link = [&](const std::string& who, const pcie_link& l) {
-        if (!l.has_attributes) return;  // not a PCIe function: no link to measure
+    // Each link's max is what both of its ends can do (the port above may do less).
+    const auto link = [&](const std::string& who, const pcie_link& own) {
+        if (!own.has_attributes) return;  // not a PCIe function: no link to measure
+        const auto l = as_far_as_port_allows(inv.path_links, who, own);
         const auto max = l.max_width ? std::to_string(*l.max_width) : std::string();
         out.push_back(core::perfdata_item(label_safe("pcie_" + who + "_lanes"), l.current_width ? *l.current_width : NAN, "",
                                           max.empty() ? "" : max + ":", "0", max));
@@ -84,6 +86,8 @@ std::vector<std::string> perfdata(const inspect_result& r) {
     for (const auto& g : inv.gpus) link(g.bus_id, g.link);
     for (const auto& rl : inv.rails)
         if (rl.pci) link(rl.pci->bus_id, rl.link);
+    for (const auto& hop : inv.path_links)
+        if (hop.bridge_below) link(hop.below, hop.below_link);  // the switches' uplinks
     for (const auto& l : r.loopback)
         out.push_back(core::perfdata_item(label_safe("loopback_" + l.device + "_gbit"), l.gbit_per_s ? *l.gbit_per_s : NAN, "",
                                           "", "0"));

@@ -42,9 +42,9 @@ std::string inspect_textfile(const json& doc, double unix_seconds) {
     e.declare("meshperf_inspect_findings", metric_type::gauge, "meshperf inspect findings by state");
     e.declare("meshperf_inspect_timestamp_seconds", metric_type::gauge, "when meshperf inspect ran (Unix time)");
     e.declare("meshperf_rail_link_rate_bits_per_second", metric_type::gauge, "each rail's link rate (RDMA port rate, else netdev speed)");
-    e.declare("meshperf_pcie_link_width_lanes", metric_type::gauge, "PCIe link width of each GPU and rail NIC, current and max");
+    e.declare("meshperf_pcie_link_width_lanes", metric_type::gauge, "PCIe link width of each GPU, rail NIC and switch uplink on their paths, current and max");
     e.declare("meshperf_pcie_link_speed_transfers_per_second", metric_type::gauge,
-              "PCIe link speed per lane of each GPU and rail NIC, current and max");
+              "PCIe link speed per lane of each GPU, rail NIC and switch uplink on their paths, current and max");
     e.declare("meshperf_gpu_nearest_rail_info", metric_type::gauge, "each GPU's nearest rail and the PCIe path in NCCL's words");
     e.add("meshperf_inspect_state", {{"host", host}}, doc.value("exit_code", 3));
     for (const auto* state : {"OK", "WARNING", "CRITICAL", "UNKNOWN"}) {
@@ -60,6 +60,10 @@ std::string inspect_textfile(const json& doc, double unix_seconds) {
                   {{"host", host}, {"rail", text(r, "name")}, {"rdma_device", text(r, "rdma_device")}}, rate.get<double>() * 1e9);
     links(e, host, node.value("gpus", json::array()), "gpu");
     links(e, host, node.value("rails", json::array()), "nic");
+    json uplinks = json::array();  // each switch uplink as its upstream port shows it
+    for (const auto& l : node.value("pcie_path_links", json::array()))
+        if (l.value("bridge_below", false)) uplinks.push_back({{"pci_bus_id", text(l, "below")}, {"pcie_link", l.value("below_link", json())}});
+    links(e, host, uplinks, "bridge");
     for (const auto& p : node.value("gpu_rail_pairs", json::array()))
         if (!text(p, "rail").empty())
             e.add("meshperf_gpu_nearest_rail_info", {{"host", host}, {"gpu", text(p, "gpu")}, {"rail", text(p, "rail")}, {"path", text(p, "path")}}, 1);

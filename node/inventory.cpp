@@ -89,11 +89,20 @@ json to_json(const node_inventory& inv) {
         j["root_complex"] = place["root_complex"];
         gpus.push_back(std::move(j));
     }
+    json path_links = json::array();
+    for (const auto& l : inv.path_links)
+        path_links.push_back({{"above", l.above},
+                              {"below", l.below},
+                              {"bridge_below", l.bridge_below},
+                              {"above_link", link_json(l.above_link)},
+                              {"below_link", link_json(l.below_link)},
+                              {"behind", l.behind}});
     return {{"sysfs_root", inv.sysfs_root.string()},
             {"gpus", std::move(gpus)},
             {"rails", rails_json(inv)},
             {"gpu_rail_pairs", pairing_json(inv)},
             {"gpu_driver", text_or_null(inv.gpu_driver)},
+            {"pcie_path_links", std::move(path_links)},
             {"control_interface", text_or_null(inv.control_interface)},
             {"notes", inv.notes}};
 }

@@ -6,6 +6,7 @@
 #include "gpu/topology.hpp"
 #include "node/pci_path.hpp"
 #include "node/pcie_link.hpp"
+#include "node/pcie_path_links.hpp"
 
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
@@ -80,12 +81,17 @@ struct node_inventory {
     std::vector<gpu_entry> gpus;  ///< by bus id
     std::vector<rail> rails;      ///< by name, numbers in names counted ("enp21s0" before "enp149s0")
     std::string gpu_driver;       ///< SYSFS/module/nvidia/version; empty when unreadable
+    /// The PCIe links from each GPU and rail NIC up to its root complex, each once: the
+    /// switches' uplinks and the devices' own links with the ports above them.
+    std::vector<pcie_path_link> path_links;
     std::string control_interface;  ///< the interface left out as the control address's
     std::vector<std::string> notes; ///< what could not be read, one sentence each
 };
 
-/// {"gpus": [...], "rails": [...], "gpu_driver": ...}: each rail with its nearest GPUs
-/// and the PCIe path in NCCL's words, each GPU with its nearest rail.
+/// {"gpus": [...], "rails": [...], "gpu_driver": ..., "pcie_path_links": [...]}: each rail
+/// with its nearest GPUs and the PCIe path in NCCL's words, each GPU with its nearest rail,
+/// each PCIe link on their paths with both ends ({"above", "below", "bridge_below",
+/// "above_link", "below_link", "behind"}).
 nlohmann::json to_json(const node_inventory&);
 
 /// The rails alone, as GET /v1/info lists them.

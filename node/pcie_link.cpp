@@ -2,6 +2,7 @@
 
 #include "node/sysfs_text.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <system_error>
 
@@ -41,6 +42,19 @@ pcie_link read_pcie_link(const std::filesystem::path& sysfs_root, const std::str
 std::string describe(const pcie_link& l) {
     return fmt::format("{} at {} (can do {} at {})", width_text(l.current_width), speed_text(l.current_gts),
                        width_text(l.max_width), speed_text(l.max_gts));
+}
+
+std::string describe_max(const pcie_link& l) { return fmt::format("{} at {}", width_text(l.max_width), speed_text(l.max_gts)); }
+
+pcie_link capped_by(pcie_link l, const pcie_link& partner) {
+    if (l.max_width && partner.max_width) l.max_width = std::min(*l.max_width, *partner.max_width);
+    if (l.max_gts && partner.max_gts) l.max_gts = std::min(*l.max_gts, *partner.max_gts);
+    return l;
+}
+
+bool capped(const pcie_link& l, const pcie_link& partner) {
+    const auto c = capped_by(l, partner);
+    return c.max_width != l.max_width || c.max_gts != l.max_gts;
 }
 
 bool complete(const pcie_link& l) { return l.current_width && l.max_width && l.current_gts && l.max_gts; }

@@ -26,6 +26,19 @@ pcie_link read_pcie_link(const std::filesystem::path& sysfs_root, const std::str
 /// "x16 at 32 GT/s (can do x16 at 32 GT/s)", with "?" for what is unknown.
 std::string describe(const pcie_link&);
 
+/// "x16 at 32 GT/s": what the link can train to, with "?" for what is unknown.
+std::string describe_max(const pcie_link&);
+
+/// The link as far as both of its ends allow: `l` with its max width and speed lowered to
+/// those of `partner` (the port at the other end of the same link) where both are known.
+/// A link trains to the widest width and fastest rate both ports support (PCIe Base
+/// Specification, link training), so a GPU that can do x16 below a port that can do x8
+/// is not downgraded at x8. An end whose own max is unknown stays unknown.
+pcie_link capped_by(pcie_link l, const pcie_link& partner);
+
+/// Whether `partner` lowers `l`'s max width or speed (capped_by changes something).
+bool capped(const pcie_link& l, const pcie_link& partner);
+
 /// Whether all four values are known.
 bool complete(const pcie_link&);
 

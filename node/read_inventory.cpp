@@ -58,6 +58,12 @@ node_inventory read_inventory(const inventory_input& in) {
     if (nics.empty()) inv.notes.push_back(fmt::format("no network interface under {}/class/net", in.sysfs_root.string()));
     inv.rails = select_rails(std::move(nics), in.selection, in.addresses, inv.control_interface, inv.notes);
     pair_gpus(inv);
+    std::vector<path_device> devices;
+    for (const auto& g : inv.gpus)
+        if (g.pci) devices.push_back({"GPU " + g.bus_id, *g.pci});
+    for (const auto& r : inv.rails)
+        if (r.pci) devices.push_back({"rail " + r.name, *r.pci});
+    inv.path_links = read_path_links(in.sysfs_root, devices);
     return inv;
 }
 

@@ -183,8 +183,9 @@ TEST_CASE("the healthy fixture inspects OK, every check made") {
     const auto r = inspect(f.inventory(), std::nullopt, "node1");
     CHECK(r.state == check_state::ok);
     CHECK(count(r, check_state::ok) == r.findings.size());
-    // 16 links, 8 rail states, 8 affinities, 5 bridges per switch (upstream and 4 downstream ports).
-    CHECK(r.findings.size() == 16 + 8 + 8 + 20);
+    // 16 links, 8 rail states, 8 affinities, 5 bridges per switch (upstream and 4 downstream
+    // ports) for ACS, 4 switch uplinks.
+    CHECK(r.findings.size() == 16 + 8 + 8 + 20 + 4);
     CHECK(verdict_line(r).rfind("MESHPERF INSPECT OK - node1: 8 GPUs, 8 rails | gpus=8;;;0; rails=8;;;0;", 0) == 0);
 }
 
