@@ -1,8 +1,10 @@
 #pragma once
 /// A small blocking HTTP/1.1 client with deadlines, shared by the CLI (API calls, NDJSON
 /// streams) and the daemon (upgrading a connection to a peer session or data stream).
-/// One request per connection.
+/// http_call and http_stream send one request per connection; http_connection.hpp keeps
+/// one open between requests.
 #include "transport/byte_stream.hpp"
+#include "transport/http_message.hpp"
 
 #include <chrono>
 #include <functional>
@@ -12,29 +14,6 @@
 namespace meshperf::transport {
 
 class tls_context;
-
-/// Response head and (for non-streaming calls) body. Header names are lower-case.
-struct http_response {
-    int status = 0;
-    std::string reason;
-    std::map<std::string, std::string> headers;
-    std::string body;
-};
-
-/// A request. Headers are sent as given; Host, Content-Length and Connection are added.
-struct http_request {
-    std::string method = "GET";
-    std::string target = "/";
-    std::map<std::string, std::string> headers;
-    std::string body;
-};
-
-/// Thrown when the other end does not speak HTTP (garbage, or a non-HTTP service on the
-/// port), or breaks the protocol. what() says what was seen.
-class http_protocol_error : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 /// Thrown by http_upgrade when the other end accepted the connection (and the TLS
 /// handshake) but did not answer the upgrade by the deadline: reached, then silent (a

@@ -175,8 +175,11 @@ private:
 
 class matrix_runner {
 public:
-    matrix_runner(const matrix_options& o, std::vector<std::string> names, credentials creds)
-        : o_(o), names_(std::move(names)), creds_(std::move(creds)), progress_(o.quiet, o.progress) {
+    /// Keeps up to `idle_connections` connections to daemons open between calls, so every
+    /// round reuses them (one connect and TLS handshake per daemon, not per link).
+    matrix_runner(const matrix_options& o, std::vector<std::string> names, credentials creds, std::size_t idle_connections)
+        : o_(o), names_(std::move(names)), creds_(std::move(creds)),
+          pool_(std::make_shared<connection_pool>(creds_.tls, idle_connections)), progress_(o.quiet, o.progress) {
         for (const auto& n : names_) addrs_.push_back(transport::parse_endpoint(n).to_string());
         down_.assign(names_.size(), false);
     }
@@ -188,7 +191,7 @@ public:
         std::optional<auth_refused> refused;
         for_each_bounded(names_.size(), o_.max_parallel, [&](std::size_t h) {
             try {
-                rails_.set_info(h, daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout));
+                rails_.set_info(h, daemon_client(names_[h], creds_, pool_).get("/v1/info", matrix_probe_timeout));
             } catch (const auth_refused& e) {
                 std::lock_guard lock(m_);
                 if (!refused) refused = e;
@@ -236,6 +239,8 @@ public:
         return k;
     }
     void end_progress() const { progress_.end(); }
+    /// The connections to daemons opened and the requests sent over them so far.
+    connection_pool::totals connections() const { return pool_->counts(); }
 
     /// Measures `links` (disjoint: no host in two) all at once, at most max_parallel at a
     /// time, as step k of `of` of the phase `what`; with `retest` each replaces the link's
@@ -261,7 +266,7 @@ private:
     void probe_peer(std::size_t h) {
         if (is_down(h)) return;
         try {
-            daemon_client(names_[h], creds_).get("/v1/info", matrix_probe_timeout);
+            daemon_client(names_[h], creds_, pool_).get("/v1/info", matrix_probe_timeout);
         } catch (const client_error& e) {
             if (e.code() == exit_unreachable) mark_down(h, e.what());
         }
@@ -300,7 +305,7 @@ private:
         } else {
             std::vector<core::run_result> runs;
             try {
-                const daemon_client initiator(names_[from], creds_);
+                const daemon_client initiator(names_[from], creds_, pool_);
                 const auto rails = rails_.of(from, to, l.sample.rail_problems);
                 for (const auto& spec : specs_with_rails(short_test_specs(addrs_[to], o_.test), rails, o_.rails.serial)) {
                     auto out = run_to_completion(initiator, spec);
@@ -352,6 +357,7 @@ private:
     std::vector<std::string> names_;  // as given
     std::vector<std::string> addrs_;  // normalised host:port, as the initiating daemon reaches them
     credentials creds_;
+    std::shared_ptr<connection_pool> pool_;
     matrix_rails rails_{o_, names_};
     phase_progress progress_;
     std::mutex m_;
@@ -659,10 +665,10 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
             o->mode = "full";
         }
         const bool triage = o->mode == "triage";
+        const auto limit = raise_open_file_limit();
         if (!o->parallel_given) {
             // Every pair of a round (triage: link of a wave) at once: a round takes as long as
             // its slowest pair, so waves within a round only add time.
-            const auto limit = raise_open_file_limit();
             const auto d = default_parallel(triage ? widest_wave(hosts.size(), topo) : analysis::pairs_per_round(hosts.size()), limit);
             o->max_parallel = d.parallel;
             if (d.limited)
@@ -670,7 +676,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
         }
         if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
         const auto started = std::chrono::steady_clock::now();
-        matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls));
+        matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls),
+                        idle_connections_within(limit, o->max_parallel, hosts.size()));
         m.probe_hosts();
         analysis::matrix_analysis analysis;
         std::size_t rounds = 0, retest_rounds = 0;
@@ -701,6 +708,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                   {"rounds", rounds},
                   {"retest_rounds", retest_rounds},
                   {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
+        const auto conns = m.connections();
+        meta["connections"] = {{"opened", conns.connections_opened}, {"requests", conns.requests}};
         if (triage) {
             meta["waves"] = tr.waves;
             meta["triage"] = {{"shift_rounds", tr.rounds}, {"localisation_rounds", tr.localisation_rounds}};

@@ -63,12 +63,18 @@ client_error unresolved(const transport::resolve_error& e, const transport::endp
 
 }  // namespace
 
-daemon_client::daemon_client(const std::string& address, credentials creds) : creds_(std::move(creds)) {
+daemon_client::daemon_client(const std::string& address, credentials creds, std::shared_ptr<connection_pool> pool)
+    : creds_(std::move(creds)), pool_(std::move(pool)) {
     try {
         addr_ = transport::parse_endpoint(address);
     } catch (const core::spec_error& e) {
         throw client_error(exit_usage, e.what());
     }
+}
+
+connection_pool::lease daemon_client::connection() const {
+    if (pool_) return pool_->take(addr_);
+    return connection_pool::lease(nullptr, std::make_unique<transport::http_connection>(addr_, creds_.tls.get(), false));
 }
 
 json daemon_client::call(const std::string& method, const std::string& target, const std::string& body,
@@ -81,7 +87,7 @@ json daemon_client::call(const std::string& method, const std::string& target, c
     if (!creds_.token.empty()) req.headers["Authorization"] = "Bearer " + creds_.token;
     transport::http_response r;
     try {
-        r = transport::http_call(addr_, req, timeout, creds_.tls.get());
+        r = connection()->call(req, timeout);
     } catch (const transport::tls_error& e) {
         throw client_error(exit_unreachable, e.what());
     } catch (const transport::resolve_error& e) {
@@ -144,8 +150,8 @@ json daemon_client::post_streaming(const std::string& target, const json& body,
                            run_id);
     };
     try {
-        head = transport::http_stream(
-            addr_, req, stream_open_timeout, stream_silence_limit,
+        head = connection()->stream(
+            req, stream_open_timeout, stream_silence_limit,
             [&](std::string_view data) {
                 answered = true;
                 pending.append(data);
@@ -164,7 +170,7 @@ json daemon_client::post_streaming(const std::string& target, const json& body,
                 }
                 return true;
             },
-            creds_.tls.get(), [&](const transport::http_response& h) {
+            [&](const transport::http_response& h) {
                 if (const auto it = h.headers.find("x-meshperf-run"); it != h.headers.end()) run_id = it->second;
             });
     } catch (const transport::tls_error& e) {

@@ -1,6 +1,7 @@
 #pragma once
 /// The CLI's view of a daemon's HTTP API: plain calls that return JSON or throw
 /// client_error with a one-line message saying what failed and what to do.
+#include "client/support/connection_pool.hpp"
 #include "transport/socket.hpp"
 #include "transport/tls.hpp"
 
@@ -92,8 +93,10 @@ struct credentials {
 
 class daemon_client {
 public:
-    /// address: HOST[:PORT] of a meshperfd.
-    daemon_client(const std::string& address, credentials creds);
+    /// address: HOST[:PORT] of a meshperfd. With a `pool` (made with the same credentials'
+    /// TLS context), calls reuse its idle connection to this daemon and leave theirs there
+    /// for the next call; without one, every call opens and closes its own connection.
+    daemon_client(const std::string& address, credentials creds, std::shared_ptr<connection_pool> pool = nullptr);
 
     /// GET; the whole call ends within `timeout`. Throws client_error (auth_refused for
     /// refused credentials, daemon_busy for 503 with Retry-After).
@@ -117,6 +120,8 @@ public:
     const transport::endpoint_address& address() const { return addr_; }
 
 private:
+    /// The pool's connection to this daemon, or a one-shot one without a pool.
+    connection_pool::lease connection() const;
     nlohmann::json call(const std::string& method, const std::string& target, const std::string& body,
                         std::chrono::milliseconds timeout) const;
     /// POST `target` with Accept: application/x-ndjson: the event stream of run_streaming.
@@ -124,6 +129,7 @@ private:
                                   const std::function<void(const nlohmann::json&)>& on_event) const;
     transport::endpoint_address addr_;
     credentials creds_;
+    std::shared_ptr<connection_pool> pool_;
 };
 
 /// Reads the token for the CLI: --token-file if given, else $MESHPERF_TOKEN, else empty.

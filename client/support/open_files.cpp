@@ -36,6 +36,13 @@ std::size_t measurements_within(std::uint64_t soft) {
     return static_cast<std::size_t>((soft - files_reserved) / files_per_measurement);
 }
 
+std::size_t idle_connections_within(const open_file_limit& limit, std::size_t parallel, std::size_t hosts) {
+    const std::uint64_t soft = limit.known ? limit.soft : 1024;
+    const std::uint64_t busy = files_reserved + static_cast<std::uint64_t>(parallel) * files_per_measurement;
+    if (soft <= busy) return 0;
+    return static_cast<std::size_t>(std::min<std::uint64_t>(soft - busy, hosts));
+}
+
 parallel_default default_parallel(std::size_t wanted, const open_file_limit& limit) {
     parallel_default d;
     d.wanted = std::max<std::size_t>(wanted, 1);

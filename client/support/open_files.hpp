@@ -29,6 +29,11 @@ open_file_limit raise_open_file_limit();
 /// Measurements that fit at once within `soft` open files besides files_reserved; at least 1.
 std::size_t measurements_within(std::uint64_t soft);
 
+/// Idle connections the matrix may keep open between rounds (client/support/connection_pool)
+/// besides `parallel` measurements within `soft` open files (an unknown limit: 1024): what
+/// the measurements and files_reserved leave, never more than `hosts` (one per daemon).
+std::size_t idle_connections_within(const open_file_limit& limit, std::size_t parallel, std::size_t hosts);
+
 /// The default of --parallel: `wanted` (the jobs of the widest round or wave; at least 1)
 /// unless the open-file limit allows fewer.
 struct parallel_default {

@@ -172,19 +172,21 @@ api_reply auth_reply(auth_outcome o, std::chrono::milliseconds retry_after) {
 }
 
 /// Streams a run's events as NDJSON in chunked encoding until its result, or until the
-/// client goes away (the run goes on; nothing is lost).
+/// client goes away (the run goes on; nothing is lost). Returns whether the connection can
+/// take another request: the whole stream was written and the client asked for keep-alive
+/// (the matrix coordinator reuses its connection to a daemon round after round).
 template <class Stream>
-asio::awaitable<void> stream_events(Stream& stream, const request& req, std::shared_ptr<run_record> run) {
+asio::awaitable<bool> stream_events(Stream& stream, const request& req, std::shared_ptr<run_record> run) {
     http::response<http::empty_body> head{http::status::ok, req.version()};
     head.set(http::field::server, "meshperfd/" MESHPERF_VERSION);
     head.set(http::field::content_type, "application/x-ndjson");
     head.set("X-Meshperf-Run", run->id());
     head.chunked(true);
-    head.keep_alive(false);
+    head.keep_alive(req.keep_alive());
     http::response_serializer<http::empty_body> sr{head};
     beast::get_lowest_layer(stream).expires_never();
     auto [ec, n] = co_await http::async_write_header(stream, sr, use_tuple);
-    if (ec) co_return;
+    if (ec) co_return false;
     const auto executor = co_await asio::this_coro::executor;
     asio::steady_timer timer(executor);
     std::size_t next = 0;
@@ -202,7 +204,7 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
             // A client that stops reading (frozen, gone without a FIN) is let go; the run goes on.
             beast::get_lowest_layer(stream).expires_after(event_stream_write_deadline);
             auto [wec, wn] = co_await asio::async_write(stream, chunk, use_tuple);
-            if (wec) co_return;
+            if (wec) co_return false;
             last_write = std::chrono::steady_clock::now();
         }
         if (finished && lines.empty()) break;
@@ -213,7 +215,8 @@ asio::awaitable<void> stream_events(Stream& stream, const request& req, std::sha
     }
     beast::get_lowest_layer(stream).expires_after(event_stream_write_deadline);
     const auto last_chunk = http::make_chunk_last();
-    co_await asio::async_write(stream, last_chunk, use_tuple);
+    auto [lec, ln] = co_await asio::async_write(stream, last_chunk, use_tuple);
+    co_return !lec && req.keep_alive();
 }
 
 /// Waits, without blocking the I/O thread, for a copy sweep (POST /v1/local) to end.
@@ -499,8 +502,8 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
         route_outcome outcome = route_request(s, api, req, tcp, kind, path, query);
         if (outcome.event_stream) {
             auto events = stream_events(stream, req, std::move(outcome.event_stream));
-            co_await std::move(events);
-            co_return;
+            if (!co_await std::move(events)) co_return;
+            continue;
         }
         if (outcome.offload) {
             auto work = asio::co_spawn(s.workers, blocking_work(std::move(outcome.offload)), asio::use_awaitable);

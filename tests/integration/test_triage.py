@@ -3,7 +3,9 @@
 What the netns test (tests/netns/triage.sh, root) cannot cover without root: the JSON shape
 of a triage (mode, rounds, waves, the shift rounds, links judged as a matrix's), a topology
 file that leaves hosts out or names unknown ones (exit 2, naming them, nothing measured),
-and triage on fewer than 4 hosts (says a full matrix is the better tool, runs it). Loopback
+and triage on fewer than 4 hosts (says a full matrix is the better tool, runs it), and
+that the coordinator reuses one connection per daemon across rounds (its JSON's
+`connections`). Loopback
 links all read alike only roughly, so no verdict on them is checked here.
 """
 import json
@@ -64,6 +66,11 @@ class TriageTest(unittest.TestCase):
         self.assertEqual(doc["topology"]["key"], "leaf")
         self.assertEqual(doc["topology"]["groups"], ["a", "b"])
         self.assertIn(f"measured in {doc['rounds']} shift rounds ({doc['waves']} waves)", stdout)
+        # Connections are reused wave after wave: one per daemon unless one was dropped.
+        conns = doc["connections"]
+        self.assertGreaterEqual(conns["opened"], len(self.daemons), conns)
+        self.assertGreaterEqual(conns["requests"], len(self.daemons) + shift_links, conns)
+        self.assertLess(conns["opened"], conns["requests"] / 2, conns)
 
     def test_topology_that_leaves_out_or_names_unknown_hosts_exits_2(self):
         lines = [f"{d.address} leaf=a\n" for d in self.daemons[:4]] + ["10.255.0.9:7470 leaf=b\n"]
@@ -83,6 +90,10 @@ class TriageTest(unittest.TestCase):
         doc = self.load(out)
         self.assertEqual(doc["mode"], "full")
         self.assertEqual(len(doc["links"]), 6)
+        # One connection to each daemon, kept open across the rounds (HTTP keep-alive): the
+        # /v1/info probe and every run that daemon initiated went over it.
+        self.assertEqual(doc["connections"]["opened"], 3, doc["connections"])
+        self.assertGreaterEqual(doc["connections"]["requests"], 3 + 6, doc["connections"])
 
 
 if __name__ == "__main__":
