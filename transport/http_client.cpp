@@ -1,6 +1,5 @@
 #include "transport/http_client.hpp"
 
-#include "transport/http_connection.hpp"
 #include "transport/http_reader.hpp"
 #include "transport/tls.hpp"
 
@@ -23,19 +22,6 @@ bool upgrade_matches(const std::string& answered, const std::string& protocol) {
 }
 
 }  // namespace
-
-http_response http_call(const endpoint_address& to, const http_request& req, std::chrono::milliseconds timeout,
-                        const tls_context* tls) {
-    http_connection once(to, tls, false);
-    return once.call(req, timeout);
-}
-
-http_response http_stream(const endpoint_address& to, const http_request& req, std::chrono::milliseconds connect_timeout,
-                          std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data,
-                          const tls_context* tls, const std::function<void(const http_response&)>& on_head) {
-    http_connection once(to, tls, false);
-    return once.stream(req, connect_timeout, idle_timeout, on_data, on_head);
-}
 
 upgraded_connection http_upgrade(const endpoint_address& to, const http_request& req, const std::string& protocol,
                                  std::chrono::milliseconds timeout, http_response& refused, const tls_context* tls,

@@ -10,8 +10,9 @@
 /// closed and a new one opened. When a reused connection ends before a single byte of the
 /// answer (the server closed it as idle just as the request went out, so it never saw the
 /// request), the request is sent once more on a new connection; any other failure closes
-/// the connection and propagates. Deadlines are those of http_call and http_stream.
-/// Blocking; one thread at a time.
+/// the connection and propagates.
+/// With keep_alive false it is one request per connection ("Connection: close"). Blocking;
+/// one thread at a time.
 #include "transport/byte_stream.hpp"
 #include "transport/http_message.hpp"
 
@@ -36,12 +37,19 @@ public:
     http_connection(const http_connection&) = delete;
     http_connection& operator=(const http_connection&) = delete;
 
-    /// As http_call: one deadline for (re)connecting, sending, the head and the body.
+    /// Sends a request and reads the whole response. `timeout` bounds the whole exchange:
+    /// (re)connecting, the TLS handshake, send and reading the head and body all end by one
+    /// deadline (a server that is frozen, slow or drips bytes cannot stretch it). Throws
+    /// std::system_error (connect, TLS, I/O, ETIMEDOUT) or http_protocol_error.
     http_response call(const http_request& req, std::chrono::milliseconds timeout);
 
-    /// As http_stream: connect, send and the head within `connect_timeout`, then each wait
-    /// for body bytes within `idle_timeout`; on_data returning false stops reading (the
-    /// connection is then closed).
+    /// Sends a request and hands the body to `on_data` piece by piece as it arrives (chunked
+    /// encoding removed), until it ends. `connect_timeout` bounds connect, send and the head
+    /// together (and a non-2xx answer's body); after a 2xx head, `idle_timeout` bounds each
+    /// wait for body bytes (silence: ETIMEDOUT), and the body may last as long as bytes keep
+    /// coming. `on_head` (may be empty) sees a 2xx head first. Returns the head (body empty,
+    /// unless not 2xx). on_data returning false stops reading (the connection is then
+    /// closed). Throws as call().
     http_response stream(const http_request& req, std::chrono::milliseconds connect_timeout,
                          std::chrono::milliseconds idle_timeout, const std::function<bool(std::string_view)>& on_data,
                          const std::function<void(const http_response&)>& on_head = {});

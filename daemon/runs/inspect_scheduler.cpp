@@ -1,5 +1,6 @@
 #include "daemon/runs/inspect_scheduler.hpp"
 
+#include "daemon/runs/jittered_slots.hpp"
 #include "daemon/runs/node_inspection.hpp"
 #include "daemon/runs/run_manager.hpp"
 #include "daemon/runtime/inspect_metrics.hpp"
@@ -26,12 +27,6 @@ inspect_scheduler::~inspect_scheduler() {
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
-}
-
-inspect_scheduler::clock::duration inspect_scheduler::random_offset(double max_abs_s, bool symmetric) {
-    if (max_abs_s <= 0) return clock::duration::zero();
-    std::uniform_real_distribution<double> d(symmetric ? -max_abs_s : 0.0, max_abs_s);
-    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(d(rng_)));
 }
 
 void inspect_scheduler::inspect_once() {
@@ -67,12 +62,10 @@ void inspect_scheduler::inspect_once() {
 
 void inspect_scheduler::loop() {
     const auto& c = ctx_.inspections->schedule();
-    const auto interval = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(c.interval_s));
     std::unique_lock lock(m_);
-    auto slot = clock::now() + random_offset(c.jitter_s, false);
-    auto next = slot;
+    jittered_slots when(c.interval_s, c.jitter_s, rng_, clock::now());
     while (!stopping_) {
-        if (cv_.wait_until(lock, next, [&] { return stopping_; })) break;
+        if (cv_.wait_until(lock, when.due(), [&] { return stopping_; })) break;
         lock.unlock();
         try {
             inspect_once();
@@ -80,13 +73,7 @@ void inspect_scheduler::loop() {
             log_error("inspect: scheduled inspection failed: {}", e.what());
         }
         lock.lock();
-        // Slots advance by whole intervals from the first, the jitter applied to each, so the
-        // offsets never add up into a drift; slots an inspection outlasted are passed over.
-        const auto now = clock::now();
-        do slot += interval;
-        while (slot <= now);
-        next = slot + random_offset(c.jitter_s, true);
-        if (next <= now) next = slot;
+        when.advance(clock::now());  // slots this inspection outlasted are passed over
     }
 }
 

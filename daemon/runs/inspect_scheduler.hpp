@@ -43,7 +43,6 @@ public:
 private:
     void loop();
     void inspect_once();
-    clock::duration random_offset(double max_abs_s, bool symmetric);
 
     daemon_context& ctx_;
     const run_manager& runs_;

@@ -34,8 +34,7 @@ probe_scheduler::probe_scheduler(const probe_config& config, run_manager& runs) 
                 log_warn("schedule: not probing {} over rdma: {}", peer, rdma_reason);
                 continue;
             }
-            const auto first = now + random_offset(config_.jitter_s, false);
-            targets_.push_back({peer, t, first, first, nullptr});
+            targets_.push_back({peer, t, jittered_slots(config_.interval_s, config_.jitter_s, rng_, now), nullptr});
         }
     if (targets_.empty()) return;
     log_info("schedule: probing {} peer(s) every {} s ± {} s", config_.peers.size(), config_.interval_s, config_.jitter_s);
@@ -61,25 +60,13 @@ std::size_t probe_scheduler::skipped() const {
     return skipped_;
 }
 
-probe_scheduler::clock::duration probe_scheduler::random_offset(double max_abs_s, bool symmetric) {
-    if (max_abs_s <= 0) return clock::duration::zero();
-    std::uniform_real_distribution<double> d(symmetric ? -max_abs_s : 0.0, max_abs_s);
-    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(d(rng_)));
-}
-
 void probe_scheduler::loop() {
-    const auto interval = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(config_.interval_s));
     std::unique_lock lock(m_);
     while (!stopping_) {
         const auto now = clock::now();
         for (auto& t : targets_) {
-            if (t.next > now) continue;
-            // Slots advance by whole intervals from the first one and the jitter is applied
-            // to each slot, so the offsets do not add up into a drift.
-            do t.slot += interval;
-            while (t.slot <= now);
-            t.next = t.slot + random_offset(config_.jitter_s, true);
-            if (t.next <= now) t.next = t.slot;
+            if (t.when.due() > now) continue;
+            t.when.advance(now);
             const auto state = t.last ? t.last->state() : std::string();
             if (state == "queued" || state == "running") {
                 ++skipped_;
@@ -96,8 +83,8 @@ void probe_scheduler::loop() {
             }
         }
         const auto next = std::min_element(targets_.begin(), targets_.end(), [](const target& a, const target& b) {
-                              return a.next < b.next;
-                          })->next;
+                              return a.when.due() < b.when.due();
+                          })->when.due();
         cv_.wait_until(lock, next, [&] { return stopping_; });
     }
 }

@@ -7,6 +7,7 @@
 /// Bounded: a probe is skipped (and logged) while the previous probe of the same peer and
 /// transport is still queued or running, so a slow or dead peer never piles up runs.
 #include "daemon/runtime/config.hpp"
+#include "daemon/runs/jittered_slots.hpp"
 #include "daemon/runs/run_manager.hpp"
 
 #include <condition_variable>
@@ -43,12 +44,10 @@ private:
     struct target {
         std::string peer;
         core::transport_kind transport;
-        clock::time_point slot;  // unjittered: advances by whole intervals
-        clock::time_point next;  // slot ± jitter
+        jittered_slots when;
         std::shared_ptr<run_record> last;
     };
     void loop();
-    clock::duration random_offset(double max_abs_s, bool symmetric);
 
     probe_config config_;
     run_manager& runs_;

@@ -1,9 +1,11 @@
 #include "daemon/runtime/inspect_metrics.hpp"
 
+#include "core/check.hpp"
 #include "core/prometheus.hpp"
 #include "node/inspect_textfile.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -15,19 +17,17 @@ using nlohmann::json;
 
 namespace {
 
-/// A finding's state as its exit code (core/check.hpp's order: OK 0, WARNING 1, CRITICAL 2,
-/// UNKNOWN 3); an unreadable one is UNKNOWN.
-int state_code(const json& finding) {
+/// A finding's state; an unreadable one is UNKNOWN.
+core::check_state state_of(const json& finding) {
     const auto it = finding.find("state");
     const auto s = it != finding.end() && it->is_string() ? it->get<std::string>() : std::string();
-    if (s == "OK") return 0;
-    if (s == "WARNING") return 1;
-    if (s == "CRITICAL") return 2;
-    return 3;
+    for (auto st : {core::check_state::ok, core::check_state::warning, core::check_state::critical})
+        if (s == core::to_string(st)) return st;
+    return core::check_state::unknown;
 }
 
-/// Nagios order of badness: CRITICAL > WARNING > UNKNOWN > OK (core::worst).
-int badness(int code) { return code == 2 ? 3 : code == 1 ? 2 : code == 3 ? 1 : 0; }
+/// Whether `a` is worse than `b` in Nagios' order (core::worst: CRITICAL > WARNING > UNKNOWN > OK).
+bool worse(core::check_state a, core::check_state b) { return a != b && core::worst(a, b) == a; }
 
 std::string field(const json& j, const char* key) {
     const auto it = j.find(key);
@@ -49,28 +49,30 @@ std::string inspection_exposition(const json& doc, double unix_seconds) {
               "RDMA loopback of each device writing to itself, when the inspection measured it");
     const auto host = field(doc, "host");
     const auto findings = doc.value("findings", json::array());
-    std::map<std::string, int> by_check;                            // check -> worst code
-    std::map<std::tuple<std::string, std::string>, int> not_ok;     // check, subject -> worst code
+    std::map<std::string, core::check_state> by_check;                         // check -> worst
+    std::map<std::tuple<std::string, std::string>, core::check_state> not_ok;  // check, subject -> worst
     for (const auto& f : findings) {
         if (!f.is_object()) continue;
-        const int code = state_code(f);
+        const auto st = state_of(f);
         const auto check = field(f, "check");
-        auto [it, fresh] = by_check.emplace(check, code);
-        if (!fresh && badness(code) > badness(it->second)) it->second = code;
-        if (code == 0) continue;
-        auto [jt, first] = not_ok.emplace(std::make_tuple(check, field(f, "subject")), code);
-        if (!first && badness(code) > badness(jt->second)) jt->second = code;
+        auto [it, fresh] = by_check.emplace(check, st);
+        if (!fresh && worse(st, it->second)) it->second = st;
+        if (st == core::check_state::ok) continue;
+        auto [jt, first] = not_ok.emplace(std::make_tuple(check, field(f, "subject")), st);
+        if (!first && worse(st, jt->second)) jt->second = st;
     }
-    for (const auto& [check, code] : by_check) e.add("meshperf_inspect_check_state", {{"host", host}, {"check", check}}, code);
-    std::vector<std::pair<std::tuple<std::string, std::string>, int>> worst(not_ok.begin(), not_ok.end());
-    std::stable_sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return badness(a.second) > badness(b.second); });
+    for (const auto& [check, st] : by_check)
+        e.add("meshperf_inspect_check_state", {{"host", host}, {"check", check}}, core::exit_code(st));
+    std::vector<std::pair<std::tuple<std::string, std::string>, core::check_state>> worst(not_ok.begin(), not_ok.end());
+    std::stable_sort(worst.begin(), worst.end(), [](const auto& a, const auto& b) { return worse(a.second, b.second); });
     if (worst.size() > max_exported_findings) worst.resize(max_exported_findings);
-    for (const auto& [key, code] : worst)
+    for (const auto& [key, st] : worst)
         e.add("meshperf_inspect_finding_state",
-              {{"host", host}, {"check", std::get<0>(key)}, {"subject", std::get<1>(key)}}, code);
+              {{"host", host}, {"check", std::get<0>(key)}, {"subject", std::get<1>(key)}}, core::exit_code(st));
     std::map<std::tuple<std::string, std::string>, double> loopback;  // one series per device and port
     for (const auto& l : doc.value("loopback", json::array()))
-        if (l.is_object() && l.value("gbit_per_s", json()).is_number()) {
+        if (l.is_object() && l.value("gbit_per_s", json()).is_number() && std::isfinite(l["gbit_per_s"].get<double>()) &&
+            l["gbit_per_s"].get<double>() > 0) {  // a figure that is not positive and finite gets no series
             const auto port = l.value("port", json());
             loopback[{field(l, "device"), port.is_number_unsigned() ? std::to_string(port.get<unsigned>()) : "1"}] =
                 l["gbit_per_s"].get<double>() * 1e9;

@@ -1,7 +1,7 @@
-// transport::http_call and http_stream against a scripted loopback server: a call ends by
+// transport::http_connection's one-request calls and streams against a scripted loopback server: a call ends by
 // its one deadline however the server drips its answer, and a stream ends on silence but
 // may last as long as bytes keep coming (issue 26: the CLI never hangs on a daemon).
-#include "transport/http_client.hpp"
+#include "transport/http_connection.hpp"
 
 #include <doctest/doctest.h>
 
@@ -95,24 +95,24 @@ double timed_out_after(F f) {
 
 TEST_SUITE("http_client") {
 
-TEST_CASE("http_call: a server that accepts and never answers ends the call at its deadline") {
+TEST_CASE("one-request call: a server that accepts and never answers ends the call at its deadline") {
     scripted_server server([](int) { std::this_thread::sleep_for(1500ms); });
-    const double took = timed_out_after([&] { http_call(server.address(), http_request{}, 300ms); });
+    const double took = timed_out_after([&] { http_connection(server.address(), nullptr, false).call(http_request{}, 300ms); });
     CHECK(took < 0.8);
 }
 
-TEST_CASE("http_call: a body dripped a byte every 50 ms cannot stretch the call past its deadline") {
+TEST_CASE("one-request call: a body dripped a byte every 50 ms cannot stretch the call past its deadline") {
     // Each byte arrives well within the 400 ms wait: a per-wait timeout alone would read on
     // until the server gives up (2 s) and fail with "closed before the body ended".
     scripted_server server([](int fd) {
         send_text(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
         drip(fd, std::string(1000, 'x'), 50ms, 2000ms);
     });
-    const double took = timed_out_after([&] { http_call(server.address(), http_request{}, 400ms); });
+    const double took = timed_out_after([&] { http_connection(server.address(), nullptr, false).call(http_request{}, 400ms); });
     CHECK(took < 1.0);
 }
 
-TEST_CASE("http_stream: a body that keeps coming may outlast the head's deadline; silence ends it") {
+TEST_CASE("one-request stream: a body that keeps coming may outlast the head's deadline; silence ends it") {
     SUBCASE("events every 50 ms for 1 s, then the end: read whole, no timeout") {
         scripted_server server([](int fd) {
             send_text(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
@@ -124,8 +124,8 @@ TEST_CASE("http_stream: a body that keeps coming may outlast the head's deadline
         });
         std::string body;
         bool saw_head = false;
-        const auto head = http_stream(server.address(), http_request{}, 300ms, 300ms,
-                                      [&](std::string_view d) { body.append(d); return true; }, nullptr,
+        const auto head = http_connection(server.address(), nullptr, false).stream(http_request{}, 300ms, 300ms,
+                                      [&](std::string_view d) { body.append(d); return true; },
                                       [&](const http_response& h) { saw_head = h.status == 200; });
         CHECK(head.status == 200);
         CHECK(saw_head);
@@ -140,7 +140,8 @@ TEST_CASE("http_stream: a body that keeps coming may outlast the head's deadline
         });
         std::string body;
         const double took = timed_out_after([&] {
-            http_stream(server.address(), http_request{}, 2000ms, 300ms, [&](std::string_view d) { body.append(d); return true; });
+            http_connection(server.address(), nullptr, false)
+                .stream(http_request{}, 2000ms, 300ms, [&](std::string_view d) { body.append(d); return true; });
         });
         CHECK(body == "x\n");
         CHECK(took < 0.8);
