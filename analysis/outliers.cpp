@@ -37,11 +37,12 @@ void check_names(std::size_t host_count, std::span<const std::string> names) {
 }
 
 // Greedy explanation of unreachable links by hosts; see the header.
-std::vector<bool> unreachable_hosts(std::size_t n, std::span<const link_sample> links,
+std::vector<bool> unreachable_hosts(std::size_t n, const link_source& links,
                                     std::span<const std::size_t> down_hosts, const std::vector<host_tally>& tally) {
     std::vector<std::set<std::size_t>> failed_with(n);
     std::vector<std::size_t> attempted(n, 0);
-    for (const link_sample& l : links) {
+    for (std::size_t i = 0; i < links.count; ++i) {
+        const link_sample l = links.at(i);
         ++attempted[l.from];
         ++attempted[l.to];
         if (l.reachable) continue;
@@ -105,13 +106,14 @@ std::optional<robust_stats> robust_summary(std::span<const double> values) {
 namespace {
 
 /// Refuses hosts outside the matrix, self-links, insane figures and links given twice.
-void check_matrix_input(std::size_t host_count, std::span<const link_sample> links, std::span<const std::size_t> down_hosts) {
+void check_matrix_input(std::size_t host_count, const link_source& links, std::span<const std::size_t> down_hosts) {
     for (std::size_t h : down_hosts)
         if (h >= host_count)
             throw core::spec_error(fmt::format("down host {} does not exist in a matrix of {} hosts", h, host_count));
     std::vector<std::uint64_t> keys;
-    keys.reserve(links.size());
-    for (const link_sample& l : links) {
+    keys.reserve(links.count);
+    for (std::size_t i = 0; i < links.count; ++i) {
+        const link_sample l = links.at(i);
         if (l.from >= host_count || l.to >= host_count)
             throw core::spec_error(fmt::format("link {} -> {} names a host outside the matrix of {} hosts", l.from,
                                          l.to, host_count));
@@ -137,7 +139,7 @@ double better_half_median(std::vector<double> values, bool higher_is_better) {
 }
 
 /// Suspect hosts (most of their measured links bad) and unreachable ones, from the tallies.
-void name_hosts(matrix_analysis& a, std::span<const link_sample> links, std::span<const std::size_t> down_hosts) {
+void name_hosts(matrix_analysis& a, const link_source& links, std::span<const std::size_t> down_hosts) {
     for (std::size_t h = 0; h < a.host_count; ++h) {
         host_tally& t = a.hosts[h];
         t.suspect = t.measured > 0 &&
@@ -186,13 +188,20 @@ link_verdict judge_link(const link_sample& l, const matrix_analysis& a) {
 
 matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_sample> links,
                                const outlier_options& options, std::span<const std::size_t> down_hosts) {
+    return analyze_link_source(host_count, link_source{links.size(), [links](std::size_t i) { return links[i]; }}, options,
+                               down_hosts);
+}
+
+matrix_analysis analyze_link_source(std::size_t host_count, const link_source& links, const outlier_options& options,
+                                    std::span<const std::size_t> down_hosts) {
     validate(options);
     check_matrix_input(host_count, links, down_hosts);
     matrix_analysis a;
     a.host_count = host_count;
     a.options = options;
     std::vector<double> bw, lat;
-    for (const link_sample& l : links) {
+    for (std::size_t i = 0; i < links.count; ++i) {
+        const link_sample l = links.at(i);
         if (!l.reachable) continue;
         if (l.gbit_per_s) bw.push_back(*l.gbit_per_s);
         if (l.lat_us) lat.push_back(*l.lat_us);
@@ -205,15 +214,16 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
     if (a.latency) a.latency_reference = small ? better_half_median(lat, false) : a.latency->median;
 
     a.hosts.resize(host_count);
-    a.links.reserve(links.size());
-    for (const link_sample& l : links) {
+    a.links.reserve(links.count);
+    for (std::size_t i = 0; i < links.count; ++i) {
+        link_sample l = links.at(i);
         if (!l.reachable) {
             link_verdict v;
-            v.link = l;
+            v.link = std::move(l);
             v.bad = true;
-            v.reason = l.error.empty() ? "unreachable" : "unreachable: " + l.error;
-            ++a.hosts[l.from].unreachable;
-            ++a.hosts[l.to].unreachable;
+            v.reason = v.link.error.empty() ? "unreachable" : "unreachable: " + v.link.error;
+            ++a.hosts[v.link.from].unreachable;
+            ++a.hosts[v.link.to].unreachable;
             a.links.push_back(std::move(v));
             continue;
         }
@@ -274,6 +284,13 @@ json to_json(const link_verdict& v, std::span<const std::string> names) {
 }
 
 json to_json(const matrix_analysis& a, std::span<const std::string> names) {
+    json j = to_json_without_links(a, names);
+    j["links"] = json::array();
+    for (const link_verdict& v : a.links) j["links"].push_back(to_json(v, names));
+    return j;
+}
+
+json to_json_without_links(const matrix_analysis& a, std::span<const std::string> names) {
     check_names(a.host_count, names);
     auto stats = [](const std::optional<robust_stats>& s, auto field) { return s ? json(field(*s)) : json(nullptr); };
     json j;
@@ -286,8 +303,6 @@ json to_json(const matrix_analysis& a, std::span<const std::string> names) {
     j["median"] = {{"gbit_per_s", stats(a.bandwidth, median)}, {"lat_us", stats(a.latency, median)}};
     j["mad"] = {{"gbit_per_s", stats(a.bandwidth, mad)}, {"lat_us", stats(a.latency, mad)}};
     j["reference"] = {{"rule", a.reference_rule}, {"gbit_per_s", opt(a.bandwidth_reference)}, {"lat_us", opt(a.latency_reference)}};
-    j["links"] = json::array();
-    for (const link_verdict& v : a.links) j["links"].push_back(to_json(v, names));
     j["hosts"] = json::array();
     for (std::size_t h = 0; h < a.hosts.size(); ++h) {
         const host_tally& t = a.hosts[h];

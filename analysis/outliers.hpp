@@ -23,6 +23,7 @@
 #include "analysis/matrix_schedule.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
@@ -47,6 +48,13 @@ struct link_sample {
     /// rail that moved nothing, or below --min-rate-fraction of its link rate, makes the link
     /// bad whatever its aggregate figure.
     std::vector<std::string> rail_problems;
+};
+
+/// The links of a matrix one at a time: how many, and link i made when asked, so that a
+/// caller that keeps its links compact (link_store) never holds them all as link_sample.
+struct link_source {
+    std::size_t count = 0;
+    std::function<link_sample(std::size_t)> at;
 };
 
 /// With this many hosts or fewer the links are judged against the median of their better
@@ -120,6 +128,10 @@ matrix_analysis analyze_matrix(std::size_t host_count, std::span<const link_samp
                                const outlier_options& options = {},
                                std::span<const std::size_t> down_hosts = {});
 
+/// The same, the links read from `links` (each made a few times: once per pass).
+matrix_analysis analyze_link_source(std::size_t host_count, const link_source& links, const outlier_options& options = {},
+                                    std::span<const std::size_t> down_hosts = {});
+
 /// Judges one reachable link's figures against the references of `a` (as analyze_matrix
 /// does): e.g. a retest's first measurement, to tell which of its rules it broke too.
 link_verdict judge_link(const link_sample&, const matrix_analysis& a);
@@ -131,6 +143,10 @@ std::vector<std::size_t> links_to_retest(const matrix_analysis&);
 
 /// The unordered pairs of those links, for schedule_pairs().
 std::vector<host_pair> pairs_to_retest(const matrix_analysis&);
+
+/// JSON of a judged matrix without its links[] (what a writer streams the links into):
+/// host_count, options, median, mad, reference, hosts[], suspects[], unreachable[].
+nlohmann::json to_json_without_links(const matrix_analysis&, std::span<const std::string> host_names = {});
 
 /// JSON of a judged matrix: medians, references ({rule, gbit_per_s, lat_us}), thresholds,
 /// links[] {from, to, reachable, gbit_per_s, lat_us, bandwidth_ratio, latency_ratio, bad,

@@ -10,6 +10,7 @@
 #include "client/support/output_format.hpp"
 #include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
+#include "client/render/matrix_json.hpp"
 #include "client/render/matrix_text.hpp"
 #include "client/support/open_files.hpp"
 #include "client/support/progress.hpp"
@@ -21,6 +22,7 @@
 #include "core/figure_text.hpp"
 #include "core/rail_check.hpp"
 #include "node/manifest.hpp"
+#include "analysis/link_store.hpp"
 #include "analysis/matrix_schedule.hpp"
 #include "analysis/outliers.hpp"
 #include "analysis/triage_schedule.hpp"
@@ -38,7 +40,6 @@
 #include <optional>
 #include <set>
 #include <unistd.h>
-#include <unordered_map>
 
 namespace meshperf::client {
 
@@ -121,14 +122,6 @@ private:
     std::atomic<std::size_t> done_{0};
 };
 
-/// One directed link as measured (or not).
-struct link_state {
-    analysis::link_sample sample;
-    std::vector<std::string> run_ids;
-    bool retested = false;
-    std::optional<analysis::link_sample> first;  // the figures before the retest
-};
-
 /// --rails of a matrix: the rails of each link matched from its two daemons' GET /v1/info
 /// (read once per host, by the runner's probe), with --expect's rate on each; the notes of
 /// the matching said once, not once per link.
@@ -179,7 +172,8 @@ public:
     /// round reuses them (one connect and TLS handshake per daemon, not per link).
     matrix_runner(const matrix_options& o, std::vector<std::string> names, credentials creds, std::size_t idle_connections)
         : o_(o), names_(std::move(names)), creds_(std::move(creds)),
-          pool_(std::make_shared<connection_pool>(creds_.tls, idle_connections)), progress_(o.quiet, o.progress) {
+          pool_(std::make_shared<connection_pool>(creds_.tls, idle_connections)), progress_(o.quiet, o.progress),
+          links_(names_.size()) {
         for (const auto& n : names_) addrs_.push_back(transport::parse_endpoint(n).to_string());
         down_.assign(names_.size(), false);
     }
@@ -205,6 +199,7 @@ public:
     void run_schedule() {
         const auto n = names_.size();
         const auto rounds = analysis::round_count(n);
+        links_.reserve(n * (n - 1));
         for (std::size_t r = 0; r < rounds; ++r) run_round(analysis::schedule_round(n, r), "round", r + 1, rounds, false);
     }
 
@@ -223,21 +218,16 @@ public:
         opt.bandwidth_fraction = o_.bad_bw_fraction;
         opt.latency_multiple = o_.bad_lat_multiple;
         opt.suspect_fraction = o_.suspect_fraction;
-        std::vector<analysis::link_sample> samples;
-        for (const auto& l : links_) samples.push_back(l.sample);
         std::vector<std::size_t> down;
         for (std::size_t h = 0; h < down_.size(); ++h)
             if (down_[h]) down.push_back(h);
-        return analysis::analyze_matrix(names_.size(), samples, opt, down);
+        return analysis::analyze_link_source(names_.size(), links_.source(), opt, down);
     }
 
-    const std::vector<link_state>& links() const { return links_; }
+    /// The links measured, compact (analysis/link_store).
+    const analysis::link_store& links() const { return links_; }
     const std::vector<std::string>& names() const { return names_; }
-    std::size_t measured_links() const {
-        std::size_t k = 0;
-        for (const auto& l : links_) k += l.sample.reachable;
-        return k;
-    }
+    std::size_t measured_links() const { return links_.reachable(); }
     void end_progress() const { progress_.end(); }
     /// The connections to daemons opened and the requests sent over them so far.
     connection_pool::totals connections() const { return pool_->counts(); }
@@ -289,7 +279,10 @@ private:
     }
 
     void measure(std::size_t from, std::size_t to, bool retest) {
-        link_state l;
+        struct {
+            analysis::link_sample sample;
+            std::vector<std::string> run_ids;
+        } l;
         l.sample.from = from;
         l.sample.to = to;
         auto fail = [&](std::string why) {
@@ -339,18 +332,7 @@ private:
             }
         }
         std::lock_guard lock(m_);
-        auto [it, fresh] = index_.emplace(from * names_.size() + to, links_.size());
-        auto& slot = it->second;
-        if (fresh) {
-            slot = links_.size();
-            links_.push_back(std::move(l));
-        } else if (retest) {
-            auto& old = links_[slot];
-            l.retested = true;
-            l.first = old.sample;
-            l.run_ids.insert(l.run_ids.begin(), old.run_ids.begin(), old.run_ids.end());
-            old = std::move(l);
-        }
+        links_.put(l.sample, l.run_ids, retest);  // the runs' results end here: only the figures are kept
     }
 
     const matrix_options& o_;
@@ -363,81 +345,21 @@ private:
     std::mutex m_;
     std::vector<bool> down_;
     std::map<std::size_t, std::string> down_why_;
-    std::vector<link_state> links_;
-    std::unordered_map<std::size_t, std::size_t> index_;  // from * n + to -> links_ index (measured links only)
+    analysis::link_store links_;
     std::set<std::pair<std::size_t, std::size_t>> retest_links_;
 };
 
 std::string fixed(std::optional<double> v, int digits) { return v ? fmt::format("{:.{}f}", *v, digits) : "-"; }
 
-std::string csv_field(const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c == '\n' ? ' ' : c);
-    return q + "\"";
-}
-
-std::string opt_number(std::optional<double> v) { return v ? core::plain_number(*v, 6) : ""; }  // never 1e-05
-
-std::string render_csv(const matrix_runner& m, const analysis::matrix_analysis& a) {
-    std::string out = "from,to,reachable,gbit_per_s,lat_us,bandwidth_ratio,latency_ratio,bad,retested,reason,error\n";
-    for (std::size_t i = 0; i < a.links.size(); ++i) {
-        const auto& v = a.links[i];
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.names()[v.link.from]), csv_field(m.names()[v.link.to]),
-                           v.link.reachable ? "true" : "false", opt_number(v.link.gbit_per_s), opt_number(v.link.lat_us),
-                           opt_number(v.bandwidth_ratio), opt_number(v.latency_ratio), v.bad ? "true" : "false",
-                           m.links()[i].retested ? "true" : "false", csv_field(v.reason), csv_field(v.link.error));
-    }
-    return out;
-}
-
-/// What the renderers need beyond the runner: the verdict, what ran, and with a topology
-/// (or in triage) what explains each bad link.
+/// What the renderers need: the document's parts and the runner's count of measured links.
 struct matrix_view {
     const matrix_runner& m;
-    const analysis::matrix_analysis& a;
-    const json& meta;
-    const analysis::group_verdict* groups = nullptr;  ///< with --topology or in triage
-    const topology* topo = nullptr;                   ///< with --topology
+    matrix_document doc;
 };
 
-json render_json(const matrix_view& w) {
-    const auto& m = w.m;
-    const auto& a = w.a;
-    json doc = w.meta;
-    const auto analysis = analysis::to_json(a, m.names());
-    for (const auto& [k, v] : analysis.items()) doc[k] = v;
-    for (std::size_t i = 0; i < a.links.size(); ++i) {
-        auto& l = doc["links"][i];
-        const auto& st = m.links()[i];
-        l["run_ids"] = st.run_ids;
-        l["retested"] = st.retested;
-        if (st.first) {
-            l["first"] = {{"reachable", st.first->reachable},
-                          {"gbit_per_s", st.first->gbit_per_s ? json(*st.first->gbit_per_s) : json(nullptr)},
-                          {"lat_us", st.first->lat_us ? json(*st.first->lat_us) : json(nullptr)},
-                          {"error", st.first->error}};
-        }
-        if (w.groups && a.links[i].bad && a.links[i].link.reachable) {
-            const auto cause = w.groups->cause[i];
-            l["cause"] = analysis::to_string(cause);
-            if (cause == analysis::link_cause::host) l["cause_host"] = m.names()[w.groups->cause_host[i]];
-            if (cause == analysis::link_cause::uplink && w.topo) l["cause_group"] = w.topo->group_names[w.groups->cause_host[i]];
-        }
-    }
-    if (w.topo && w.groups) {
-        doc["topology"] = analysis::to_json(*w.groups, w.topo->group_names);
-        doc["topology"]["key"] = w.topo->key;
-        doc["topology"]["groups"] = w.topo->group_names;
-        doc["slow_uplinks"] = json::array();
-        for (const auto& u : w.groups->uplinks)
-            if (u.bad) doc["slow_uplinks"].push_back(w.topo->group_names[u.group]);
-    }
-    return doc;
-}
-
 std::string render_summary(const matrix_view& w) {
-    const auto& [m, a, meta, groups, topo] = w;
+    const auto& m = w.m;
+    const auto& [names_span, a, links, meta, groups, topo] = w.doc;
     const auto& names = m.names();
     std::string out;
     if (meta.value("mode", "full") == "triage")
@@ -457,7 +379,7 @@ std::string render_summary(const matrix_view& w) {
         if (!v.bad) continue;
         const auto line = fmt::format("  {} -> {}: {}{}{}", names[v.link.from], names[v.link.to],
                                       v.link.reachable ? v.reason : "unreachable: " + v.link.error,
-                                      m.links()[i].retested ? retest_note(v, m.links()[i].first, a) : "",
+                                      links.retested(i) ? retest_note(v, links.first(i), a) : "",
                                       groups && v.link.reachable ? cause_note(*groups, i, names, topo) : "");
         (v.link.reachable ? bad : unreachable).push_back(line);
         if (v.link.reachable) bad_indices.push_back(i);
@@ -486,7 +408,7 @@ std::string render_table(const matrix_view& w) {
     if (n <= 32) {
         // Matrices: row = from (initiator, sender), column = to.
         std::vector<const analysis::link_verdict*> at(n * n, nullptr);
-        for (const auto& v : w.a.links) at[v.link.from * n + v.link.to] = &v;
+        for (const auto& v : w.doc.a.links) at[v.link.from * n + v.link.to] = &v;
         auto grid = [&](const char* title, auto cell) {
             std::vector<std::vector<std::string>> rows;
             std::vector<std::string> head{"from \\ to"};
@@ -507,7 +429,7 @@ std::string render_table(const matrix_view& w) {
         grid("latency, us one-way (p50; * bad)",
              [](const analysis::link_verdict& v) { return matrix_cell(fixed(v.link.lat_us, 1), v, matrix_figure::latency); });
     }
-    if (w.groups && w.topo) out += group_pair_table(*w.groups, *w.topo);
+    if (w.doc.groups && w.doc.topo) out += group_pair_table(*w.doc.groups, *w.doc.topo);
     return out + render_summary(w);
 }
 
@@ -551,7 +473,7 @@ triage_run run_triage(matrix_runner& m, const std::optional<topology>& topo, boo
     std::vector<analysis::directed_link> again;
     for (std::size_t i = 0; i < second.links.size(); ++i) {
         const auto& l = second.links[i];
-        if (l.bad && l.link.reachable && !m.links()[i].retested && causes.cause[i] == analysis::link_cause::none)
+        if (l.bad && l.link.reachable && !m.links().retested(i) && causes.cause[i] == analysis::link_cause::none)
             again.push_back({l.link.from, l.link.to});
     }
     const auto recheck = analysis::triage_waves(n, again);
@@ -693,6 +615,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
             analysis = m.analyze();
             if (!o->no_retest && !analysis::links_to_retest(analysis).empty()) {
                 retest_rounds = m.retest(analysis);
+                analysis = {};  // not two verdicts of every link at once
                 analysis = m.analyze();
             }
         }
@@ -714,10 +637,14 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
             meta["waves"] = tr.waves;
             meta["triage"] = {{"shift_rounds", tr.rounds}, {"localisation_rounds", tr.localisation_rounds}};
         }
-        const matrix_view view{m, analysis, meta, groups ? &*groups : nullptr, topo ? &*topo : nullptr};
-        write_output(o->output, render(o->format, {.table = [&] { return render_table(view); },
-                                                   .json = [&] { return render_json(view).dump(2) + "\n"; },
-                                                   .csv = [&] { return render_csv(m, analysis); }}));
+        const matrix_view view{m, {m.names(), analysis, m.links(), meta, groups ? &*groups : nullptr, topo ? &*topo : nullptr}};
+        // JSON and CSV are written a link at a time, never held whole.
+        if (o->format == output_format::json)
+            write_output_streamed(o->output, [&](const text_sink& out) { write_matrix_json(view.doc, out); });
+        else if (o->format == output_format::csv)
+            write_output_streamed(o->output, [&](const text_sink& out) { write_matrix_csv(view.doc, out); });
+        else
+            write_output(o->output, render(o->format, {.table = [&] { return render_table(view); }}));
         if (o->format != output_format::table || !o->output.empty()) {
             const auto summary = render_summary(view);
             std::fputs(summary.c_str(), o->output.empty() ? stderr : stdout);

@@ -56,15 +56,29 @@ std::string render(output_format format, const renderers& r) {
 }
 
 void write_output(const std::string& path, const std::string& text) {
+    write_output_streamed(path, [&](const text_sink& out) { out(text); });
+}
+
+void write_output_streamed(const std::string& path, const std::function<void(const text_sink&)>& produce) {
+    bool ok = true;
+    auto to = [&ok](std::FILE* f) {
+        return [f, &ok](std::string_view text) { ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && ok; };
+    };
     if (path.empty() || path == "-") {
-        std::fwrite(text.data(), 1, text.size(), stdout);
+        produce(to(stdout));
         std::fflush(stdout);
         return;
     }
     const auto tmp = path + ".tmp";
     std::FILE* f = std::fopen(tmp.c_str(), "w");
     if (!f) throw client_error(exit_usage, fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    try {
+        produce(to(f));
+    } catch (...) {
+        std::fclose(f);
+        std::remove(tmp.c_str());
+        throw;
+    }
     if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
         std::remove(tmp.c_str());
         throw client_error(exit_run_failed, fmt::format("cannot write {}: {}", path, std::strerror(errno)));

@@ -38,4 +38,11 @@ std::string render(output_format format, const renderers& r);
 /// Writes text to `path`, or to stdout when path is empty or "-". Throws client_error.
 void write_output(const std::string& path, const std::string& text);
 
+/// Where a renderer that writes piece by piece hands its text.
+using text_sink = std::function<void(std::string_view)>;
+
+/// Writes what `produce` hands its sink to `path` (a temporary file renamed into place, as
+/// write_output does) or to stdout, as it comes: the whole text is never held.
+void write_output_streamed(const std::string& path, const std::function<void(const text_sink&)>& produce);
+
 }  // namespace meshperf::client
