@@ -3,26 +3,17 @@
 #include "analysis/link_store.hpp"
 
 #include <cmath>
+#include "tests/unit/analysis/measured_link.hpp"
+
 #include <doctest/doctest.h>
 #include <string>
 #include <vector>
 
 namespace link_store_test {  // one per test file: the unit tests are built in batches (unity build)
 
+using meshperf::test::measured_link;
+
 using namespace meshperf::analysis;
-
-namespace {
-
-link_sample measured(std::size_t from, std::size_t to, double gbit, double lat_us) {
-    link_sample l;
-    l.from = from;
-    l.to = to;
-    l.gbit_per_s = gbit;
-    l.lat_us = lat_us;
-    return l;
-}
-
-}  // namespace
 
 TEST_CASE("link record: 48 bytes, whatever the link") {
     CHECK(sizeof(link_record) <= 48);
@@ -41,7 +32,7 @@ TEST_CASE("run ids of the daemon's form pack into 8 bytes and read back; others 
 
 TEST_CASE("links read back as put: figures, absent figures, errors, problems, run ids") {
     link_store s(4);
-    auto a = measured(0, 1, 9.5, 12.25);
+    auto a = measured_link(0, 1, 9.5, 12.25);
     s.put(a, std::vector<std::string>{"r-20261205-191203-00a1ff", "r-20261205-191204-000001"}, false);
     link_sample b;
     b.from = 2;
@@ -49,7 +40,7 @@ TEST_CASE("links read back as put: figures, absent figures, errors, problems, ru
     b.reachable = false;
     b.error = "Connection refused";
     s.put(b, std::vector<std::string>{}, false);
-    auto c = measured(3, 0, 1.0, 5);
+    auto c = measured_link(3, 0, 1.0, 5);
     c.lat_us.reset();
     c.counter_problems = {"tcp retransmits 5%"};
     c.rail_problems = {"rail ra1 -> rb1: moved nothing"};
@@ -79,11 +70,11 @@ TEST_CASE("links read back as put: figures, absent figures, errors, problems, ru
 
 TEST_CASE("a retest replaces the figures, keeps the first ones and follows their run ids; a repeat without retest is ignored") {
     link_store s(3);
-    s.put(measured(1, 2, 2.0, 50), std::vector<std::string>{"r-20261205-191203-000001"}, false);
-    s.put(measured(0, 1, 10, 5), std::vector<std::string>{}, false);
-    s.put(measured(1, 2, 3.0, 40), std::vector<std::string>{"r-20261205-191203-000009"}, false);
+    s.put(measured_link(1, 2, 2.0, 50), std::vector<std::string>{"r-20261205-191203-000001"}, false);
+    s.put(measured_link(0, 1, 10, 5), std::vector<std::string>{}, false);
+    s.put(measured_link(1, 2, 3.0, 40), std::vector<std::string>{"r-20261205-191203-000009"}, false);
     CHECK(*s.sample(0).gbit_per_s == 2.0);
-    s.put(measured(1, 2, 9.0, 6), std::vector<std::string>{"r-20261205-191300-000002"}, true);
+    s.put(measured_link(1, 2, 9.0, 6), std::vector<std::string>{"r-20261205-191300-000002"}, true);
     REQUIRE(s.size() == 2);
     CHECK(s.retested(0));
     CHECK(*s.sample(0).gbit_per_s == 9.0);
@@ -92,7 +83,7 @@ TEST_CASE("a retest replaces the figures, keeps the first ones and follows their
     CHECK(*s.first(0)->lat_us == 50);
     CHECK(s.run_ids(0) == std::vector<std::string>{"r-20261205-191203-000001", "r-20261205-191300-000002"});
     // A link first measured by a retest round is new, not retested.
-    s.put(measured(2, 0, 10, 5), std::vector<std::string>{}, true);
+    s.put(measured_link(2, 0, 10, 5), std::vector<std::string>{}, true);
     CHECK_FALSE(s.retested(2));
 }
 
@@ -102,7 +93,7 @@ TEST_CASE("the store's source judges as the samples do") {
     for (std::size_t a = 0; a < 5; ++a)
         for (std::size_t b = 0; b < 5; ++b)
             if (a != b) {
-                samples.push_back(measured(a, b, a == 2 ? 3.0 : 10.0, 5 + static_cast<double>(b)));
+                samples.push_back(measured_link(a, b, a == 2 ? 3.0 : 10.0, 5 + static_cast<double>(b)));
                 s.put(samples.back(), std::vector<std::string>{}, false);
             }
     const auto x = analyze_matrix(5, samples);

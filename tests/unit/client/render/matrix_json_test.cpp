@@ -6,6 +6,8 @@
 #include "analysis/triage_verdict.hpp"
 #include "client/render/matrix_json.hpp"
 
+#include "tests/unit/analysis/measured_link.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -13,20 +15,13 @@
 
 namespace matrix_json_test {  // one per test file: the unit tests are built in batches (unity build)
 
+using meshperf::test::measured_link;
+
 using namespace meshperf;
 using analysis::link_sample;
 using nlohmann::json;
 
 namespace {
-
-link_sample measured(std::size_t from, std::size_t to, double gbit, double lat_us) {
-    link_sample l;
-    l.from = from;
-    l.to = to;
-    l.gbit_per_s = gbit;
-    l.lat_us = lat_us;
-    return l;
-}
 
 std::string id(std::size_t k) { return fmt::format("r-20261205-19{:04}-{:06x}", k % 6000 / 60 * 100 + k % 60, k); }
 
@@ -45,7 +40,7 @@ struct six_hosts {
         for (std::size_t f = 0; f < 6; ++f)
             for (std::size_t t = 0; t < 6; ++t) {
                 if (f == t) continue;
-                auto l = measured(f, t, 10 + 0.01 * static_cast<double>(k), 5.5);
+                auto l = measured_link(f, t, 10 + 0.01 * static_cast<double>(k), 5.5);
                 std::vector<std::string> ids{id(k), id(k + 1000)};
                 if (f == 0 && t == 1) l.gbit_per_s = 2.0;
                 if (f == 4 && t == 5) {
@@ -58,7 +53,7 @@ struct six_hosts {
                 store.put(l, ids, false);
                 ++k;
             }
-        store.put(measured(0, 1, 2.5, 6.0), std::vector<std::string>{id(99)}, true);
+        store.put(measured_link(0, 1, 2.5, 6.0), std::vector<std::string>{id(99)}, true);
         a = analysis::analyze_link_source(6, store.source());
         groups = analysis::judge_groups(a, topo.group_of, 2);
     }
