@@ -3,7 +3,7 @@
 #include "analysis/link_store.hpp"
 
 #include <cmath>
-#include "tests/unit/analysis/measured_link.hpp"
+#include "tests/unit/measured_link.hpp"
 
 #include <doctest/doctest.h>
 #include <string>

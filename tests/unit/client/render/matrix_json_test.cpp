@@ -6,7 +6,7 @@
 #include "analysis/triage_verdict.hpp"
 #include "client/render/matrix_json.hpp"
 
-#include "tests/unit/analysis/measured_link.hpp"
+#include "tests/unit/measured_link.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
