@@ -50,6 +50,14 @@ bool http_reader::fill() {
 }
 
 http_response http_reader::read_head() {
+    // A 1xx (but 101) is an interim answer the final one follows: skipped.
+    while (true) {
+        auto r = read_one_head();
+        if (r.status < 100 || r.status > 199 || r.status == 101) return r;
+    }
+}
+
+http_response http_reader::read_one_head() {
     std::size_t end;
     while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
         if (buf_.size() > max_head_bytes) throw http_protocol_error("response head larger than 64 KiB");
@@ -57,7 +65,8 @@ http_response http_reader::read_head() {
         if (buf_.compare(0, seen, "HTTP/", seen) != 0)
             throw http_protocol_error(fmt::format("answered with non-HTTP bytes \"{}\"", printable_prefix(buf_)));
         if (!fill()) {
-            if (buf_.empty()) throw closed_unanswered("closed the connection without answering");
+            if (!any_byte_) throw closed_unanswered("closed the connection without answering");
+            if (buf_.empty()) throw http_protocol_error("closed the connection after an interim (1xx) answer");
             throw http_protocol_error(fmt::format("closed the connection mid-answer after \"{}\"", printable_prefix(buf_)));
         }
     }
@@ -81,14 +90,21 @@ http_response http_reader::read_head() {
         if (eol == std::string::npos) eol = head.size();
         const auto line = std::string_view(head).substr(pos, eol - pos);
         const auto colon = line.find(':');
-        if (colon != std::string_view::npos)
-            r.headers[lower_ascii(std::string(line.substr(0, colon)))] = trim_header_value(line.substr(colon + 1));
+        if (colon != std::string_view::npos) {
+            // A field sent twice reads as one list ("close, keep-alive"; two Content-Lengths
+            // then fail as one), never as the last one alone.
+            auto value = trim_header_value(line.substr(colon + 1));
+            const auto [it, added] = r.headers.try_emplace(lower_ascii(std::string(line.substr(0, colon))), value);
+            if (!added) it->second += ", " + value;
+        }
         pos = eol + 2;
     }
     return r;
 }
 
 body_end http_reader::read_body(const http_response& head, const std::function<bool(std::string_view)>& on_data) {
+    // 1xx, 204 and 304 answers never have a body, whatever their fields say.
+    if (head.status / 100 == 1 || head.status == 204 || head.status == 304) return body_end::length_or_chunked;
     const auto te = head.headers.find("transfer-encoding");
     const auto cl = head.headers.find("content-length");
     if (te != head.headers.end() && lower_ascii(te->second).find("chunked") != std::string::npos) {
@@ -111,10 +127,19 @@ body_end http_reader::read_body(const http_response& head, const std::function<b
                 buf_.erase(0, 2);
                 return body_end::length_or_chunked;
             }
-            while (buf_.size() < len + 2)
+            // The chunk's bytes as they arrive (its size may be any 64-bit number: never
+            // buffered whole, never added to), then the CRLF that must end it.
+            while (len > 0) {
+                if (buf_.empty() && !fill()) throw http_protocol_error("connection closed inside a chunk");
+                const auto n = std::min(len, buf_.size());
+                if (!on_data(std::string_view(buf_).substr(0, n))) return body_end::stopped;
+                buf_.erase(0, n);
+                len -= n;
+            }
+            while (buf_.size() < 2)
                 if (!fill()) throw http_protocol_error("connection closed inside a chunk");
-            if (!on_data(std::string_view(buf_).substr(0, len))) return body_end::stopped;
-            buf_.erase(0, len + 2);
+            if (buf_.compare(0, 2, "\r\n") != 0) throw http_protocol_error("chunk not ended by CRLF");
+            buf_.erase(0, 2);
         }
     }
     if (cl != head.headers.end()) {

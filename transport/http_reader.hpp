@@ -48,12 +48,14 @@ public:
     /// Sets the whole-request deadline (clock::time_point::max(): none).
     void set_deadline(clock::time_point deadline) { deadline_ = deadline; }
 
-    /// Reads the response head (header names lower-cased). Throws http_protocol_error for
+    /// Reads the response head (header names lower-cased; a field sent more than once has its
+    /// values joined by ", "), skipping interim 1xx answers (not 101). Throws http_protocol_error for
     /// anything that is not an HTTP/1.x head, closed_unanswered when the connection ended
     /// before any byte, std::system_error for I/O errors and the deadline.
     http_response read_head();
 
-    /// Hands the body to on_data as the head frames it (chunked encoding removed).
+    /// Hands the body to on_data as the head frames it (chunked encoding removed), in pieces
+    /// as they arrive. A 1xx, 204 or 304 answer has none.
     body_end read_body(const http_response& head, const std::function<bool(std::string_view)>& on_data);
 
     /// Bytes read past the response (an upgraded protocol's first bytes).
@@ -61,6 +63,7 @@ public:
 
 private:
     bool fill();
+    http_response read_one_head();
 
     byte_stream& s_;
     std::chrono::milliseconds timeout_;

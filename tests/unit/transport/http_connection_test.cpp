@@ -197,6 +197,72 @@ TEST_CASE("without keep-alive every request says Connection: close and opens its
     CHECK(said_close == 2);
 }
 
+// Response framing the fuzz target http_response (tests/fuzz) found read wrongly: a chunk
+// size near 2^64 wrapped the reader's arithmetic, so the bytes after it came back as the
+// body and the connection was kept; an interim 1xx came back as the answer, with the real
+// answer as its body; a 204 or 304 was read to the end of the connection; and of a field
+// sent twice only the last counted, so "Connection: close" was lost to a later keep-alive.
+
+TEST_CASE("a chunk size near 2^64 is refused, not read as the bytes after it") {
+    for (const std::string size : {"fffffffffffffffe", "ffffffffffffffff"}) {
+        CAPTURE(size);
+        serial_server server(1, [&](int fd, int) {
+            if (!read_request_head(fd)) return;
+            send_text(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + size + "\r\nX0\r\n\r\n");
+        });
+        http_connection c(server.address(), nullptr);
+        CHECK_THROWS_AS(c.call(get("/"), 2s), http_protocol_error);
+        CHECK_FALSE(c.is_open());
+    }
+}
+
+TEST_CASE("a chunk not ended by CRLF is refused") {
+    serial_server server(1, [](int fd, int) {
+        if (!read_request_head(fd)) return;
+        send_text(fd, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY0\r\n\r\n");
+    });
+    http_connection c(server.address(), nullptr);
+    CHECK_THROWS_AS(c.call(get("/"), 2s), http_protocol_error);
+}
+
+TEST_CASE("interim 1xx answers are skipped; 204 and 304 have no body; the connection is kept") {
+    serial_server server(1, [](int fd, int) {
+        const std::string answers[] = {
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n" + ok_with("final"),
+            "HTTP/1.1 204 No Content\r\n\r\n",
+            "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+            ok_with("last"),
+        };
+        for (const auto& a : answers) {
+            if (!read_request_head(fd)) return;
+            send_text(fd, a);
+        }
+    });
+    http_connection c(server.address(), nullptr);
+    const auto first = c.call(get("/"), 1s);
+    CHECK(first.status == 200);
+    CHECK(first.body == "final");
+    const auto none = c.call(get("/"), 1s);
+    CHECK(none.status == 204);
+    CHECK(none.body.empty());
+    CHECK(c.call(get("/"), 1s).status == 304);
+    CHECK(c.call(get("/"), 1s).body == "last");
+    CHECK(c.connections_opened() == 1);
+}
+
+TEST_CASE("a field sent twice counts twice: Connection: close then keep-alive closes; two Content-Lengths are refused") {
+    serial_server server(2, [](int fd, int k) {
+        if (!read_request_head(fd)) return;
+        if (k == 0) send_text(fd, ok_with("first", "Connection: close\r\nConnection: keep-alive\r\n"));
+        else send_text(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 2\r\n\r\nhello");
+    });
+    http_connection c(server.address(), nullptr);
+    CHECK(c.call(get("/"), 2s).body == "first");
+    CHECK_FALSE(c.is_open());
+    CHECK_THROWS_AS(c.call(get("/"), 2s), http_protocol_error);
+    CHECK(c.connections_opened() == 2);
+}
+
 }  // TEST_SUITE
 
 }  // namespace http_connection_test
