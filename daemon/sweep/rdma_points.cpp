@@ -12,6 +12,7 @@
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/runtime/log.hpp"
 #include "daemon/sweep/point_figures.hpp"
+#include "daemon/sweep/rail_failures.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "transport/rdma/endpoint.hpp"
 #include "transport/rdma/error.hpp"
@@ -61,9 +62,14 @@ endpoints open_endpoints(const core::run_spec& spec, const frame_channel& ch, co
     return out;
 }
 
-std::vector<rdma::endpoint*> raw(const endpoints& eps) {
+/// The endpoints of the point's rails (`point`: the run's less those dropped after failing),
+/// from those opened for every rail of the `run`; all of them without rails.
+std::vector<rdma::endpoint*> point_endpoints(const endpoints& eps, const core::run_spec& run, const core::run_spec& point) {
     std::vector<rdma::endpoint*> out;
-    for (const auto& e : eps) out.push_back(e.get());
+    for (std::size_t k = 0; k < eps.size(); ++k)
+        if (run.rails.empty() || std::any_of(point.rails.begin(), point.rails.end(),
+                                             [&](const core::rail_pair& r) { return k < run.rails.size() && r.name == run.rails[k].name; }))
+            out.push_back(eps[k].get());
     return out;
 }
 
@@ -142,14 +148,17 @@ std::optional<rdma_port_used> path_port(const std::vector<rdma_port_used>& ports
 
 class rdma_initiator final : public initiator_point {
 public:
-    rdma_initiator(const endpoints& eps, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
-                   const std::vector<int>& cpus)
-        : spec_(spec), key_(key), byte_cap_(byte_cap), ports_(ports_of(eps)),
-          side_(raw(eps), rail_names(spec), spec, key.test, key.size, rdma::initiator_qp_roles(key.test, spec.streams, spec.reverse),
-                static_cast<std::uint32_t>(key.index)),
+    rdma_initiator(const endpoints& eps, const core::run_spec& run_spec, const point_key& key, std::uint64_t byte_cap,
+                   const std::vector<int>& cpus, point_rails::run_rails& rails)
+        : run_spec_(run_spec), spec_(point_rails::point_spec(run_spec, rails.dropped)), key_(key), byte_cap_(byte_cap),
+          ports_(ports_of(eps)),
+          side_(point_endpoints(eps, run_spec, spec_), rail_names(spec_), spec_, key.test, key.size,
+                rdma::initiator_qp_roles(key.test, spec_.streams, spec_.reverse), static_cast<std::uint32_t>(key.index)),
           local_n_(side_.counting_runners()),
-          remote_n_(counting(peer_roles(spec, key.test), spec.op) * std::max<std::size_t>(1, spec.rails.size())),
-          local_(local_n_, spec.warmup_s), remote_(remote_n_, spec.warmup_s) {
+          remote_n_(counting(peer_roles(spec_, key.test), spec_.op) * std::max<std::size_t>(1, spec_.rails.size())),
+          local_(local_n_, spec_.warmup_s), remote_(remote_n_, spec_.warmup_s), rails_(rails),
+          tolerant_(point_rails::tolerates_rail_failures(spec_, key.test)) {
+        const auto& spec = spec_;
         // Bytes are counted where the op completes: the receiver of a SEND, the initiator of a
         // WRITE or READ. Name each tracker for the direction its bytes travel.
         const bool counted_here_is_inbound = rdma::counting_side_receives(spec.op);
@@ -158,6 +167,11 @@ public:
         side_.pin_to(cpus);
     }
 
+    json begin_fields() override {
+        json f = json::object();
+        rails_.add_begin_fields(f, tolerant_);
+        return f;
+    }
     void arm() override { side_.start_passive(); }
     void connect() override { side_.start_active(); }
 
@@ -181,7 +195,8 @@ public:
 
     json stop(bool, bool) override {
         side_.stop_active();
-        return {{"messages", side_.active_messages()}};  // what the peer's passive runners expect
+        // What the peer's passive runners expect (none over a rail whose QPs failed here).
+        return {{"messages", side_.active_messages(tolerant_)}};
     }
 
     // The peer answers point_stop only once its passive runners have their messages (up to
@@ -197,7 +212,7 @@ public:
         side_.finish_passive(counts);
     }
 
-    std::string error() const override { return side_.error(); }
+    std::string error() const override { return side_.error(tolerant_); }
     bool verify_failed() const override { return side_.verify_failed(); }
     std::string_view data_path_name() const override { return "RDMA"; }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
@@ -214,32 +229,58 @@ public:
         in.peer_wall_s = peer_done.value("wall_s", 0.0);
         in.sender_is_local = !spec_.reverse;
         if (byte_cap_reached_) in.byte_cap_reached = byte_cap_;
-        return assemble_point(in);
+        if (tolerant_) {
+            auto failed = side_.failed_rails("at the initiator");
+            core::merge_rail_failures(failed, point_rails::peer_rail_failures(peer_done, spec_));
+            in.failed_rails = point_rails::with_a_survivor(std::move(failed), spec_);
+            if (!in.failed_rails.empty()) in.tracked_flows = flows_without(in.failed_rails);
+        }
+        in.dropped_rails = rails_.dropped;
+        if (!in.dropped_rails.empty()) in.run_rails = &run_spec_.rails;
+        auto point = assemble_point(in);
+        rails_.drop(in.failed_rails, key_.index, key_.test, key_.size);
+        return point;
     }
 
     void abort() noexcept override { side_.abort(); }
 
 private:
-    const core::run_spec& spec_;
+    /// The flows with the QPs of `failed` rails left out (their bytes count nothing).
+    std::vector<tracked_flow> flows_without(const std::vector<core::rail_failure>& failed) {
+        const auto rails = std::max<std::size_t>(1, spec_.rails.size());
+        local_kept_.emplace(local_.without_streams(point_rails::streams_on(failed, spec_, local_n_, local_n_ / rails)));
+        remote_kept_.emplace(remote_.without_streams(point_rails::streams_on(failed, spec_, remote_n_, remote_n_ / rails)));
+        auto out = flows_;
+        for (auto& f : out) f.tracker = f.tracker == &local_ ? &*local_kept_ : &*remote_kept_;
+        return out;
+    }
+
+    const core::run_spec& run_spec_;
+    core::run_spec spec_;  // the run's, less the rails dropped in earlier points
     point_key key_;
     std::uint64_t byte_cap_;
     std::vector<rdma_port_used> ports_;
     rdma::rail_point_side side_;
     std::size_t local_n_, remote_n_;
     core::flow_tracker local_, remote_;  // bytes counted here, and at the peer (its progress frames)
+    std::optional<core::flow_tracker> local_kept_, remote_kept_;  // without a failed rail's QPs
     std::vector<tracked_flow> flows_;
     std::vector<std::uint64_t> local_bytes_;
     std::uint64_t remote_bytes_ = 0;
     bool byte_cap_reached_ = false;
+    point_rails::run_rails& rails_;
+    bool tolerant_;  // a rail whose QPs fail ends alone
 };
 
 class rdma_responder final : public responder_point {
 public:
-    rdma_responder(const endpoints& eps, const core::run_spec& spec, const point_key& key, std::uint64_t byte_cap,
-                   const std::vector<int>& cpus)
-        : spec_(spec), key_(key), byte_cap_(byte_cap), ports_(ports_of(eps)),
-          side_(raw(eps), rail_names(spec), spec, key.test, key.size, peer_roles(spec, key.test),
-                static_cast<std::uint32_t>(key.index)) {
+    rdma_responder(const endpoints& eps, const core::run_spec& run_spec, const point_key& key, const json& begin,
+                   std::uint64_t byte_cap, const std::vector<int>& cpus)
+        : spec_(point_rails::point_spec(run_spec, point_rails::dropped_from_begin(begin, run_spec))), key_(key),
+          byte_cap_(byte_cap), ports_(ports_of(eps)),
+          side_(point_endpoints(eps, run_spec, spec_), rail_names(spec_), spec_, key.test, key.size, peer_roles(spec_, key.test),
+                static_cast<std::uint32_t>(key.index)),
+          tolerant_(point_rails::tolerant_by_begin(begin, spec_, key.test)) {
         side_.pin_to(cpus);
     }
 
@@ -264,11 +305,18 @@ public:
         side_.stop_active();
         side_.finish_passive(initiator_messages_);
     }
-    json done_fields() override { return {{"active_messages", side_.active_messages()}}; }
+    json done_fields() override {
+        // Our own QPs that failed on a rail: the initiator keeps the other rails (it asked to).
+        json done = {{"active_messages", side_.active_messages(tolerant_)}};
+        if (tolerant_)
+            if (const auto failed = side_.failed_rails("at the peer"); !failed.empty() && side_.error(true).empty())
+                done["failed_rails"] = point_rails::to_json(failed);
+        return done;
+    }
 
     double cpu_seconds() const override { return side_.cpu_seconds(); }
     double wall_seconds() const override { return side_.wall_seconds(); }
-    std::string error() const override { return side_.error(); }
+    std::string error() const override { return side_.error(tolerant_); }
     bool verify_failed() const override { return side_.verify_failed(); }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
     void abort() noexcept override { side_.abort(); }
@@ -276,11 +324,12 @@ public:
     std::vector<rdma_port_used> rail_rdma_ports() const override { return ports_; }
 
 private:
-    const core::run_spec& spec_;
+    core::run_spec spec_;  // the run's, less the rails the initiator dropped in earlier points
     point_key key_;
     std::uint64_t byte_cap_;
     std::vector<rdma_port_used> ports_;
     rdma::rail_point_side side_;
+    bool tolerant_;  // a rail whose QPs fail ends alone, named in point_done
     bool active_stopped_ = false;
     std::vector<std::uint64_t> initiator_messages_;
 };
@@ -301,10 +350,11 @@ public:
         for (const auto& ep : eps_)
             for (auto& n : gpu_memory_notes(*ep, spec_.local_memory, "initiator")) run.warnings.push_back(std::move(n));
         for (auto& n : peer_memory_notes(remote.body)) run.warnings.push_back(std::move(n));
+        rails_.warnings = &run.warnings;
     }
     std::string path_label() const override { return fmt::format("rdma {} ", core::to_string(spec_.op)); }
     std::unique_ptr<initiator_point> point(const point_key& key) override {
-        return std::make_unique<rdma_initiator>(eps_, spec_, key, byte_cap_, cpus_);
+        return std::make_unique<rdma_initiator>(eps_, spec_, key, byte_cap_, cpus_, rails_);
     }
 
 private:
@@ -312,6 +362,7 @@ private:
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
     endpoints eps_;
+    point_rails::run_rails rails_;  // rails that failed in earlier points
 };
 
 class rdma_responder_transport final : public responder_transport {
@@ -337,8 +388,8 @@ public:
         ch.send(core::frame_type::endpoint, body, clock::now() + handshake_timeout);
         log_info("session {}: RDMA on {}", ch.peer_name(), where_text(eps_, spec_));
     }
-    std::unique_ptr<responder_point> point(const point_key& key, const json&) override {
-        return std::make_unique<rdma_responder>(eps_, spec_, key, byte_cap_, cpus_);
+    std::unique_ptr<responder_point> point(const point_key& key, const json& begin) override {
+        return std::make_unique<rdma_responder>(eps_, spec_, key, begin, byte_cap_, cpus_);
     }
 
 private:

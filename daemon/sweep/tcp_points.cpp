@@ -113,18 +113,17 @@ class tcp_initiator final : public initiator_point {
 public:
     tcp_initiator(const daemon_context& ctx, const transport::endpoint_address& peer, const core::run_spec& spec,
                   const point_key& key, std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
-                  const std::vector<int>& cpus, tcp_rails::run_rails& rails)
-        : ctx_(ctx), peer_(peer), run_spec_(spec), spec_(tcp_rails::point_spec(spec, rails.dropped)), key_(key), cpus_(cpus),
+                  const std::vector<int>& cpus, point_rails::run_rails& rails)
+        : ctx_(ctx), peer_(peer), run_spec_(spec), spec_(point_rails::point_spec(spec, rails.dropped)), key_(key), cpus_(cpus),
           roles_(tcp::initiator_roles(key.test, core::streams_per_direction(spec_, key.test), spec.reverse)),
           forward_streams_(count_role(roles_, tcp::stream_role::send)),
           reverse_streams_(count_role(roles_, tcp::stream_role::receive)), forward_(forward_streams_, spec.warmup_s),
           reverse_(reverse_streams_, spec.warmup_s), byte_cap_(byte_cap), memory_(memory), token_(random_token()),
-          rails_(rails), tolerant_(tcp_rails::tolerates_rail_failures(spec_, key.test)) {}
+          rails_(rails), tolerant_(point_rails::tolerates_rail_failures(spec_, key.test)) {}
 
     json begin_fields() override {
         json f = {{"token", token_}};
-        if (tolerant_) f["rail_failures"] = true;  // the peer may then report a failed rail instead of failing the point
-        if (!rails_.dropped.empty()) f["rails_dropped"] = rails_.names();
+        rails_.add_begin_fields(f, tolerant_);
         return f;
     }
 
@@ -240,11 +239,11 @@ private:
         if (failed.empty()) return flows();
         std::vector<tracked_flow> out;
         if (forward_streams_) {
-            forward_kept_.emplace(forward_.without_streams(tcp_rails::streams_on(failed, spec_, forward_streams_)));
+            forward_kept_.emplace(forward_.without_streams(point_rails::streams_on(failed, spec_, forward_streams_, spec_.streams)));
             out.push_back({"initiator->peer", &*forward_kept_});
         }
         if (reverse_streams_) {
-            reverse_kept_.emplace(reverse_.without_streams(tcp_rails::streams_on(failed, spec_, reverse_streams_)));
+            reverse_kept_.emplace(reverse_.without_streams(point_rails::streams_on(failed, spec_, reverse_streams_, spec_.streams)));
             out.push_back({"peer->initiator", &*reverse_kept_});
         }
         return out;
@@ -272,7 +271,7 @@ private:
     std::unique_ptr<tcp::point_side> side_;
     clock::time_point t0_{};
     bool ended_by_itself_ = false;  // every local stream ended cleanly before we stopped them
-    tcp_rails::run_rails& rails_;
+    point_rails::run_rails& rails_;
     bool tolerant_;  // a failed rail ends that rail alone
     bool stopped_ = false;         // stop() was called
     std::uint64_t peer_bytes_ = 0;  // the peer's last report, all streams
@@ -282,13 +281,13 @@ class tcp_responder final : public responder_point {
 public:
     tcp_responder(daemon_context& ctx, const core::run_spec& spec, const point_key& key, const json& begin,
                   std::uint64_t byte_cap, const tcp::staged_stream_factory& memory, const std::vector<int>& cpus)
-        : ctx_(ctx), spec_(tcp_rails::point_spec(spec, tcp_rails::dropped_from_begin(begin, spec))), key_(key), cpus_(cpus),
+        : ctx_(ctx), spec_(point_rails::point_spec(spec, point_rails::dropped_from_begin(begin, spec))), key_(key), cpus_(cpus),
           byte_cap_(byte_cap), memory_(memory) {
         if (!begin.contains("token") || !begin["token"].is_string())
             throw session_error("the initiator's point_begin names no data stream token");
         token_ = begin["token"].get<std::string>();
         // An initiator that keeps a point's other rails when one fails says so (an older one does not).
-        tolerant_ = begin.contains("rail_failures") && begin.at("rail_failures") == true && tcp_rails::tolerates_rail_failures(spec_, key.test);
+        tolerant_ = point_rails::tolerant_by_begin(begin, spec_, key.test);
         for (auto r : tcp::initiator_roles(key.test, core::streams_per_direction(spec_, key.test), spec_.reverse))
             roles_.push_back(tcp::mirror(r));
         // Our senders stop at the agreed cap by themselves; what we receive is checked against
@@ -369,7 +368,7 @@ public:
         if (const auto c = side_->sent_tcp_counters()) done["tcp_counters"] = core::to_json(*c);
         if (tolerant_ && error().empty())  // streams that failed on some rails only: the initiator keeps the others
             if (const auto failed = tcp_rails::side_rail_failures(*side_, spec_, roles_, "at the peer"); !failed.empty())
-                done["failed_rails"] = tcp_rails::to_json(failed);
+                done["failed_rails"] = point_rails::to_json(failed);
         return done;
     }
 
@@ -434,7 +433,7 @@ private:
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
     tcp::staged_stream_factory memory_;  // empty: host memory
-    tcp_rails::run_rails rails_;          // rails that failed in earlier points
+    point_rails::run_rails rails_;          // rails that failed in earlier points
 };
 
 class tcp_responder_transport final : public responder_transport {

@@ -65,7 +65,8 @@ public:
     /// send: counts received messages (counters()), checking each with verify, until stop is
     /// true and then until expect()'s count has arrived (or, without expect(), until the CQ
     /// stays empty for 1 ms); messages that do not arrive within peer_timeout after stop
-    /// throw rdma_error. write/read: waits for stop; with verify (write) checks the region.
+    /// throw rdma_error. write/read: waits for stop; with verify (write) checks the region,
+    /// unless expect(0) said no message landed (a QP that failed at once on a failed rail).
     void run(const std::atomic<bool>& stop);
 
     /// The active side's message count from its "done" notification. Any thread; call

@@ -191,8 +191,9 @@ std::size_t point_side::counting_runners() const {
 }
 
 std::string point_side::error() const {
+    // Only a runner that has ended: its thread wrote the error before it set `done`.
     for (const auto& r : runners_)
-        if (!r->error.empty()) return r->error;
+        if (r->done.load(std::memory_order_acquire) && !r->error.empty()) return r->error;
     return {};
 }
 

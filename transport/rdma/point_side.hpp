@@ -65,8 +65,10 @@ public:
     std::vector<std::uint64_t> counted_bytes() const;
     std::size_t counting_runners() const;
 
-    // After everything is joined:
+    /// The first error of a runner that has ended (safe while others run); complete once
+    /// everything is joined.
     std::string error() const;
+    // After everything is joined:
     bool verify_failed() const;
     double cpu_seconds() const;
     double wall_seconds() const;

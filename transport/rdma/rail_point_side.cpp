@@ -57,8 +57,12 @@ void rail_point_side::stop_active() {
     for (auto& s : sides_) s->stop_active();
 }
 
-std::vector<std::uint64_t> rail_point_side::active_messages() const {
-    return concat(sides_, [](const point_side& s) { return s.active_messages(); });
+std::vector<std::uint64_t> rail_point_side::active_messages(bool zero_failed_rails) const {
+    return concat(sides_, [&](const point_side& s) {
+        auto counts = s.active_messages();
+        if (zero_failed_rails && !rails_.empty() && !s.error().empty()) std::fill(counts.begin(), counts.end(), 0);
+        return counts;
+    });
 }
 
 void rail_point_side::finish_passive(const std::vector<std::uint64_t>& peer_active_messages) {
@@ -86,10 +90,20 @@ std::size_t rail_point_side::counting_runners() const {
     return n;
 }
 
-std::string rail_point_side::error() const {
+std::string rail_point_side::error(bool failed_rails_alone) const {
+    if (failed_rails_alone && !rails_.empty() &&
+        std::any_of(sides_.begin(), sides_.end(), [](const auto& s) { return s->error().empty(); }))
+        return {};
     for (std::size_t k = 0; k < sides_.size(); ++k)
         if (auto e = sides_[k]->error(); !e.empty()) return k < rails_.size() ? fmt::format("rail {}: {}", rails_[k], e) : e;
     return {};
+}
+
+std::vector<core::rail_failure> rail_point_side::failed_rails(const std::string& where) const {
+    std::vector<core::rail_failure> out;
+    for (std::size_t k = 0; k < sides_.size() && k < rails_.size(); ++k)
+        if (auto e = sides_[k]->error(); !e.empty()) out.push_back({rails_[k], fmt::format("RDMA failed {}: {}", where, e)});
+    return out;
 }
 
 bool rail_point_side::verify_failed() const {

@@ -4,6 +4,7 @@
 /// with the same QP roles, presented as one. Runners are rail-major (rail 0's, then rail
 /// 1's, ...), as a run over rails numbers its streams (core/rail_figures.hpp splits the
 /// figures by that order).
+#include "core/rail_figures.hpp"
 #include "transport/rdma/point_side.hpp"
 
 #include <memory>
@@ -25,8 +26,10 @@ public:
     void start_active();
     bool active_finished() const;
     void stop_active();
-    /// Each rail's active runners' messages, rail-major.
-    std::vector<std::uint64_t> active_messages() const;
+    /// Each rail's active runners' messages, rail-major. With `zero_failed_rails`, each
+    /// runner of a rail whose runners failed counts 0 (its data path is gone: the other
+    /// side's passive runners on it wait for nothing, and check no region for data).
+    std::vector<std::uint64_t> active_messages(bool zero_failed_rails = false) const;
     /// The peer's counts, rail-major: each rail gets its share (a list of another length
     /// leaves the passive runners to drain until their CQs are quiet).
     void finish_passive(const std::vector<std::uint64_t>& peer_active_messages);
@@ -35,8 +38,13 @@ public:
     std::vector<std::uint64_t> counted_bytes() const;
     std::size_t counting_runners() const;
 
-    /// The first error, with its rail's name when there are rails.
-    std::string error() const;
+    /// The first error, with its rail's name when there are rails. With
+    /// `failed_rails_alone`, empty while some rail has no error (failed_rails() names the
+    /// others): a rail whose link went down ends alone (docs/rails.md).
+    std::string error(bool failed_rails_alone = false) const;
+    /// Each rail with a runner that ended in error, and that error prefixed with `where`
+    /// ("RDMA failed at the peer: ..."). Empty without rails. Complete once joined.
+    std::vector<core::rail_failure> failed_rails(const std::string& where) const;
     bool verify_failed() const;
     double cpu_seconds() const;
     double wall_seconds() const;
