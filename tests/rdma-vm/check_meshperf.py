@@ -220,6 +220,46 @@ def check_rails(lines):
     return ok
 
 
+def check_rail_down(lines):
+    """The rdma rails sweep with rdma1 set down mid-run: exit 0 within 30 s of the cut, the run
+    completed with two points; point 1 keeps rdma0's positive figure (not failed) as its
+    aggregate, rdma1 failed with an error naming it and a zero figure; point 2 measured rdma0
+    with rdma1 "not measured"; both daemons answered /v1/info afterwards."""
+    ok = True
+    exits = [l for l in lines if l.startswith("MESHPERF-RAILDOWN-EXIT ")]
+    print(f"rdma-vm: rail down: {exits[0][:400] if exits else 'no exit line'}")
+    if not exits:
+        return False
+    parts = exits[0].split()
+    ok &= parts[1] == "0" and int(parts[2]) < 30
+    docs, done = documents(lines, "MESHPERF-RAILDOWN", "cut", "rdma rail down")
+    ok &= done and len(docs) == 1
+    for _, doc in docs:
+        points = doc["points"]
+        warned = [w for w in doc.get("warnings", []) if "rail rdma1 failed in point 1" in w]
+        print(f"rdma-vm: rail down: run warning: {warned[0] if warned else None}" + ("" if warned else "  <-- MISSING"))
+        ok &= len(points) == 2 and len(warned) == 1
+        for n, p in enumerate(points, 1):
+            rails = {r["name"]: r for r in p.get("rails") or []}
+            kept, cut = rails.get("rdma0", {}), rails.get("rdma1", {})
+            err = cut.get("error", "")
+            good = positive(kept.get("gbit_per_s", 0)) and not kept.get("failed", False) and p["verified"]
+            good = good and abs(p["gbit_per_s"] - kept["gbit_per_s"]) <= 0.01 * kept["gbit_per_s"]
+            good = good and cut.get("failed") is True and "rail rdma1" in err and "rdma0" not in err
+            good = good and cut.get("gbit_per_s", 1) == 0
+            if n == 2:
+                good = good and "not measured" in err
+            print(f"rdma-vm: rail down point {n} {p['size_bytes']} B: rdma0 {kept.get('gbit_per_s', 0) * 1000:.1f} Mbit/s, "
+                  f"aggregate {p['gbit_per_s'] * 1000:.1f} Mbit/s; rdma1 failed={cut.get('failed')}: {err}"
+                  + ("" if good else "  <-- WRONG"))
+            ok &= good
+    for port in ("7477", "7478"):
+        alive = f"MESHPERF-RAILDOWN-ALIVE {port}" in [l.strip() for l in lines]
+        print(f"rdma-vm: rail down: daemon :{port} " + ("answers" if alive else "does not answer  <-- DEAD"))
+        ok &= alive
+    return ok
+
+
 def check_inspect(lines):
     """inspect --loopback in the guest: through the daemon and in process, rxe0's loopback
     finding is OK with a positive, finite figure that agrees with its bytes and seconds; with
@@ -274,7 +314,8 @@ def main(path):
     corrupt_ok = check_corrupt(lines)
     inspect_ok = check_inspect(lines)
     rails_ok = check_rails(lines)
-    return 0 if sweeps_ok and collectives_ok and corrupt_ok and inspect_ok and rails_ok else 1
+    rail_down_ok = check_rail_down(lines)
+    return 0 if sweeps_ok and collectives_ok and corrupt_ok and inspect_ok and rails_ok and rail_down_ok else 1
 
 
 if __name__ == "__main__":

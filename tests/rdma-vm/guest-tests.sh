@@ -211,6 +211,26 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
     json_run MESHPERF-RAILS op=$op sweep --initiator $ip:7477 $ip:7478 --transport rdma --op $op --rails all \
       --test bandwidth,bidir --sizes 65536 --qps 1 --tx-depth 32 --verify --max-time 2 --warmup 0.1
   done
+  # A failed RDMA rail alone (issue 28): rdma1 set down ~2 s into a 6 s point; the run must
+  # complete, point 1 keeping rdma0's figure with rdma1 failed and named, point 2 measured
+  # on rdma0 alone (rdma1 not measured), and both daemons answering afterwards.
+  step "meshperf sweep --transport rdma --rails all, rdma1 down mid-run"
+  meshperf --token-file /tmp/token sweep --initiator $ip:7477 $ip:7478 --transport rdma --op write --rails all \
+    --test bandwidth --sizes 65536,131072 --duration 6 --warmup 0.5 --qps 1 --tx-depth 32 --verify \
+    --format json -q -o /tmp/raildown.json 2>/tmp/raildown.err &
+  cli=$!
+  sleep 2
+  cut=$(date +%s)
+  /usr/sbin/ip link set rdma1 down
+  wait $cli
+  st=$?
+  echo "MESHPERF-RAILDOWN-EXIT $st $(( $(date +%s) - cut )) s after the cut; $(tr '\n' ' ' </tmp/raildown.err)"
+  [ -f /tmp/raildown.json ] && echo "MESHPERF-RAILDOWN-JSON cut=rdma1 | $(tr -d '\n' </tmp/raildown.json)"
+  for port in 7477 7478; do
+    meshperf --token-file /tmp/token info $ip:$port >/dev/null 2>&1 && echo "MESHPERF-RAILDOWN-ALIVE $port" ||
+      echo "MESHPERF-RAILDOWN-DEAD $port"
+  done
+  /usr/sbin/ip link set rdma1 up
   kill $r1 $r2
   wait $r1 $r2 2>/dev/null
   /usr/sbin/rdma link delete rxe1

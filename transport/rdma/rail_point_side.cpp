@@ -102,7 +102,7 @@ std::string rail_point_side::error(bool failed_rails_alone) const {
 std::vector<core::rail_failure> rail_point_side::failed_rails(const std::string& where) const {
     std::vector<core::rail_failure> out;
     for (std::size_t k = 0; k < sides_.size() && k < rails_.size(); ++k)
-        if (auto e = sides_[k]->error(); !e.empty()) out.push_back({rails_[k], fmt::format("RDMA failed {}: {}", where, e)});
+        if (auto e = sides_[k]->error(); !e.empty()) out.push_back({rails_[k], fmt::format("rail {}: RDMA failed {}: {}", rails_[k], where, e)});
     return out;
 }
 

@@ -43,7 +43,7 @@ public:
     /// others): a rail whose link went down ends alone (docs/rails.md).
     std::string error(bool failed_rails_alone = false) const;
     /// Each rail with a runner that ended in error, and that error prefixed with `where`
-    /// ("RDMA failed at the peer: ..."). Empty without rails. Complete once joined.
+    /// ("rail NAME: RDMA failed at the peer: ..."). Empty without rails. Complete once joined.
     std::vector<core::rail_failure> failed_rails(const std::string& where) const;
     bool verify_failed() const;
     double cpu_seconds() const;
