@@ -4,7 +4,10 @@
 #include "core/figure_text.hpp"
 #include "core/sizes.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 #include <fmt/format.h>
 
 namespace meshperf::core {
@@ -46,14 +49,67 @@ std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate
     return out;
 }
 
+namespace {
+
+/// "h1:7470 rail ra2 -> h2:7470 rail rb2", the peer's rail from the run's spec.
+std::string rail_ends(const run_result& run, const std::string& from, const std::string& to, const std::string& rail) {
+    std::string peer = "?";
+    for (const auto& r : run.spec.rails)
+        if (r.name == rail) peer = r.peer_name;
+    return fmt::format("{} rail {} -> {} rail {}", from, rail, to, peer);
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs, const std::string& from, const std::string& to,
+                                               double fraction) {
+    if (!(fraction > 0 && fraction <= 1))
+        throw spec_error(fmt::format("the rails' sibling fraction {} is out of range: give a fraction in (0, 1]", fraction));
+    struct measured {
+        const run_result* run;
+        const rail_figures* rail;
+        std::uint64_t size;
+    };
+    // A point is its test and size; its rails may come from several runs (--rails-serial).
+    std::map<std::pair<test_kind, std::uint64_t>, std::vector<measured>> points;
+    for (const auto& run : runs)
+        for (const auto& p : run.points) {
+            if (p.test == test_kind::latency) continue;
+            for (const auto& r : p.rails)
+                if (!r.failed && r.gbit_per_s > 0 && std::isfinite(r.gbit_per_s))
+                    points[{p.test, p.size_bytes}].push_back({&run, &r, p.size_bytes});
+        }
+    std::vector<std::string> out;
+    for (const auto& [key, rails] : points) {
+        if (rails.size() < 2) continue;
+        const bool by_rate = std::all_of(rails.begin(), rails.end(), [](const measured& m) { return m.rail->rate_fraction.has_value(); });
+        const auto metric = [&](const measured& m) { return by_rate ? *m.rail->rate_fraction : m.rail->gbit_per_s; };
+        std::vector<double> values;
+        for (const auto& m : rails) values.push_back(metric(m));
+        const double median = median_of(std::move(values));
+        for (const auto& m : rails) {
+            const double share = metric(m) / median;
+            if (!(share < fraction)) continue;
+            out.push_back(fmt::format("{}: {} Gbit/s at {}, {:.0f}% of the median of the link's {} rails ({}), below {}",
+                                      rail_ends(*m.run, from, to, m.rail->name), message_figure(m.rail->gbit_per_s),
+                                      format_size(m.size), 100 * share, rails.size(),
+                                      by_rate ? fmt::format("{:.3g}% of their link rates", 100 * median)
+                                              : fmt::format("{} Gbit/s", message_figure(median)),
+                                      fraction));
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> rail_link_problems(const run_result& run, const std::string& from, const std::string& to,
                                             double min_rate_fraction, bool& unknown_rate) {
-    const auto ends = [&](const std::string& rail) {
-        std::string peer = "?";
-        for (const auto& r : run.spec.rails)
-            if (r.name == rail) peer = r.peer_name;
-        return fmt::format("{} rail {} -> {} rail {}", from, rail, to, peer);
-    };
+    const auto ends = [&](const std::string& rail) { return rail_ends(run, from, to, rail); };
     std::vector<std::string> out;
     if (min_rate_fraction > 0) {
         for (const auto& v : rail_verdicts(run, min_rate_fraction)) {

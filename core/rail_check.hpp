@@ -4,6 +4,7 @@
 #include "core/check.hpp"
 #include "core/result.hpp"
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,17 @@ std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate
 /// is no problem but sets `unknown_rate`. The peer's rail is named from run.spec.rails.
 std::vector<std::string> rail_link_problems(const run_result& run, const std::string& from, const std::string& to,
                                             double min_rate_fraction, bool& unknown_rate);
+
+/// The rails of one link that are slow against their siblings, for `matrix --rails` without
+/// --min-rate-fraction: in each bandwidth or bidir point (over `runs`, so that --rails-serial's
+/// one run per rail counts too), a rail below `fraction` × the median of the point's rails
+/// that moved bytes (at least 2). Compared by rate_fraction when every such rail has a link
+/// rate (rails of mixed speeds), by Gbit/s otherwise. A rail that failed or moved nothing is
+/// left to rail_link_problems. One sentence each, named as there ("h1:7470 rail ra2 -> h2:7470
+/// rail rb2: 0.0957 Gbit/s at 1 MiB, 50% of the median of the link's 3 rails (0.191 Gbit/s),
+/// below 0.9"). Throws spec_error unless 0 < fraction <= 1.
+std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs, const std::string& from, const std::string& to,
+                                               double fraction);
 
 /// Adds rail verdicts to a result that has figures: its state becomes the worst of all. A
 /// result without figures (UNKNOWN, the check not made) is left as it is.

@@ -325,6 +325,9 @@ private:
                 for (const auto& run : runs)
                     for (auto& p : core::rail_link_problems(run, names_[from], names_[to], o_.min_rate_fraction, unknown_rate))
                         l.sample.rail_problems.push_back(std::move(p));
+                if (o_.min_rate_fraction == 0 && o_.rails.given)
+                    for (auto& p : core::rail_sibling_problems(runs, names_[from], names_[to], o_.bad_bw_fraction))
+                        l.sample.rail_problems.push_back(std::move(p));
                 if (unknown_rate)
                     rails_.say_once("--min-rate-fraction: some rails' link rate is unknown (neither end's /v1/info has one), so they are "
                              "judged only for moving bytes: give --expect node.toml with rail_rate_gbit");
@@ -554,7 +557,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
     add_rail_options(*cmd, o->rails);
     cmd->add_option("--min-rate-fraction", o->min_rate_fraction,
                     "with --rails: a link is bad when one of its rails carries less than this fraction of its link rate "
-                    "(0.9: ngc_multinode_perf's pass mark; without it a rail is bad only when it moves nothing)");
+                    "(0.9: ngc_multinode_perf's pass mark); without it a rail is bad when it moves nothing or carries less "
+                    "than --bad-bw-fraction of the median of its link's rails");
     cmd->add_option("--expect", o->expect_file, "with --rails: node manifest (node.toml); its rail_rate_gbit is every rail's rate");
     cmd->add_flag("--no-retest", o->no_retest, "report bad links without measuring them again (triage: no localisation)");
     auto* progress = cmd->add_flag("--progress", o->progress,
