@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace meshperf::core {
 
@@ -89,7 +90,10 @@ std::vector<std::string> rail_warnings(const std::vector<rail_figures>& rails, c
     std::vector<std::string> out;
     for (const auto& r : rails) {
         if (r.failed) {
-            out.push_back(fmt::format("rail {} failed: {}; the point's figures are the other rails' alone", r.name, r.error));
+            // An error that already starts with the rail's name (RDMA's) is not named twice.
+            const auto own = fmt::format("rail {}: ", r.name);
+            const std::string_view why = r.error.starts_with(own) ? std::string_view(r.error).substr(own.size()) : r.error;
+            out.push_back(fmt::format("rail {} failed: {}; the point's figures are the other rails' alone", r.name, why));
             continue;
         }
         if (r.gbit_per_s > 0) continue;

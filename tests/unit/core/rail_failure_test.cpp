@@ -41,6 +41,12 @@ TEST_CASE("a failed rail is marked with its error, zeroed, and survivable only w
     const auto w = core::rail_warnings(split, rails);
     REQUIRE(w.size() == 1);
     CHECK(w[0].find("rail ra1 failed: " + cut) == 0);
+    // RDMA's errors start with the rail's name: the warning does not name it twice.
+    auto named = split;
+    named[1].error = "rail ra1: RDMA failed at the initiator: rxe1 port 1: work completion failed";
+    const auto once = core::rail_warnings(named, rails);
+    REQUIRE(once.size() == 1);
+    CHECK(once[0].find("rail ra1 failed: RDMA failed at the initiator: rxe1 port 1") == 0);
 
     CHECK(core::rails_survive(rails, {{"ra1", cut}}));
     CHECK(core::rails_survive(rails, {{"ra0", "x"}, {"ra1", cut}}));
