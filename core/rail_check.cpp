@@ -3,12 +3,13 @@
 #include "core/error.hpp"
 #include "core/figure_text.hpp"
 #include "core/sizes.hpp"
+#include "core/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <map>
 #include <utility>
-#include <fmt/format.h>
 
 namespace meshperf::core {
 
@@ -59,12 +60,6 @@ std::string rail_ends(const run_result& run, const std::string& from, const std:
     return fmt::format("{} rail {} -> {} rail {}", from, rail, to, peer);
 }
 
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 }  // namespace
 
 std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs, const std::string& from, const std::string& to,
@@ -74,7 +69,6 @@ std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs,
     struct measured {
         const run_result* run;
         const rail_figures* rail;
-        std::uint64_t size;
     };
     // A point is its test and size; its rails may come from several runs (--rails-serial).
     std::map<std::pair<test_kind, std::uint64_t>, std::vector<measured>> points;
@@ -83,22 +77,26 @@ std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs,
             if (p.test == test_kind::latency) continue;
             for (const auto& r : p.rails)
                 if (!r.failed && r.gbit_per_s > 0 && std::isfinite(r.gbit_per_s))
-                    points[{p.test, p.size_bytes}].push_back({&run, &r, p.size_bytes});
+                    points[{p.test, p.size_bytes}].push_back({&run, &r});
         }
     std::vector<std::string> out;
     for (const auto& [key, rails] : points) {
         if (rails.size() < 2) continue;
-        const bool by_rate = std::all_of(rails.begin(), rails.end(), [](const measured& m) { return m.rail->rate_fraction.has_value(); });
+        const bool by_rate = std::all_of(rails.begin(), rails.end(), [](const measured& m) {
+            const auto& f = m.rail->rate_fraction;
+            return f && *f > 0 && std::isfinite(*f);
+        });
         const auto metric = [&](const measured& m) { return by_rate ? *m.rail->rate_fraction : m.rail->gbit_per_s; };
         std::vector<double> values;
         for (const auto& m : rails) values.push_back(metric(m));
-        const double median = median_of(std::move(values));
+        std::sort(values.begin(), values.end());
+        const double median = percentile_sorted(values, 0.5);
         for (const auto& m : rails) {
             const double share = metric(m) / median;
             if (!(share < fraction)) continue;
             out.push_back(fmt::format("{}: {} Gbit/s at {}, {:.0f}% of the median of the link's {} rails ({}), below {}",
                                       rail_ends(*m.run, from, to, m.rail->name), message_figure(m.rail->gbit_per_s),
-                                      format_size(m.size), 100 * share, rails.size(),
+                                      format_size(key.second), 100 * share, rails.size(),
                                       by_rate ? fmt::format("{:.3g}% of their link rates", 100 * median)
                                               : fmt::format("{} Gbit/s", message_figure(median)),
                                       fraction));

@@ -1,5 +1,6 @@
 #include "daemon/sweep/rail_failures.hpp"
 
+#include "core/rail_spec.hpp"
 #include "core/sizes.hpp"
 #include "daemon/session/session_protocol.hpp"
 
@@ -75,7 +76,7 @@ std::vector<bool> streams_on(const std::vector<core::rail_failure>& failed, cons
     std::vector<bool> out(streams, false);
     if (per_rail == 0) return out;
     for (std::size_t i = 0; i < streams; ++i) {
-        const auto rail = i / per_rail;
+        const auto rail = core::rail_of_stream(i, static_cast<std::uint32_t>(per_rail));
         out[i] = rail < spec.rails.size() && is_failed(failed, spec.rails[rail].name);
     }
     return out;

@@ -66,10 +66,11 @@ endpoints open_endpoints(const core::run_spec& spec, const frame_channel& ch, co
 /// from those opened for every rail of the `run`; all of them without rails.
 std::vector<rdma::endpoint*> point_endpoints(const endpoints& eps, const core::run_spec& run, const core::run_spec& point) {
     std::vector<rdma::endpoint*> out;
+    const auto in_point = [&](const std::string& name) {
+        return std::any_of(point.rails.begin(), point.rails.end(), [&](const core::rail_pair& r) { return r.name == name; });
+    };
     for (std::size_t k = 0; k < eps.size(); ++k)
-        if (run.rails.empty() || std::any_of(point.rails.begin(), point.rails.end(),
-                                             [&](const core::rail_pair& r) { return k < run.rails.size() && r.name == run.rails[k].name; }))
-            out.push_back(eps[k].get());
+        if (run.rails.empty() || (k < run.rails.size() && in_point(run.rails[k].name))) out.push_back(eps[k].get());
     return out;
 }
 
