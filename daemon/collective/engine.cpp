@@ -254,13 +254,18 @@ private:
 
 rank_timing measure_collective_size(const core::collective_plan& plan, collective_mesh& mesh, const size_run_options& options,
                                     const std::atomic<bool>& cancel) {
+    const auto setup_start = clock::now();
     size_runner run(plan, mesh, options, cancel);
+    const double setup_s = seconds_between(setup_start, clock::now());
     rank_timing out;
     double longest = 0;
     auto barrier_limit = [&](bool first) {
-        // A rank waits at the barrier for the slowest rank's iteration; the first barrier of a
-        // size also for the ranks still filling their buffers.
-        const double s = std::chrono::duration<double>(collective_stall_limit).count() + 2 * longest + (first ? 10 : 0);
+        // A rank waits at the barrier for the slowest rank's iteration; at the first barrier of
+        // a size also for ranks still setting up their buffers, which do what this one did: twice
+        // its own set-up time, at least 1 s. A flat grace (it was 10 s) let a rank frozen before
+        // the first barrier hold every other for 15 s instead of the stall limit's 5.
+        const double s = std::chrono::duration<double>(collective_stall_limit).count() + 2 * longest +
+                         (first ? first_barrier_grace_s(setup_s) : 0);
         return std::chrono::milliseconds(static_cast<long long>(s * 1000));
     };
     bool first = true;

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -37,6 +38,15 @@ using collective_mesh = transport::mesh::connections;
 /// 10 s (the neighbours of a frozen rank stall, give up and close, and the closing cascades),
 /// long enough for a live peer that is merely slow between two bytes.
 inline constexpr std::chrono::seconds collective_stall_limit{5};
+
+/// How much longer than the stall limit a rank waits at a size's first barrier for ranks still
+/// setting up their buffers (allocation, fill, upload, registration), given what its own set-up
+/// took: twice that, at least 1 s. Peers run the same set-up at the same time, so a live one is
+/// late by a fraction of it; a rank frozen before the barrier is named within the stall limit
+/// plus this, not after a flat grace that would dwarf the stall limit.
+inline double first_barrier_grace_s(double own_setup_s) {
+    return std::isfinite(own_setup_s) && own_setup_s > 0.5 ? 2 * own_setup_s : 1.0;
+}
 
 /// How one size is run: counts and times from the spec and the daemon's limits.
 struct size_run_options {

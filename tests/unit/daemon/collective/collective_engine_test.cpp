@@ -11,6 +11,8 @@
 #include "daemon/collective/engine.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <doctest/doctest.h>
 #include <exception>
@@ -120,4 +122,17 @@ TEST_CASE("a corrupting rank is counted wrong with staged device memory too") {
     }
 }
 
+
+TEST_CASE("the first barrier waits twice a rank's own set-up for the others, at least 1 s") {
+    CHECK(daemon::first_barrier_grace_s(0.0) == doctest::Approx(1.0));
+    CHECK(daemon::first_barrier_grace_s(0.3) == doctest::Approx(1.0));
+    CHECK(daemon::first_barrier_grace_s(0.5) == doctest::Approx(1.0));  // continuous where the floor ends
+    CHECK(daemon::first_barrier_grace_s(3.0) == doctest::Approx(6.0));
+    CHECK(daemon::first_barrier_grace_s(std::nan("")) == doctest::Approx(1.0));
+    // A rank frozen before the barrier of a small size is given up on well inside the 10 s bound
+    // the fault tests hold a frozen rank to (the stall limit, then this).
+    CHECK(std::chrono::duration<double>(daemon::collective_stall_limit).count() + daemon::first_barrier_grace_s(0.1) < 10);
+}
+
 }  // namespace collective_engine_test
+
