@@ -91,16 +91,16 @@ link_record link_store::make_record(const link_sample& s, std::span<const std::s
     return r;
 }
 
-void link_store::put(const link_sample& s, std::span<const std::string> run_ids, bool retest) {
+bool link_store::put(const link_sample& s, std::span<const std::string> run_ids, bool retest) {
     auto& row = index_.at(s.from);
     const auto to = static_cast<std::uint32_t>(s.to);
     auto at = std::lower_bound(row.begin(), row.end(), to, [](const auto& e, std::uint32_t t) { return e.first < t; });
     if (at == row.end() || at->first != to) {
         row.insert(at, {to, static_cast<std::uint32_t>(records_.size())});
         records_.push_back(make_record(s, run_ids));
-        return;
+        return true;
     }
-    if (!retest) return;
+    if (!retest) return false;
     const std::size_t i = at->second;
     auto before = sample(i);
     auto ids = this->run_ids(i);
@@ -110,6 +110,7 @@ void link_store::put(const link_sample& s, std::span<const std::string> run_ids,
     records_[i] = make_record(s, ids);
     records_[i].retested = true;
     detail_of(records_[i]).first = std::move(before);
+    return true;
 }
 
 std::size_t link_store::reachable() const {

@@ -48,7 +48,8 @@ public:
     /// Records a measurement of s.from → s.to with the ids of its runs. A link seen before is
     /// replaced only with `retest`: it is then marked retested, its earlier figures are kept
     /// as first(), and its run ids follow the earlier ones; without `retest` it is ignored.
-    void put(const link_sample& s, std::span<const std::string> run_ids, bool retest);
+    /// Returns whether the measurement was kept.
+    bool put(const link_sample& s, std::span<const std::string> run_ids, bool retest);
 
     /// How many links are kept, in the order they were first measured.
     std::size_t size() const { return records_.size(); }

@@ -42,7 +42,11 @@ std::vector<std::size_t> hosts_mostly_bad(const matrix_analysis& a, Use use) {
     return out;
 }
 
-void explain_by_hosts(const matrix_analysis& a, group_verdict& v) {
+/// Whether link i is set aside (explained by a slow rail plane).
+bool is_aside(const std::vector<bool>& aside, std::size_t i) { return i < aside.size() && aside[i]; }
+
+/// Causes: a bad link set aside is the rail plane's; any other touching a suspect, the host's.
+void explain_by_hosts(const matrix_analysis& a, group_verdict& v, const std::vector<bool>& aside) {
     std::vector<bool> suspect(a.host_count, false);
     for (std::size_t h : v.suspects) suspect[h] = true;
     v.cause.assign(a.links.size(), link_cause::none);
@@ -50,6 +54,10 @@ void explain_by_hosts(const matrix_analysis& a, group_verdict& v) {
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& l = a.links[i];
         if (!l.bad || !l.link.reachable) continue;
+        if (is_aside(aside, i)) {
+            v.cause[i] = link_cause::rail_plane;
+            continue;
+        }
         for (std::size_t h : {l.link.from, l.link.to})
             if (suspect[h] && v.cause[i] == link_cause::none) {
                 v.cause[i] = link_cause::host;
@@ -64,19 +72,21 @@ const char* to_string(link_cause c) {
     switch (c) {
         case link_cause::host: return "host";
         case link_cause::uplink: return "uplink";
+        case link_cause::rail_plane: return "rail plane";
         case link_cause::none: return "";
     }
     return "";
 }
 
-group_verdict judge_without_groups(const matrix_analysis& a) {
+group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<bool>& aside) {
     group_verdict v;
-    v.suspects = a.suspects;
-    explain_by_hosts(a, v);
+    v.suspects = aside.empty() ? a.suspects : hosts_mostly_bad(a, [&](std::size_t i) { return !is_aside(aside, i); });
+    explain_by_hosts(a, v, aside);
     return v;
 }
 
-group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t> group_of, std::size_t group_count) {
+group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t> group_of, std::size_t group_count,
+                           const std::vector<bool>& aside) {
     if (group_of.size() != a.host_count)
         throw core::spec_error(fmt::format("{} group labels for a matrix of {} hosts", group_of.size(), a.host_count));
     for (std::size_t g : group_of)
@@ -85,8 +95,12 @@ group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t
     auto crosses = [&](const link_verdict& l) { return group_of[l.link.from] != group_of[l.link.to]; };
     // Rule 1: host-suspect on in-group evidence.
     std::vector<bool> host_suspect(a.host_count, false);
-    for (std::size_t h : hosts_mostly_bad(a, [&](std::size_t i) { return !crosses(a.links[i]); })) host_suspect[h] = true;
-    auto clean = [&](const link_verdict& l) { return counted(l) && !host_suspect[l.link.from] && !host_suspect[l.link.to]; };
+    for (std::size_t h : hosts_mostly_bad(a, [&](std::size_t i) { return !crosses(a.links[i]) && !is_aside(aside, i); }))
+        host_suspect[h] = true;
+    auto clean = [&](const link_verdict& l) {
+        return counted(l) && !is_aside(aside, static_cast<std::size_t>(&l - a.links.data())) && !host_suspect[l.link.from] &&
+               !host_suspect[l.link.to];
+    };
 
     group_verdict v;
     std::vector<std::size_t> members(group_count, 0);
@@ -135,8 +149,8 @@ group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t
         return crosses(l) && (named[group_of[l.link.from]] || named[group_of[l.link.to]]);
     };
     // Rule 3, then rule 4.
-    v.suspects = hosts_mostly_bad(a, [&](std::size_t i) { return !uplink_link(a.links[i]); });
-    explain_by_hosts(a, v);
+    v.suspects = hosts_mostly_bad(a, [&](std::size_t i) { return !uplink_link(a.links[i]) && !is_aside(aside, i); });
+    explain_by_hosts(a, v, aside);
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& l = a.links[i];
         if (!l.bad || !l.link.reachable || v.cause[i] != link_cause::none || !uplink_link(l)) continue;
@@ -187,7 +201,7 @@ localisation_input localisation_request(const matrix_analysis& a, const group_ve
             if (!from_gone) in.healthy[l.link.to] = false;
             continue;
         }
-        if (!l.bad || v.cause[i] == link_cause::uplink) continue;
+        if (!l.bad || v.cause[i] == link_cause::uplink || v.cause[i] == link_cause::rail_plane) continue;
         in.healthy[l.link.from] = in.healthy[l.link.to] = false;
         if (v.cause[i] == link_cause::none) in.bad_links.push_back({l.link.from, l.link.to});
     }

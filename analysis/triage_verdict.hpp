@@ -50,8 +50,8 @@ struct group_pair_summary {
     std::optional<double> median_gbit;
 };
 
-/// What explains a bad link.
-enum class link_cause { none, host, uplink };
+/// What explains a bad link (rail_plane: a slow rail plane, analysis/rail_planes, rule 4).
+enum class link_cause { none, host, uplink, rail_plane };
 
 /// The grouped verdict.
 struct group_verdict {
@@ -64,10 +64,14 @@ struct group_verdict {
 
 /// Judges `a` with the hosts' groups (`group_of`: one group index < group_count per host).
 /// Throws core::spec_error for a group_of of the wrong length or an index out of range.
-group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t> group_of, std::size_t group_count);
+/// `aside` (empty, or one flag per link of `a`): links a slow rail plane explains; they count
+/// towards no rule and their cause is rail_plane.
+group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t> group_of, std::size_t group_count,
+                           const std::vector<bool>& aside = {});
 
-/// Explanations without groups: a bad link touching one of a's suspects is the host's.
-group_verdict judge_without_groups(const matrix_analysis& a);
+/// Explanations without groups: a bad link touching one of a's suspects is the host's. With
+/// `aside` (as above) the suspects are taken again without the links set aside.
+group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<bool>& aside = {});
 
 /// Puts the verdict's suspects into `a` (suspects[], hosts[].suspect).
 void apply_suspects(const group_verdict& v, matrix_analysis& a);

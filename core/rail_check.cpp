@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <iterator>
 #include <map>
 #include <utility>
 
@@ -62,8 +63,8 @@ std::string rail_ends(const run_result& run, const std::string& from, const std:
 
 }  // namespace
 
-std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs, const std::string& from, const std::string& to,
-                                               double fraction) {
+std::vector<rail_problem> rail_sibling_problems(std::span<const run_result> runs, const std::string& from, const std::string& to,
+                                                double fraction) {
     if (!(fraction > 0 && fraction <= 1))
         throw spec_error(fmt::format("the rails' sibling fraction {} is out of range: give a fraction in (0, 1]", fraction));
     struct measured {
@@ -79,7 +80,7 @@ std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs,
                 if (!r.failed && r.gbit_per_s > 0 && std::isfinite(r.gbit_per_s))
                     points[{p.test, p.size_bytes}].push_back({&run, &r});
         }
-    std::vector<std::string> out;
+    std::vector<rail_problem> out;
     for (const auto& [key, rails] : points) {
         if (rails.size() < 2) continue;
         const bool by_rate = std::all_of(rails.begin(), rails.end(), [](const measured& m) {
@@ -94,27 +95,28 @@ std::vector<std::string> rail_sibling_problems(std::span<const run_result> runs,
         for (const auto& m : rails) {
             const double share = metric(m) / median;
             if (!(share < fraction)) continue;
-            out.push_back(fmt::format("{}: {} Gbit/s at {}, {:.0f}% of the median of the link's {} rails ({}), below {}",
-                                      rail_ends(*m.run, from, to, m.rail->name), message_figure(m.rail->gbit_per_s),
-                                      format_size(key.second), 100 * share, rails.size(),
-                                      by_rate ? fmt::format("{:.3g}% of their link rates", 100 * median)
-                                              : fmt::format("{} Gbit/s", message_figure(median)),
-                                      fraction));
+            out.push_back({m.rail->name,
+                           fmt::format("{}: {} Gbit/s at {}, {:.0f}% of the median of the link's {} rails ({}), below {}",
+                                       rail_ends(*m.run, from, to, m.rail->name), message_figure(m.rail->gbit_per_s),
+                                       format_size(key.second), 100 * share, rails.size(),
+                                       by_rate ? fmt::format("{:.3g}% of their link rates", 100 * median)
+                                               : fmt::format("{} Gbit/s", message_figure(median)),
+                                       fraction)});
         }
     }
     return out;
 }
 
-std::vector<std::string> rail_link_problems(const run_result& run, const std::string& from, const std::string& to,
-                                            double min_rate_fraction, bool& unknown_rate) {
+std::vector<rail_problem> rail_link_problems(const run_result& run, const std::string& from, const std::string& to,
+                                             double min_rate_fraction, bool& unknown_rate) {
     const auto ends = [&](const std::string& rail) { return rail_ends(run, from, to, rail); };
-    std::vector<std::string> out;
+    std::vector<rail_problem> out;
     if (min_rate_fraction > 0) {
         for (const auto& v : rail_verdicts(run, min_rate_fraction)) {
             if (v.state == check_state::unknown) unknown_rate = true;
             if (v.state != check_state::critical) continue;
-            out.push_back(fmt::format("{}: {} Gbit/s at {}, {}", ends(v.figure.rail), message_figure(v.figure.value),
-                                      format_size(v.figure.size_bytes), v.reason));
+            out.push_back({v.figure.rail, fmt::format("{}: {} Gbit/s at {}, {}", ends(v.figure.rail), message_figure(v.figure.value),
+                                                      format_size(v.figure.size_bytes), v.reason)});
         }
         return out;
     }
@@ -122,12 +124,46 @@ std::vector<std::string> rail_link_problems(const run_result& run, const std::st
         if (p.test == test_kind::latency) continue;
         for (const auto& r : p.rails)
             if (r.failed)
-                out.push_back(fmt::format("{}: failed at {}: {}", ends(r.name), format_size(p.size_bytes), r.error));
+                out.push_back({r.name, fmt::format("{}: failed at {}: {}", ends(r.name), format_size(p.size_bytes), r.error)});
             else if (!(r.gbit_per_s > 0))
-                out.push_back(fmt::format("{}: moved no bytes at {} (link down, or its route leaves by another interface)",
-                                          ends(r.name), format_size(p.size_bytes)));
+                out.push_back({r.name, fmt::format("{}: moved no bytes at {} (link down, or its route leaves by another interface)",
+                                                   ends(r.name), format_size(p.size_bytes))});
     }
     return out;
+}
+
+std::vector<rail_reading> rail_readings(std::span<const run_result> runs) {
+    struct best {
+        rail_reading reading;
+        bool bandwidth = false;  // from a bandwidth point (else bidir)
+        std::uint64_t size = 0;
+    };
+    std::vector<best> out;
+    for (const auto& run : runs)
+        for (const auto& p : run.points) {
+            if (p.test != test_kind::bandwidth && p.test != test_kind::bidir) continue;
+            const bool bandwidth = p.test == test_kind::bandwidth;
+            for (const auto& r : p.rails) {
+                auto it = std::find_if(out.begin(), out.end(), [&](const best& b) { return b.reading.name == r.name; });
+                if (it == out.end()) {
+                    out.push_back({});
+                    it = std::prev(out.end());
+                } else if (std::pair(it->bandwidth, it->size) > std::pair(bandwidth, p.size_bytes)) {
+                    continue;  // a bandwidth point beats a bidir one, then the larger size
+                }
+                std::string peer = "?";
+                for (const auto& pair : run.spec.rails)
+                    if (pair.name == r.name) peer = pair.peer_name;
+                const bool moved = !r.failed && r.gbit_per_s > 0 && std::isfinite(r.gbit_per_s);
+                const bool share = r.rate_fraction && *r.rate_fraction > 0 && std::isfinite(*r.rate_fraction);
+                it->reading = {r.name, peer, moved ? r.gbit_per_s : 0, moved && share ? r.rate_fraction : std::nullopt, !moved};
+                it->bandwidth = bandwidth;
+                it->size = p.size_bytes;
+            }
+        }
+    std::vector<rail_reading> readings;
+    for (auto& b : out) readings.push_back(std::move(b.reading));
+    return readings;
 }
 
 void add_rail_verdicts(check_result& r, std::vector<figure_verdict> rails) {

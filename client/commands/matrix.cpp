@@ -23,6 +23,7 @@
 #include "core/rail_check.hpp"
 #include "node/manifest.hpp"
 #include "analysis/link_store.hpp"
+#include "analysis/rail_planes.hpp"
 #include "analysis/matrix_schedule.hpp"
 #include "analysis/outliers.hpp"
 #include "analysis/triage_schedule.hpp"
@@ -121,6 +122,18 @@ private:
     std::size_t k_ = 0, of_ = 0, total_ = 0;
     std::atomic<std::size_t> done_{0};
 };
+
+/// A link's rail readings for the planes' verdict, each marked bad when one of `problems`
+/// (any rule's) is about it.
+std::vector<analysis::rail_observation> rail_observations(const std::vector<core::rail_reading>& readings,
+                                                          const std::vector<core::rail_problem>& problems) {
+    std::vector<analysis::rail_observation> out;
+    for (const auto& r : readings) {
+        const bool bad = r.failed || std::any_of(problems.begin(), problems.end(), [&](const auto& p) { return p.rail == r.name; });
+        out.push_back({r.name, r.peer_name, r.gbit_per_s, r.rate_fraction, bad});
+    }
+    return out;
+}
 
 /// --rails of a matrix: the rails of each link matched from its two daemons' GET /v1/info
 /// (read once per host, by the runner's probe), with --expect's rate on each; the notes of
@@ -224,6 +237,12 @@ public:
         return analysis::analyze_link_source(names_.size(), links_.source(), opt, down);
     }
 
+    /// With --rails, the rails across the matrix (analysis/rail_planes); empty otherwise.
+    std::optional<analysis::rail_fleet_verdict> judge_rails() const {
+        if (!o_.rails.given || rail_cells_.empty()) return std::nullopt;
+        return analysis::judge_rail_planes(rail_cells_, names_.size(), o_.bad_bw_fraction, o_.suspect_fraction);
+    }
+
     /// The links measured, compact (analysis/link_store).
     const analysis::link_store& links() const { return links_; }
     const std::vector<std::string>& names() const { return names_; }
@@ -282,6 +301,7 @@ private:
         struct {
             analysis::link_sample sample;
             std::vector<std::string> run_ids;
+            std::vector<analysis::rail_observation> rails;  // with --rails, for the planes' verdict
         } l;
         l.sample.from = from;
         l.sample.to = to;
@@ -322,12 +342,15 @@ private:
                     for (const auto& run : runs)
                         for (auto& c : core::counter_verdicts_of(run)) l.sample.counter_problems.push_back(std::move(c.text));
                 bool unknown_rate = false;
+                std::vector<core::rail_problem> problems;
                 for (const auto& run : runs)
                     for (auto& p : core::rail_link_problems(run, names_[from], names_[to], o_.min_rate_fraction, unknown_rate))
-                        l.sample.rail_problems.push_back(std::move(p));
+                        problems.push_back(std::move(p));
                 if (o_.min_rate_fraction == 0 && o_.rails.given)
                     for (auto& p : core::rail_sibling_problems(runs, names_[from], names_[to], o_.bad_bw_fraction))
-                        l.sample.rail_problems.push_back(std::move(p));
+                        problems.push_back(std::move(p));
+                for (auto& p : problems) l.sample.rail_problems.push_back(std::move(p.text));
+                if (o_.rails.given) l.rails = rail_observations(core::rail_readings(runs), problems);
                 if (unknown_rate)
                     rails_.say_once("--min-rate-fraction: some rails' link rate is unknown (neither end's /v1/info has one), so they are "
                              "judged only for moving bytes: give --expect node.toml with rail_rate_gbit");
@@ -335,7 +358,8 @@ private:
             }
         }
         std::lock_guard lock(m_);
-        links_.put(l.sample, l.run_ids, retest);  // the runs' results end here: only the figures are kept
+        // The runs' results end here: only the figures are kept.
+        if (links_.put(l.sample, l.run_ids, retest) && !l.rails.empty()) rail_cells_.put(from, to, l.rails, retest);
     }
 
     const matrix_options& o_;
@@ -349,6 +373,7 @@ private:
     std::vector<bool> down_;
     std::map<std::size_t, std::string> down_why_;
     analysis::link_store links_;
+    analysis::rail_cells rail_cells_;
     std::set<std::pair<std::size_t, std::size_t>> retest_links_;
 };
 
@@ -358,6 +383,7 @@ std::string fixed(std::optional<double> v, int digits) { return v ? fmt::format(
 struct matrix_view {
     const matrix_runner& m;
     matrix_document doc;
+    const analysis::rail_fleet_verdict* rails = nullptr;  ///< with --rails
 };
 
 std::string render_summary(const matrix_view& w) {
@@ -399,6 +425,11 @@ std::string render_summary(const matrix_view& w) {
         return s.empty() ? std::string("none") : s;
     };
     if (groups && topo) out += uplink_lines(*groups, *topo);
+    if (w.rails) {
+        const auto lines = analysis::describe(*w.rails, names);
+        out += lines.empty() ? std::string("rail planes and rails: none slow\n") : std::string("rail planes and rails:\n");
+        for (const auto& l : lines) out += "  " + l + "\n";
+    }
     out += fmt::format("suspect hosts: {}\n", list(a.suspects));
     out += fmt::format("unreachable hosts: {}\n", list(a.unreachable));
     return out;
@@ -444,8 +475,23 @@ struct triage_run {
     json rounds = json::array();  ///< {kind, shift, links, waves} per shift round
 };
 
-analysis::group_verdict judge(const analysis::matrix_analysis& a, const std::optional<topology>& t) {
-    return t ? analysis::judge_groups(a, t->group_of, t->group_names.size()) : analysis::judge_without_groups(a);
+analysis::group_verdict judge(const analysis::matrix_analysis& a, const std::optional<topology>& t,
+                              const std::vector<bool>& aside = {}) {
+    return t ? analysis::judge_groups(a, t->group_of, t->group_names.size(), aside) : analysis::judge_without_groups(a, aside);
+}
+
+/// The links of `a` a slow rail plane explains (rail_planes rule 4): bad for rails alone,
+/// every bad rail on a slow plane. Empty when there are none.
+std::vector<bool> links_on_slow_planes(const analysis::matrix_analysis& a, const analysis::rail_fleet_verdict& r) {
+    std::vector<bool> aside;
+    if (r.explained.empty()) return aside;
+    aside.assign(a.links.size(), false);
+    for (std::size_t i = 0; i < a.links.size(); ++i) {
+        const auto& v = a.links[i];
+        aside[i] = v.bad && v.link.reachable && v.rails_bad && !v.bandwidth_bad && !v.latency_bad && !v.counters_bad &&
+                   r.explained.count({v.link.from, v.link.to}) > 0;
+    }
+    return aside;
 }
 
 /// The shift rounds, each in waves of disjoint links; then, unless --no-retest, the
@@ -623,9 +669,11 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                 analysis = m.analyze();
             }
         }
+        const auto rail_verdict = m.judge_rails();
+        const auto aside = rail_verdict ? links_on_slow_planes(analysis, *rail_verdict) : std::vector<bool>{};
         std::optional<analysis::group_verdict> groups;
-        if (triage || topo) groups = judge(analysis, topo);
-        if (topo) analysis::apply_suspects(*groups, analysis);
+        if (triage || topo || !aside.empty()) groups = judge(analysis, topo, aside);
+        if (topo || !aside.empty()) analysis::apply_suspects(*groups, analysis);
         m.end_progress();
         json meta{{"schema", "meshperf.matrix/1"},
                   {"mode", o->mode},
@@ -635,13 +683,16 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                   {"rounds", rounds},
                   {"retest_rounds", retest_rounds},
                   {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
+        if (rail_verdict) meta["rails"] = analysis::to_json(*rail_verdict, m.names());
         const auto conns = m.connections();
         meta["connections"] = {{"opened", conns.connections_opened}, {"requests", conns.requests}};
         if (triage) {
             meta["waves"] = tr.waves;
             meta["triage"] = {{"shift_rounds", tr.rounds}, {"localisation_rounds", tr.localisation_rounds}};
         }
-        const matrix_view view{m, {m.names(), analysis, m.links(), meta, groups ? &*groups : nullptr, topo ? &*topo : nullptr}};
+        const matrix_view view{m,
+                               {m.names(), analysis, m.links(), meta, groups ? &*groups : nullptr, topo ? &*topo : nullptr},
+                               rail_verdict ? &*rail_verdict : nullptr};
         // JSON and CSV are written a link at a time, never held whole.
         if (o->format == output_format::json)
             write_output_streamed(o->output, [&](const text_sink& out) { write_matrix_json(view.doc, out); });

@@ -151,15 +151,15 @@ TEST_CASE("streams are split by rail, rail-major, and judged against the link ra
     bool unknown = false;
     auto problems = core::rail_link_problems(run, "h1:7470", "h2:7470", 0.9, unknown);
     REQUIRE(problems.size() == 1);
-    CAPTURE(problems[0]);
-    CHECK(problems[0].find("h1:7470 rail r1 -> h2:7470 rail q1: 4.50 Gbit/s at 1 MiB, below 0.9 x link rate 10.0 = 9.00 Gbit/s (45% of the link)") == 0);
+    CAPTURE(problems[0].text);
+    CHECK(problems[0].text.find("h1:7470 rail r1 -> h2:7470 rail q1: 4.50 Gbit/s at 1 MiB, below 0.9 x link rate 10.0 = 9.00 Gbit/s (45% of the link)") == 0);
     CHECK_FALSE(unknown);
     // Without a fraction only a rail that moved nothing is a problem.
     CHECK(core::rail_link_problems(run, "h1:7470", "h2:7470", 0, unknown).empty());
     run.points[0].rails = dead;
     problems = core::rail_link_problems(run, "h1:7470", "h2:7470", 0, unknown);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].find("h1:7470 rail r1 -> h2:7470 rail q1: moved no bytes at 1 MiB") == 0);
+    CHECK(problems[0].text.find("h1:7470 rail r1 -> h2:7470 rail q1: moved no bytes at 1 MiB") == 0);
     // A rail without a known rate: no problem, but said.
     run.points[0].rails = split;
     run.points[0].rails[1].rate_gbit.reset();

@@ -122,7 +122,8 @@ TEST_CASE("check --rails: a failed rail is CRITICAL with its error, whatever its
     bool unknown = false;
     const auto problems = core::rail_link_problems(run, "h1:7470", "h2:7470", 0, unknown);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].find("h1:7470 rail ra1 -> h2:7470 rail rb1: failed at 64 KiB: data stream failed") == 0);
+    CHECK(problems[0].rail == "ra1");
+    CHECK(problems[0].text.find("h1:7470 rail ra1 -> h2:7470 rail rb1: failed at 64 KiB: data stream failed") == 0);
 
     // The table: the rail FAILED, the aggregate over the two that worked.
     const auto table = meshperf::client::rail_table_rows(run, core::test_kind::bandwidth);

@@ -42,11 +42,12 @@ TEST_CASE("a rail at half the rate of its siblings is named with its share of th
     const std::vector runs{run_of({rail("r0", 0.19), rail("r1", 0.2), rail("r2", 0.096)})};
     const auto problems = core::rail_sibling_problems(runs, "h1:7470", "h2:7470", 0.9);
     REQUIRE(problems.size() == 1);
-    CAPTURE(problems[0]);
+    CAPTURE(problems[0].text);
     // The median of 0.096, 0.19, 0.2 is 0.19: 0.096 is 51% of it.
-    CHECK(problems[0].find("h1:7470 rail r2 -> h2:7470 rail q2: ") == 0);
-    CHECK(problems[0].find("51% of the median of the link's 3 rails") != std::string::npos);
-    CHECK(problems[0].find("below 0.9") != std::string::npos);
+    CHECK(problems[0].rail == "r2");
+    CHECK(problems[0].text.find("h1:7470 rail r2 -> h2:7470 rail q2: ") == 0);
+    CHECK(problems[0].text.find("51% of the median of the link's 3 rails") != std::string::npos);
+    CHECK(problems[0].text.find("below 0.9") != std::string::npos);
 }
 
 TEST_CASE("rails within the fraction of their median, or at it exactly, are no problem") {
@@ -65,8 +66,8 @@ TEST_CASE("rails of mixed speeds are compared by their share of their own link r
     const std::vector slow{run_of({rail("r0", 95, 100.0), rail("r1", 380, 400.0), rail("r2", 190, 400.0)})};
     const auto problems = core::rail_sibling_problems(slow, "a", "b", 0.9);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].find("rail r2") != std::string::npos);
-    CHECK(problems[0].find("of their link rates") != std::string::npos);
+    CHECK(problems[0].text.find("rail r2") != std::string::npos);
+    CHECK(problems[0].text.find("of their link rates") != std::string::npos);
 }
 
 TEST_CASE("failed, idle and latency rails are left out; one rail alone has no siblings") {
@@ -83,8 +84,8 @@ TEST_CASE("--rails-serial: one run per rail, compared across the runs") {
     const std::vector runs{run_of({rail("r0", 0.2)}), run_of({rail("r1", 0.2)}), run_of({rail("r2", 0.1)})};
     const auto problems = core::rail_sibling_problems(runs, "a", "b", 0.9);
     REQUIRE(problems.size() == 1);
-    CHECK(problems[0].find("a rail r2 -> b rail q2: ") == 0);
-    CHECK(problems[0].find("50% of the median of the link's 3 rails") != std::string::npos);
+    CHECK(problems[0].text.find("a rail r2 -> b rail q2: ") == 0);
+    CHECK(problems[0].text.find("50% of the median of the link's 3 rails") != std::string::npos);
 }
 
 TEST_CASE("a fraction outside (0, 1] is refused") {

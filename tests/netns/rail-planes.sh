@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Rail planes across a matrix: four hosts on a control bridge, each with two rails r0 and r1
+# (10.62.K.I/24), rail K of every host on bridge brrK (a rail plane, as a rail-optimised
+# fabric has one switch plane per rail), every rail tbf-shaped in both directions at
+# 100 Mbit/s. Two faults, one at a time, each judged by `matrix --rails all`:
+#   1. plane r1 at 50 Mbit/s on every host (its switch plane slow): exit 1; plane r1 slow,
+#      r0 not; no rail and no host suspect; every bad link explained by the rail plane;
+#   2. r1 back at 100, host 3's r0 at 50 (a bad NIC): exit 1; no plane slow; rail r0 of host
+#      3 the only suspect rail; every bad link touches host 3.
+#
+#   rail-planes.sh MESHPERFD MESHPERF   Needs root, ip netns, bridges, tc tbf; 77 otherwise. About 45 s.
+set -u
+NETNS_TAG=netns-rail-planes
+NETNS_PREFIX=mprp
+NETNS_SUBNET=10.233.0
+. "$(dirname "$0")/lib.sh"
+netns_begin "${1:-}" "${2:-}" tc python3
+HOSTS=4
+RATE=100
+SLOW=50
+BAD_HOST=3
+netns_bridge_hosts "$HOSTS" 1500 1000
+for k in 0 1; do
+    ip -n "$NS_BR" link add "brr$k" type bridge && ip -n "$NS_BR" link set "brr$k" up || fail "rail bridge $k"
+done
+# rail_port I K: the bridge's end of host I's rail K.
+rail_port() { echo "${NETNS_PREFIX}$$r$1p$2"; }
+rail_rate() {  # I K RATE_MBIT: host I's rail K shaped both ways
+    local q="tbf rate ${3}mbit burst $BUCKET_BYTES latency 50ms"
+    # shellcheck disable=SC2086
+    ip netns exec "$(netns_host "$1")" tc qdisc replace dev "r$2" root $q &&
+        ip netns exec "$NS_BR" tc qdisc replace dev "$(rail_port "$1" "$2")" root $q || fail "tbf of host $1 rail r$2 to $3 Mbit/s"
+}
+for i in $(seq "$HOSTS"); do
+    h=$(netns_host "$i")
+    for k in 0 1; do
+        a="${NETNS_PREFIX}$$r${i}h$k" b=$(rail_port "$i" "$k")
+        ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+        NETNS_LINKS+=("$a")
+        ip link set "$a" netns "$h" && ip link set "$b" netns "$NS_BR" || fail "moving rail $k of host $i"
+        ip -n "$h" link set "$a" name "r$k" && ip -n "$h" addr add "10.62.$k.$i/24" dev "r$k" && ip -n "$h" link set "r$k" up \
+            || fail "rail r$k of host $i"
+        ip -n "$NS_BR" link set "$b" master "brr$k" up || fail "bridge port of rail $k, host $i"
+        rail_rate "$i" "$k" "$RATE"
+    done
+done
+cat >"$WORK/meshperfd.toml" <<EOF
+[rails]
+include = ["r*"]
+[limits]
+allowed_peer_cidrs = ["$NETNS_SUBNET.0/24", "10.62.0.0/16"]
+EOF
+HOSTFILE="$WORK/hosts.txt"
+declare -a PIDS
+for i in $(seq "$HOSTS"); do
+    echo "$(netns_host_addr "$i"):$PORT" >>"$HOSTFILE"
+    # Listening on every address: the rails' streams arrive at the rail addresses.
+    netns_start_daemon "$(netns_host "$i")" 0.0.0.0 "$i" --config "$WORK/meshperfd.toml"
+    PIDS[$i]=$NETNS_PID
+done
+for i in $(seq "$HOSTS"); do netns_wait_ready "$(netns_host "$i")" "$(netns_host_addr "$i")" "${PIDS[$i]}" "$i"; done
+netns_on_failure() { for f in "$WORK"/meshperfd-*.log; do say "--- $(basename "$f")"; tail -n 20 "$f"; done; }
+
+# matrix_verdict NAME: `matrix --rails all` exits 1; then the Python check named NAME below.
+matrix_verdict() {
+    local name=$1
+    ip netns exec "$NS_BR" timeout 120 "$MESHPERF" --token-file "$TOKEN" matrix --hosts "$HOSTFILE" --rails all \
+        --test bandwidth --max-time 2 --no-retest -q --format json -o "$WORK/$name.json" >"$WORK/$name.txt" 2>"$WORK/$name.err"
+    local rc=$?
+    sed -n '/^bad links/,$p' "$WORK/$name.txt" | sed "s/^/  $name: /"
+    [[ $rc -eq 1 ]] || fail "matrix --rails all ($name) should exit 1, got $rc: $(cat "$WORK/$name.err")"
+    python3 - "$WORK/$name.json" "$name" "$(netns_host_addr "$BAD_HOST"):$PORT" <<'PY' || fail "matrix --rails verdict ($name)"
+import json, sys
+m = json.load(open(sys.argv[1])); name, bad_host = sys.argv[2], sys.argv[3]
+rails = m["rails"]
+planes = {p["rail"]: p for p in rails["planes"]}
+for p in rails["planes"]:
+    print(f"netns-rail-planes: {name}: plane {p['rail']}: figure {p['figure']:.4f} ({p['of_reference']:.2f} of the reference), "
+          f"{p['bad']} of {p['links']} links bad, slow {p['slow']}")
+bad = [l for l in m["links"] if l["bad"]]
+ok = len(m["links"]) == 12 and rails["compared_by"] in ("rate share", "gbit_per_s")
+if name == "plane":
+    ok &= planes["r1"]["slow"] and not planes["r0"]["slow"] and planes["r1"]["endpoints"] == 4
+    ok &= 0.35 < planes["r1"]["of_reference"] < 0.85
+    ok &= rails["suspects"] == [] and m["suspects"] == []
+    ok &= len(bad) == 12 and all(l["cause"] == "rail plane" and not l["bandwidth_bad"] for l in bad)
+    ok &= all(all(" rail r1 -> " in p for p in l["rail_problems"]) for l in bad)
+else:
+    ok &= not any(p["slow"] for p in rails["planes"])
+    ok &= [(s["host"], s["rail"]) for s in rails["suspects"]] == [(bad_host, "r0")]
+    ok &= rails["suspects"][0]["bad"] == rails["suspects"][0]["links"] == 6
+    ok &= len(bad) == 6 and all(bad_host in (l["from"], l["to"]) for l in bad)
+    ok &= m["suspects"] == [bad_host]
+print(f"netns-rail-planes: {name}: {len(bad)} bad links, rail suspects {rails['suspects']}, host suspects {m['suspects']}")
+sys.exit(0 if ok else 1)
+PY
+}
+
+for i in $(seq "$HOSTS"); do rail_rate "$i" 1 "$SLOW"; done
+say "fault 1: plane r1 at $SLOW Mbit/s on every host, r0 at $RATE"
+matrix_verdict plane
+for i in $(seq "$HOSTS"); do rail_rate "$i" 1 "$RATE"; done
+rail_rate "$BAD_HOST" 0 "$SLOW"
+say "fault 2: host $BAD_HOST's r0 at $SLOW Mbit/s, every other rail at $RATE"
+matrix_verdict nic
+for i in $(seq "$HOSTS"); do kill -0 "${PIDS[$i]}" 2>/dev/null || fail "meshperfd of host $i exited"; done
+say "PASS"
