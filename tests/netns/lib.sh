@@ -19,6 +19,9 @@
 #   netns_bridge_hosts N MTU RATE_MBIT         N hosts on one bridge, every link tbf-shaped in
 #                                              both directions (see below)
 #   netns_host_rate I RATE_MBIT                host I's link shaped at another rate, both ways
+#   netns_neigh_room ENTRIES                   room for ENTRIES neighbour entries, all namespaces
+#                                              together (restored at exit)
+#   netns_sysctl_at_least KEY VALUE            a host-wide sysctl raised for the run (restored)
 #
 # A test may define netns_on_failure, called by the cleanup when the script exits non-zero.
 # NETNS_KEEP_WORK=DIR in the environment: the cleanup copies the work folder there first.
@@ -30,7 +33,7 @@ BUCKET_BYTES=262144   # tbf burst: 256 KiB (see accuracy.sh for why)
 WORK=""
 TOKEN=""
 NETNS_PID=""
-declare -a NETNS_NAMESPACES=() NETNS_PIDS=() NETNS_LINKS=()
+declare -a NETNS_NAMESPACES=() NETNS_PIDS=() NETNS_LINKS=() NETNS_SYSCTLS=()
 
 say() { printf '%s: %s\n' "$NETNS_TAG" "$*"; }
 skip() { say "SKIP: $*"; exit "$SKIP"; }
@@ -48,6 +51,8 @@ netns_cleanup() {
     done
     for ns in "${NETNS_NAMESPACES[@]}"; do ip netns del "$ns" 2>/dev/null; done
     for link in "${NETNS_LINKS[@]}"; do ip link del "$link" 2>/dev/null; done   # never moved into a namespace
+    local k   # settings back as they were: the latest change first, so the first value wins
+    for (( k = ${#NETNS_SYSCTLS[@]} - 1; k >= 0; k-- )); do sysctl -qw "${NETNS_SYSCTLS[$k]}" 2>/dev/null; done
     if [[ -n "$WORK" && -n "${NETNS_KEEP_WORK:-}" ]]; then   # for a look afterwards: logs, results
         mkdir -p "$NETNS_KEEP_WORK" && cp -r "$WORK"/. "$NETNS_KEEP_WORK"/ && say "work folder copied to $NETNS_KEEP_WORK"
     fi
@@ -189,6 +194,29 @@ netns_bridge_hosts() {  # N MTU RATE_MBIT
         netns_tbf "$NS_BR" "$b" "$rate"      # bridge -> host
     done
     ip -n "$NS_BR" link set br0 up || fail "bridge up"
+}
+
+# The kernel's neighbour (ARP) table is one for all namespaces: its gc_thresh3 (1024 by
+# default) bounds the entries of every namespace together, and past it the kernel logs
+# "neighbor table overflow!" and drops new resolutions, which a connection sees as "No route
+# to host" or a timeout. Measured: a 200-host triage lost 85-90 hosts to it (2026-12-06).
+# netns_neigh_room ENTRIES raises gc_thresh2 and gc_thresh3 (IPv4 and IPv6) to at least
+# ENTRIES for the run; the cleanup puts them back.
+netns_neigh_room() {  # ENTRIES
+    local family key
+    for family in ipv4 ipv6; do
+        for key in gc_thresh2 gc_thresh3; do netns_sysctl_at_least "net.$family.neigh.default.$key" "$1"; done
+    done
+}
+
+# netns_sysctl_at_least KEY VALUE: a host-wide setting raised to VALUE for the run (left as
+# it is when already higher, or absent); the cleanup puts it back.
+netns_sysctl_at_least() {  # KEY VALUE
+    local old
+    old=$(sysctl -n "$1" 2>/dev/null) || return 0
+    (( old >= $2 )) && return 0
+    NETNS_SYSCTLS+=("$1=$old")
+    sysctl -qw "$1=$2" || fail "cannot set $1 to $2"
 }
 
 netns_host_rate() {  # I RATE_MBIT
