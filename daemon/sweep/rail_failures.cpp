@@ -96,7 +96,7 @@ void run_rails::drop(const std::vector<core::rail_failure>& failed, std::size_t 
         dropped.push_back({f.name, fmt::format("not measured: it failed in {}: {}", point, f.error)});
         if (warnings)
             warnings->push_back(fmt::format("rail {} failed in {}; its figures there are left out, and the later points "
-                                            "were measured without it: {}",
+                                            "were measured without it unless a warning below says it answered again: {}",
                                             f.name, point, f.error));
     }
 }
@@ -107,6 +107,21 @@ void run_rails::add_begin_fields(json& begin, bool tolerant) const {
     json names = json::array();
     for (const auto& f : dropped) names.push_back(f.name);
     begin["rails_dropped"] = std::move(names);
+}
+
+std::vector<std::string> run_rails::readmit(const core::run_spec& run, std::size_t index, core::test_kind test,
+                                            std::uint64_t size, const std::function<bool(const core::rail_pair&)>& answers) {
+    std::vector<std::string> back;
+    std::erase_if(dropped, [&](const core::rail_failure& f) {
+        const auto rail = std::find_if(run.rails.begin(), run.rails.end(), [&](const core::rail_pair& r) { return r.name == f.name; });
+        if (rail == run.rails.end() || !answers(*rail)) return false;
+        back.push_back(f.name);
+        if (warnings)
+            warnings->push_back(fmt::format("rail {} answered again before point {} ({} {}) and was measured again from there",
+                                            f.name, index, core::to_string(test), core::format_size(size)));
+        return true;
+    });
+    return back;
 }
 
 }  // namespace meshperf::daemon::point_rails

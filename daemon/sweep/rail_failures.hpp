@@ -9,6 +9,7 @@
 #include "core/rail_figures.hpp"
 #include "core/run_spec.hpp"
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ struct run_rails {
     /// point_begin's fields about rails: "rail_failures" when the point is `tolerant`,
     /// "rails_dropped" (the dropped rails' names) when any.
     void add_begin_fields(nlohmann::json& begin, bool tolerant) const;
+    /// Before point `index` (`test`, `size`): each dropped rail of `run` for which `answers`
+    /// is true (its link carries a connection again) is measured again from this point on, and
+    /// a run warning says so. Returns the names of the rails taken back.
+    std::vector<std::string> readmit(const core::run_spec& run, std::size_t index, core::test_kind test, std::uint64_t size,
+                                     const std::function<bool(const core::rail_pair&)>& answers);
 };
 
 }  // namespace meshperf::daemon::point_rails

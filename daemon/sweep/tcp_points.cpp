@@ -407,6 +407,10 @@ private:
     bool capped_here_ = false;
 };
 
+/// How long the probe of a dropped rail may take before each point: a rail whose link is
+/// still down costs each later point at most this.
+constexpr std::chrono::milliseconds rail_probe_timeout{1000};
+
 class tcp_initiator_transport final : public initiator_transport {
 public:
     tcp_initiator_transport(const daemon_context& ctx, transport::endpoint_address peer, const core::run_spec& spec,
@@ -423,6 +427,17 @@ public:
     }
     std::string path_label() const override { return ""; }
     std::unique_ptr<initiator_point> point(const point_key& key) override {
+        // A rail dropped in an earlier point whose link carries a connection again (a TCP
+        // connect from its address to the peer daemon's port at its address on the rail,
+        // within rail_probe_timeout) is measured again from this point on.
+        rails_.readmit(spec_, key.index, key.test, key.size, [&](const core::rail_pair& r) {
+            try {
+                transport::connect_tcp({r.peer_address, peer_.port}, rail_probe_timeout, r.local_address);
+                return true;
+            } catch (const std::exception&) {
+                return false;
+            }
+        });
         return std::make_unique<tcp_initiator>(ctx_, peer_, spec_, key, byte_cap_, memory_, cpus_, rails_);
     }
 

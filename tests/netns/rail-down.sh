@@ -12,9 +12,11 @@
 # the second point is measured without ra1 (marked failed, not measured) at full rate on the
 # other two; `show` prints ra1 FAILED. Both daemons must still run and answer, a sweep over
 # ra0,ra2 must measure both near their goodput, and with rb1 up again `--rails all` must
-# measure all three.
+# measure all three. Last, a rail that comes back within a run: cut 1.5 s into a 4-point
+# sweep and up again 8.5 s in, it is measured again in the points after its return (probed before
+# each point), near its goodput, with a run warning saying so.
 #
-#   rail-down.sh MESHPERFD MESHPERF    Needs root, ip netns, tc tbf; 77 otherwise. About 25 s.
+#   rail-down.sh MESHPERFD MESHPERF    Needs root, ip netns, tc tbf; 77 otherwise. About 45 s.
 set -u
 
 # The dead rail's stream at the peer times out within its 5 s TCP_USER_TIMEOUT / data timeout
@@ -151,4 +153,44 @@ for _ in 1 2 3; do   # the link's carrier and neighbour entries come back within
         --format json -o "$WORK/again.json" 2>"$WORK/again.err" && rails_ok "$WORK/again.json" ra0 ra1 ra2 && { ok=1; break; }
 done
 [[ -n "$ok" ]] || fail "--rails all after rb$CUT came back: $(cat "$WORK/again.err")"
+
+# A rail that comes back within the run: cut 1.5 s into a 4-point sweep (3 s a point), up
+# again 8.5 s in. Before each point the initiator probes the dropped rail (a TCP connect on it, at most
+# 1 s): the points after its return measure it again, near its goodput, and a run warning
+# says so; a point between the cut and the return has it "not measured".
+say "sweep of 4 points: rb$CUT down 1.5 s in, up again 8.5 s in"
+ip netns exec "$NS_A" timeout 60 "$MESHPERF" --token-file "$TOKEN" sweep \
+    --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --test bandwidth --sizes 64K,128K,256K,512K --duration 3 --warmup 0.3 \
+    --format json -o "$WORK/back.json" 2>"$WORK/back.err" &
+PID_CLI=$!
+netns_track_pid "$PID_CLI"
+sleep 1.5
+ip -n "$NS_B" link set "rb$CUT" down || fail "ip link set rb$CUT down"
+sleep 7
+ip -n "$NS_B" link set "rb$CUT" up || fail "ip link set rb$CUT up"
+wait "$PID_CLI"; rc=$?
+say "comeback run: exit $rc; stderr: $(tr '\n' ' ' <"$WORK/back.err")"
+python3 - "$WORK/back.json" "$rc" "$RATE" "$CUT" <<'PY' || fail "the comeback run's result"
+import json, sys
+run = json.load(open(sys.argv[1])); rc = int(sys.argv[2]); mbit = float(sys.argv[3]); cut = f"ra{sys.argv[4]}"
+goodput = mbit * 1448 / 1514 / 1000
+ok = rc == 0 and run["state"] == "completed" and len(run["points"]) == 4
+states = []
+for n, p in enumerate(run["points"], 1):
+    r = {x["name"]: x for x in p.get("rails", [])}.get(cut, {})
+    state = "failed" if r.get("failed") and "not measured" not in r.get("error", "") else \
+            "not measured" if r.get("failed") else "measured"
+    states.append(state)
+    print(f"  point {n}: {cut} {state}, {r.get('gbit_per_s', 0)*1000:.1f} Mbit/s; aggregate {p['gbit_per_s']*1000:.1f} Mbit/s")
+ok &= states[0] == "failed" and states[-1] == "measured" and "not measured" in states
+# Once back, it stays back, near its goodput.
+first_back = states.index("measured", 1) if "measured" in states[1:] else len(states)
+ok &= all(s == "measured" for s in states[first_back:])
+last = {x["name"]: x for x in run["points"][-1]["rails"]}[cut]
+ok &= abs(last["gbit_per_s"] / goodput - 1) <= 0.10
+back = [w for w in run.get("warnings", []) if w.startswith(f"rail {cut} answered again before point {first_back + 1} ")]
+print(f"  warning: {back[0] if back else None}")
+ok &= len(back) == 1
+sys.exit(0 if ok else 1)
+PY
 say "PASS (returned ${took} s after the cut, the other rails' figures kept, ra$CUT failed and named, both daemons ready)"

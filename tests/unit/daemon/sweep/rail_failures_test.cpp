@@ -117,6 +117,29 @@ TEST_CASE("a point keeps its failed rails while one rail works, and fails naming
     }
 }
 
+TEST_CASE("a dropped rail that answers again is measured again, with a warning; one that does not stays out") {
+    const auto run = three_rails();
+    pr::run_rails rails;
+    std::vector<std::string> warnings;
+    rails.warnings = &warnings;
+    rails.drop({{"ra1", "data stream failed"}, {"ra2", "data stream failed"}}, 1, core::test_kind::bandwidth, 65536);
+    std::vector<std::string> asked;
+    const auto back = rails.readmit(run, 3, core::test_kind::bandwidth, 1 << 20, [&](const core::rail_pair& r) {
+        asked.push_back(r.name + " " + r.local_address + " -> " + r.peer_address);
+        return r.name == "ra2";
+    });
+    CHECK(asked == std::vector<std::string>{"ra1 10.0.0.1 -> 10.0.0.2", "ra2 10.0.0.1 -> 10.0.0.2"});
+    CHECK(back == std::vector<std::string>{"ra2"});
+    REQUIRE(rails.dropped.size() == 1);
+    CHECK(rails.dropped[0].name == "ra1");
+    REQUIRE(warnings.size() == 3);
+    CHECK(warnings[2] == "rail ra2 answered again before point 3 (bandwidth 1 MiB) and was measured again from there");
+    CHECK(pr::point_spec(run, rails.dropped).rails.size() == 2);
+    // Nothing dropped: nothing asked.
+    pr::run_rails none;
+    CHECK(none.readmit(run, 2, core::test_kind::bandwidth, 1, [](const core::rail_pair&) -> bool { FAIL("asked"); return true; }).empty());
+}
+
 }  // TEST_SUITE
 
 }  // namespace rail_failures_test
