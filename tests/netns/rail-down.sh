@@ -14,7 +14,8 @@
 # ra0,ra2 must measure both near their goodput, and with rb1 up again `--rails all` must
 # measure all three. Last, a rail that comes back within a run: cut 1.5 s into a 4-point
 # sweep and up again 8.5 s in, it is measured again in the points after its return (probed before
-# each point), near its goodput, with a run warning saying so.
+# each point), near its goodput, with a run warning saying so. A peer frozen (SIGSTOP) during
+# a run over rails fails the run within 20 s, naming it, and after SIGCONT a run completes.
 #
 #   rail-down.sh MESHPERFD MESHPERF    Needs root, ip netns, tc tbf; 77 otherwise. About 45 s.
 set -u
@@ -193,4 +194,37 @@ print(f"  warning: {back[0] if back else None}")
 ok &= len(back) == 1
 sys.exit(0 if ok else 1)
 PY
+# A frozen peer during a run over rails (SIGSTOP: its kernel still acknowledges, so no rail's
+# stream fails; the peer just says nothing): the run fails within FROZEN_LIMIT_S of the freeze
+# (the session's 5 s silence limit at the end of the point, then the CLI's report), naming
+# the peer, with the initiator still answering; continued, the peer answers again and a run
+# over all three rails completes.
+FROZEN_LIMIT_S=${FROZEN_LIMIT_S:-20}
+say "peer frozen 1.5 s into a --rails all sweep"
+ip netns exec "$NS_A" timeout 60 "$MESHPERF" --token-file "$TOKEN" sweep \
+    --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --test bandwidth --sizes 64K,128K --duration 4 --warmup 0.3 \
+    --format json -o "$WORK/frozen.json" 2>"$WORK/frozen.err" &
+PID_CLI=$!
+netns_track_pid "$PID_CLI"
+sleep 1.5
+kill -STOP "$PID_B" || fail "SIGSTOP the peer"
+frozen=$(date +%s.%N)
+wait "$PID_CLI"; rc=$?
+frozen_took=$(awk -v a="$frozen" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+kill -0 "$PID_A" 2>/dev/null && netns_healthy "$NS_A" "$ADDR_A"; a_ok=$?
+kill -CONT "$PID_B"
+say "frozen peer: exit $rc, ${frozen_took} s after SIGSTOP; initiator answering: $([[ $a_ok -eq 0 ]] && echo yes || echo no); stderr: $(tr '\n' ' ' <"$WORK/frozen.err")"
+[[ $rc -ne 0 && $rc -ne 124 ]] || fail "the sweep with a frozen peer should fail, not exit $rc"
+awk -v t="$frozen_took" -v l="$FROZEN_LIMIT_S" 'BEGIN { exit !(t < l) }' || fail "the sweep took ${frozen_took} s after SIGSTOP (limit ${FROZEN_LIMIT_S} s)"
+[[ $a_ok -eq 0 ]] || fail "the initiator does not answer after its peer froze"
+grep -q "$ADDR_B" "$WORK/frozen.err" || fail "the error does not name the frozen peer $ADDR_B"
+ready "$NS_B" "$ADDR_B" b
+ok=""
+for _ in 1 2 3 4 5; do   # the peer frees its gate once it sees the initiator's session closed
+    cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --test bandwidth --sizes 64K --duration 2 --warmup 0.3 \
+        --format json -o "$WORK/thawed.json" 2>"$WORK/thawed.err" && rails_ok "$WORK/thawed.json" ra0 ra1 ra2 && { ok=1; break; }
+    sleep 2
+done
+[[ -n "$ok" ]] || fail "--rails all after the peer was continued: $(cat "$WORK/thawed.err")"
+
 say "PASS (returned ${took} s after the cut, the other rails' figures kept, ra$CUT failed and named, both daemons ready)"
