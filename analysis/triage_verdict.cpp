@@ -25,25 +25,28 @@ bool share_above(std::size_t bad, std::size_t of, double fraction) {
     return of > 0 && static_cast<double>(bad) > fraction * static_cast<double>(of);
 }
 
-/// Hosts more than `fraction` of whose links are bad, counting only links `use` accepts.
+/// Whether link i is set aside (explained by a slow rail plane).
+bool is_aside(const std::vector<bool>& aside, std::size_t i) { return i < aside.size() && aside[i]; }
+
+/// Hosts more than `fraction` of whose links are bad, counting only links `use` accepts. A
+/// link set aside (`aside`: a slow rail plane explains it) counts as measured and not bad: the
+/// plane, not the host, is what is wrong with it, and leaving it out of the count would let a
+/// host's one other bad link make it suspect.
 template <class Use>
-std::vector<std::size_t> hosts_mostly_bad(const matrix_analysis& a, Use use) {
+std::vector<std::size_t> hosts_mostly_bad(const matrix_analysis& a, Use use, const std::vector<bool>& aside) {
     std::vector<std::size_t> measured(a.host_count, 0), bad(a.host_count, 0), out;
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& v = a.links[i];
         if (!counted(v) || !use(i)) continue;
         for (std::size_t h : {v.link.from, v.link.to}) {
             ++measured[h];
-            bad[h] += v.bad;
+            bad[h] += v.bad && !is_aside(aside, i);
         }
     }
     for (std::size_t h = 0; h < a.host_count; ++h)
         if (share_above(bad[h], measured[h], a.options.suspect_fraction)) out.push_back(h);
     return out;
 }
-
-/// Whether link i is set aside (explained by a slow rail plane).
-bool is_aside(const std::vector<bool>& aside, std::size_t i) { return i < aside.size() && aside[i]; }
 
 /// Causes: a bad link set aside is the rail plane's; any other touching a suspect, the host's.
 void explain_by_hosts(const matrix_analysis& a, group_verdict& v, const std::vector<bool>& aside) {
@@ -80,7 +83,7 @@ const char* to_string(link_cause c) {
 
 group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<bool>& aside) {
     group_verdict v;
-    v.suspects = aside.empty() ? a.suspects : hosts_mostly_bad(a, [&](std::size_t i) { return !is_aside(aside, i); });
+    v.suspects = aside.empty() ? a.suspects : hosts_mostly_bad(a, [](std::size_t) { return true; }, aside);
     explain_by_hosts(a, v, aside);
     return v;
 }
@@ -95,11 +98,11 @@ group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t
     auto crosses = [&](const link_verdict& l) { return group_of[l.link.from] != group_of[l.link.to]; };
     // Rule 1: host-suspect on in-group evidence.
     std::vector<bool> host_suspect(a.host_count, false);
-    for (std::size_t h : hosts_mostly_bad(a, [&](std::size_t i) { return !crosses(a.links[i]) && !is_aside(aside, i); }))
-        host_suspect[h] = true;
-    auto clean = [&](const link_verdict& l) {
-        return counted(l) && !is_aside(aside, static_cast<std::size_t>(&l - a.links.data())) && !host_suspect[l.link.from] &&
-               !host_suspect[l.link.to];
+    for (std::size_t h : hosts_mostly_bad(a, [&](std::size_t i) { return !crosses(a.links[i]); }, aside)) host_suspect[h] = true;
+    auto clean = [&](const link_verdict& l) { return counted(l) && !host_suspect[l.link.from] && !host_suspect[l.link.to]; };
+    // A link set aside counts as measured and not bad here too.
+    auto bad_here = [&](const link_verdict& l) {
+        return l.bad && !is_aside(aside, static_cast<std::size_t>(&l - a.links.data()));
     };
 
     group_verdict v;
@@ -116,14 +119,14 @@ group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t
             const std::size_t gf = group_of[l.link.from], gt = group_of[l.link.to];
             if (gf == gt) {
                 ++t[gf].in_group_links;
-                t[gf].in_group_bad += l.bad;
+                t[gf].in_group_bad += bad_here(l);
                 if (l.link.gbit_per_s) in_bw[gf].push_back(*l.link.gbit_per_s);
                 continue;
             }
             if (named[gf] || named[gt]) continue;
             for (std::size_t g : {gf, gt}) {
                 ++t[g].cross_links;
-                t[g].cross_bad += l.bad;
+                t[g].cross_bad += bad_here(l);
                 if (l.link.gbit_per_s) cross_bw[g].push_back(*l.link.gbit_per_s);
             }
         }
@@ -149,7 +152,7 @@ group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t
         return crosses(l) && (named[group_of[l.link.from]] || named[group_of[l.link.to]]);
     };
     // Rule 3, then rule 4.
-    v.suspects = hosts_mostly_bad(a, [&](std::size_t i) { return !uplink_link(a.links[i]) && !is_aside(aside, i); });
+    v.suspects = hosts_mostly_bad(a, [&](std::size_t i) { return !uplink_link(a.links[i]); }, aside);
     explain_by_hosts(a, v, aside);
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& l = a.links[i];

@@ -64,13 +64,13 @@ struct group_verdict {
 
 /// Judges `a` with the hosts' groups (`group_of`: one group index < group_count per host).
 /// Throws core::spec_error for a group_of of the wrong length or an index out of range.
-/// `aside` (empty, or one flag per link of `a`): links a slow rail plane explains; they count
-/// towards no rule and their cause is rail_plane.
+/// `aside` (empty, or one flag per link of `a`): links a slow rail plane explains; every rule
+/// counts them as measured and not bad, and their cause is rail_plane.
 group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t> group_of, std::size_t group_count,
                            const std::vector<bool>& aside = {});
 
 /// Explanations without groups: a bad link touching one of a's suspects is the host's. With
-/// `aside` (as above) the suspects are taken again without the links set aside.
+/// `aside` (as above) the suspects are taken again, the links set aside counted as not bad.
 group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<bool>& aside = {});
 
 /// Puts the verdict's suspects into `a` (suspects[], hosts[].suspect).

@@ -191,6 +191,13 @@ TEST_CASE("links a slow plane explains count for no suspect host, and their caus
     const auto grouped = judge_groups(a, group_of, 2, aside);
     CHECK(grouped.suspects.empty());
     for (const auto& u : grouped.uplinks) CHECK_FALSE(u.bad);
+    // A link set aside still counts as measured: one link of host 1 bad for another reason is
+    // 1 of its 6, not 1 of 1, and names no host.
+    std::vector<bool> all_but_one = aside;
+    all_but_one[0] = false;  // 0 -> 1
+    CHECK(judge_without_groups(a, all_but_one).suspects.empty());
+    CHECK(judge_groups(a, group_of, 2, all_but_one).suspects.empty());
+    CHECK(judge_without_groups(a, all_but_one).cause[0] == link_cause::none);
 }
 
 }  // TEST_SUITE
