@@ -90,6 +90,11 @@ void validate(const outlier_options& o) {
                                      o.suspect_fraction));
 }
 
+std::optional<double> median_of(std::span<const double> values) {
+    const auto s = robust_summary(values);
+    return s ? std::optional<double>(s->median) : std::nullopt;
+}
+
 std::optional<robust_stats> robust_summary(std::span<const double> values) {
     if (values.empty()) return std::nullopt;
     std::vector<double> v(values.begin(), values.end());

@@ -120,6 +120,9 @@ struct matrix_analysis {
 /// Median and MAD of values (unsorted; copied). Absent for no values.
 std::optional<robust_stats> robust_summary(std::span<const double> values);
 
+/// The median of values (unsorted; copied); absent for no values.
+std::optional<double> median_of(std::span<const double> values);
+
 /// Judges the links of a matrix of host_count hosts. `down_hosts` are hosts the caller
 /// knows to be unreachable (their daemon did not answer). Throws core::spec_error when a link
 /// names a host >= host_count or itself, when a figure is not finite or not positive, or

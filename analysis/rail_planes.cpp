@@ -43,10 +43,9 @@ void rail_cells::put(std::size_t from, std::size_t to, std::span<const rail_obse
     }
 }
 
-std::size_t rail_cells::bytes() const {
-    std::size_t names = 0;
-    for (const auto& n : names_) names += sizeof n + n.capacity();
-    return cells_.capacity() * sizeof(cell) + names + replaced_.size() * 48;
+bool rail_fleet_verdict::explains(std::size_t from, std::size_t to) const {
+    return std::binary_search(explained.begin(), explained.end(),
+                              std::pair{static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to)});
 }
 
 std::vector<std::string> rail_fleet_verdict::slow_planes() const {
@@ -57,11 +56,6 @@ std::vector<std::string> rail_fleet_verdict::slow_planes() const {
 }
 
 namespace {
-
-std::optional<double> median(const std::vector<double>& values) {
-    const auto s = robust_summary(values);
-    return s ? std::optional<double>(s->median) : std::nullopt;
-}
 
 struct endpoint {
     std::vector<double> values;
@@ -76,9 +70,11 @@ std::string host_name(std::span<const std::string> names, std::size_t h) {
 
 rail_fleet_verdict judge_rail_planes(const rail_cells& cells, std::size_t host_count, double fraction, double suspect_fraction) {
     if (!(fraction > 0 && fraction <= 1))
-        throw core::spec_error(fmt::format("the rail planes' fraction {} is out of range: give a fraction in (0, 1]", fraction));
+        throw core::spec_error(fmt::format("--bad-bw-fraction {} is out of range for the rail planes: give a fraction in (0, 1]",
+                                           fraction));
     if (!(suspect_fraction >= 0 && suspect_fraction < 1))
-        throw core::spec_error(fmt::format("the rail suspect fraction {} is out of range: give a fraction in [0, 1)", suspect_fraction));
+        throw core::spec_error(fmt::format("--suspect-fraction {} is out of range for the rails: give a fraction in [0, 1)",
+                                           suspect_fraction));
     rail_fleet_verdict v;
     const auto counts = [&](const rail_cells::cell& c) {
         return c.from < host_count && c.to < host_count && (c.retest || !cells.replaced(c.from, c.to));
@@ -112,46 +108,52 @@ rail_fleet_verdict judge_rail_planes(const rail_cells& cells, std::size_t host_c
     std::map<std::uint8_t, std::size_t> plane_endpoints;
     for (const auto& [key, e] : endpoints) {
         ++plane_endpoints[key.second];
-        if (const auto m = median(e.values)) plane_values[key.second].push_back(*m);
+        if (const auto m = median_of(e.values)) plane_values[key.second].push_back(*m);
     }
     std::vector<double> figures;
     for (auto& [rail, p] : planes) {
         p.rail = cells.names()[rail];
         p.endpoints = plane_endpoints[rail];
-        p.figure = median(plane_values[rail]);
+        p.figure = median_of(plane_values[rail]);
         if (p.figure && p.endpoints >= 2) figures.push_back(*p.figure);
     }
-    if (figures.size() >= 2) v.reference = median(figures);
+    if (figures.size() >= 2) v.reference = median_of(figures);
     for (auto& [rail, p] : planes) {
         if (v.reference && *v.reference > 0 && p.figure && p.endpoints >= 2) {
             p.of_reference = *p.figure / *v.reference;
             p.slow = *p.of_reference < fraction;
         }
     }
+    // A rail's index is its name's (rail_cells keeps one per name), so a receiving endpoint's
+    // plane is found by its own rail's index.
     std::set<std::uint8_t> slow;
     for (const auto& [rail, p] : planes)
         if (p.slow) slow.insert(rail);
-    // A receiving endpoint's plane is its own rail's name: rails of one name are one plane.
-    const auto on_slow_plane = [&](std::uint8_t rail) {
-        return std::any_of(slow.begin(), slow.end(), [&](std::uint8_t s) { return cells.names()[s] == cells.names()[rail]; });
-    };
+    const auto on_slow_plane = [&](std::uint8_t rail) { return slow.count(rail) > 0; };
     // Rule 3: suspects.
     for (const auto& [key, e] : endpoints) {
         if (on_slow_plane(key.second) || e.values.size() < 2) continue;
         if (!(static_cast<double>(e.bad) > suspect_fraction * static_cast<double>(e.values.size()))) continue;
-        v.suspects.push_back({key.first, cells.names()[key.second], e.values.size(), e.bad, median(e.values)});
+        v.suspects.push_back({key.first, cells.names()[key.second], e.values.size(), e.bad, median_of(e.values)});
     }
-    // Rule 4: links explained by the slow planes.
+    // Rule 4: links explained by the slow planes. The cells of one counted link are
+    // contiguous (one put each; a retest's replace the earlier ones), so a link is a run of cells.
     if (!slow.empty()) {
-        std::map<std::pair<std::size_t, std::size_t>, bool> all_on_slow;  // per link with a bad rail
-        for (const auto& c : cells.cells()) {
-            if (!counts(c) || !c.bad) continue;
-            const bool on = on_slow_plane(c.rail) || on_slow_plane(c.peer_rail);
-            auto [it, fresh] = all_on_slow.insert({{c.from, c.to}, on});
-            if (!fresh) it->second = it->second && on;
+        const auto& all = cells.cells();
+        for (std::size_t i = 0; i < all.size();) {
+            std::size_t end = i + 1;
+            while (end < all.size() && all[end].from == all[i].from && all[end].to == all[i].to && all[end].retest == all[i].retest)
+                ++end;
+            bool any_bad = false, all_on_slow = true;
+            for (std::size_t k = i; k < end && counts(all[i]); ++k) {
+                if (!all[k].bad) continue;
+                any_bad = true;
+                all_on_slow = all_on_slow && (on_slow_plane(all[k].rail) || on_slow_plane(all[k].peer_rail));
+            }
+            if (any_bad && all_on_slow) v.explained.emplace_back(all[i].from, all[i].to);
+            i = end;
         }
-        for (const auto& [link, on] : all_on_slow)
-            if (on) v.explained.insert(link);
+        std::sort(v.explained.begin(), v.explained.end());
     }
     for (auto& [rail, p] : planes) v.planes.push_back(std::move(p));
     std::sort(v.planes.begin(), v.planes.end(), [](const auto& a, const auto& b) { return a.rail < b.rail; });

@@ -16,11 +16,6 @@ namespace {
 
 bool counted(const link_verdict& v) { return v.link.reachable && (v.link.gbit_per_s || v.link.lat_us); }
 
-std::optional<double> median_of(std::vector<double> v) {
-    const auto s = robust_summary(v);
-    return s ? std::optional<double>(s->median) : std::nullopt;
-}
-
 bool share_above(std::size_t bad, std::size_t of, double fraction) {
     return of > 0 && static_cast<double>(bad) > fraction * static_cast<double>(of);
 }

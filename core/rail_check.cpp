@@ -53,12 +53,16 @@ std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate
 
 namespace {
 
+/// The peer's rail matched with the initiator's `rail` in the run's spec ("?" when absent).
+std::string peer_rail_of(const run_result& run, const std::string& rail) {
+    for (const auto& r : run.spec.rails)
+        if (r.name == rail) return r.peer_name;
+    return "?";
+}
+
 /// "h1:7470 rail ra2 -> h2:7470 rail rb2", the peer's rail from the run's spec.
 std::string rail_ends(const run_result& run, const std::string& from, const std::string& to, const std::string& rail) {
-    std::string peer = "?";
-    for (const auto& r : run.spec.rails)
-        if (r.name == rail) peer = r.peer_name;
-    return fmt::format("{} rail {} -> {} rail {}", from, rail, to, peer);
+    return fmt::format("{} rail {} -> {} rail {}", from, rail, to, peer_rail_of(run, rail));
 }
 
 }  // namespace
@@ -151,12 +155,9 @@ std::vector<rail_reading> rail_readings(std::span<const run_result> runs) {
                 } else if (std::pair(it->bandwidth, it->size) > std::pair(bandwidth, p.size_bytes)) {
                     continue;  // a bandwidth point beats a bidir one, then the larger size
                 }
-                std::string peer = "?";
-                for (const auto& pair : run.spec.rails)
-                    if (pair.name == r.name) peer = pair.peer_name;
                 const bool moved = !r.failed && r.gbit_per_s > 0 && std::isfinite(r.gbit_per_s);
                 const bool share = r.rate_fraction && *r.rate_fraction > 0 && std::isfinite(*r.rate_fraction);
-                it->reading = {r.name, peer, moved ? r.gbit_per_s : 0, moved && share ? r.rate_fraction : std::nullopt, !moved};
+                it->reading = {r.name, peer_rail_of(run, r.name), moved ? r.gbit_per_s : 0, moved && share ? r.rate_fraction : std::nullopt, !moved};
                 it->bandwidth = bandwidth;
                 it->size = p.size_bytes;
             }

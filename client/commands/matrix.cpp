@@ -489,7 +489,7 @@ std::vector<bool> links_on_slow_planes(const analysis::matrix_analysis& a, const
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& v = a.links[i];
         aside[i] = v.bad && v.link.reachable && v.rails_bad && !v.bandwidth_bad && !v.latency_bad && !v.counters_bad &&
-                   r.explained.count({v.link.from, v.link.to}) > 0;
+                   r.explains(v.link.from, v.link.to);
     }
     return aside;
 }

@@ -408,7 +408,7 @@ private:
 };
 
 /// How long the probe of a dropped rail may take before each point: a rail whose link is
-/// still down costs each later point at most this.
+/// still down costs each later point at most this (the rails are probed one after another).
 constexpr std::chrono::milliseconds rail_probe_timeout{1000};
 
 class tcp_initiator_transport final : public initiator_transport {
