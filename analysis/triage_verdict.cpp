@@ -20,15 +20,15 @@ bool share_above(std::size_t bad, std::size_t of, double fraction) {
     return of > 0 && static_cast<double>(bad) > fraction * static_cast<double>(of);
 }
 
-/// Whether link i is set aside (explained by a slow rail plane).
-bool is_aside(const std::vector<bool>& aside, std::size_t i) { return i < aside.size() && aside[i]; }
+/// Whether link i is set aside (the rails explain it).
+bool is_aside(const std::vector<link_cause>& aside, std::size_t i) { return i < aside.size() && aside[i] != link_cause::none; }
 
 /// Hosts more than `fraction` of whose links are bad, counting only links `use` accepts. A
-/// link set aside (`aside`: a slow rail plane explains it) counts as measured and not bad: the
-/// plane, not the host, is what is wrong with it, and leaving it out of the count would let a
+/// link set aside (`aside`: the rails explain it) counts as measured and not bad: the
+/// rails, not the host, are what is wrong with it, and leaving it out of the count would let a
 /// host's one other bad link make it suspect.
 template <class Use>
-std::vector<std::size_t> hosts_mostly_bad(const matrix_analysis& a, Use use, const std::vector<bool>& aside) {
+std::vector<std::size_t> hosts_mostly_bad(const matrix_analysis& a, Use use, const std::vector<link_cause>& aside) {
     std::vector<std::size_t> measured(a.host_count, 0), bad(a.host_count, 0), out;
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& v = a.links[i];
@@ -43,8 +43,8 @@ std::vector<std::size_t> hosts_mostly_bad(const matrix_analysis& a, Use use, con
     return out;
 }
 
-/// Causes: a bad link set aside is the rail plane's; any other touching a suspect, the host's.
-void explain_by_hosts(const matrix_analysis& a, group_verdict& v, const std::vector<bool>& aside) {
+/// Causes: a bad link set aside is the rails' (its cause in `aside`); any other touching a suspect, the host's.
+void explain_by_hosts(const matrix_analysis& a, group_verdict& v, const std::vector<link_cause>& aside) {
     std::vector<bool> suspect(a.host_count, false);
     for (std::size_t h : v.suspects) suspect[h] = true;
     v.cause.assign(a.links.size(), link_cause::none);
@@ -53,7 +53,7 @@ void explain_by_hosts(const matrix_analysis& a, group_verdict& v, const std::vec
         const auto& l = a.links[i];
         if (!l.bad || !l.link.reachable) continue;
         if (is_aside(aside, i)) {
-            v.cause[i] = link_cause::rail_plane;
+            v.cause[i] = aside[i];
             continue;
         }
         for (std::size_t h : {l.link.from, l.link.to})
@@ -71,12 +71,13 @@ const char* to_string(link_cause c) {
         case link_cause::host: return "host";
         case link_cause::uplink: return "uplink";
         case link_cause::rail_plane: return "rail plane";
+        case link_cause::rail_uplink: return "rail uplink";
         case link_cause::none: return "";
     }
     return "";
 }
 
-group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<bool>& aside) {
+group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<link_cause>& aside) {
     group_verdict v;
     v.suspects = aside.empty() ? a.suspects : hosts_mostly_bad(a, [](std::size_t) { return true; }, aside);
     explain_by_hosts(a, v, aside);
@@ -84,7 +85,7 @@ group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<b
 }
 
 group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t> group_of, std::size_t group_count,
-                           const std::vector<bool>& aside) {
+                           const std::vector<link_cause>& aside) {
     if (group_of.size() != a.host_count)
         throw core::spec_error(fmt::format("{} group labels for a matrix of {} hosts", group_of.size(), a.host_count));
     for (std::size_t g : group_of)
@@ -199,7 +200,9 @@ localisation_input localisation_request(const matrix_analysis& a, const group_ve
             if (!from_gone) in.healthy[l.link.to] = false;
             continue;
         }
-        if (!l.bad || v.cause[i] == link_cause::uplink || v.cause[i] == link_cause::rail_plane) continue;
+        if (!l.bad || v.cause[i] == link_cause::uplink || v.cause[i] == link_cause::rail_plane ||
+            v.cause[i] == link_cause::rail_uplink)
+            continue;
         in.healthy[l.link.from] = in.healthy[l.link.to] = false;
         if (v.cause[i] == link_cause::none) in.bad_links.push_back({l.link.from, l.link.to});
     }

@@ -50,8 +50,9 @@ struct group_pair_summary {
     std::optional<double> median_gbit;
 };
 
-/// What explains a bad link (rail_plane: a slow rail plane, analysis/rail_planes, rule 4).
-enum class link_cause { none, host, uplink, rail_plane };
+/// What explains a bad link (rail_plane: a slow rail plane; rail_uplink: a group's slow
+/// uplink on one rail plane; both analysis/rail_planes, rules 0 and 4).
+enum class link_cause { none, host, uplink, rail_plane, rail_uplink };
 
 /// The grouped verdict.
 struct group_verdict {
@@ -64,14 +65,15 @@ struct group_verdict {
 
 /// Judges `a` with the hosts' groups (`group_of`: one group index < group_count per host).
 /// Throws core::spec_error for a group_of of the wrong length or an index out of range.
-/// `aside` (empty, or one flag per link of `a`): links a slow rail plane explains; every rule
-/// counts them as measured and not bad, and their cause is rail_plane.
+/// `aside` (empty, or one cause per link of `a`): the links the rails explain (rail_plane or
+/// rail_uplink; none for the others); every rule counts them as measured and not bad, and
+/// that is their cause.
 group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t> group_of, std::size_t group_count,
-                           const std::vector<bool>& aside = {});
+                           const std::vector<link_cause>& aside = {});
 
 /// Explanations without groups: a bad link touching one of a's suspects is the host's. With
 /// `aside` (as above) the suspects are taken again, the links set aside counted as not bad.
-group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<bool>& aside = {});
+group_verdict judge_without_groups(const matrix_analysis& a, const std::vector<link_cause>& aside = {});
 
 /// Puts the verdict's suspects into `a` (suspects[], hosts[].suspect).
 void apply_suspects(const group_verdict& v, matrix_analysis& a);
@@ -86,7 +88,7 @@ localisation_input localisation_request(const matrix_analysis& a, const group_ve
 /// bad, median_gbit_per_s}; groups named by `group_names`.
 nlohmann::json to_json(const group_verdict& v, std::span<const std::string> group_names);
 
-/// "host", "uplink" or "" for none.
+/// "host", "uplink", "rail plane", "rail uplink" or "" for none.
 const char* to_string(link_cause);
 
 }  // namespace meshperf::analysis

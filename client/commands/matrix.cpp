@@ -237,10 +237,13 @@ public:
         return analysis::analyze_link_source(names_.size(), links_.source(), opt, down);
     }
 
-    /// With --rails, the rails across the matrix (analysis/rail_planes); empty otherwise.
-    std::optional<analysis::rail_fleet_verdict> judge_rails() const {
+    /// With --rails, the rails across the matrix (analysis/rail_planes), with the hosts'
+    /// groups when `topo` is given (rail uplinks); empty otherwise.
+    std::optional<analysis::rail_fleet_verdict> judge_rails(const std::optional<topology>& topo) const {
         if (!o_.rails.given || rail_cells_.empty()) return std::nullopt;
-        return analysis::judge_rail_planes(rail_cells_, names_.size(), o_.bad_bw_fraction, o_.suspect_fraction);
+        if (!topo) return analysis::judge_rail_planes(rail_cells_, names_.size(), o_.bad_bw_fraction, o_.suspect_fraction);
+        return analysis::judge_rail_planes(rail_cells_, names_.size(), o_.bad_bw_fraction, o_.suspect_fraction, topo->group_of,
+                                           topo->group_names.size());
     }
 
     /// The links measured, compact (analysis/link_store).
@@ -426,7 +429,8 @@ std::string render_summary(const matrix_view& w) {
     };
     if (groups && topo) out += uplink_lines(*groups, *topo);
     if (w.rails) {
-        const auto lines = analysis::describe(*w.rails, names);
+        const auto lines = analysis::describe(*w.rails, names, topo ? std::span<const std::string>(topo->group_names)
+                                                                     : std::span<const std::string>{});
         out += lines.empty() ? std::string("rail planes and rails: none slow\n") : std::string("rail planes and rails:\n");
         for (const auto& l : lines) out += "  " + l + "\n";
     }
@@ -476,20 +480,25 @@ struct triage_run {
 };
 
 analysis::group_verdict judge(const analysis::matrix_analysis& a, const std::optional<topology>& t,
-                              const std::vector<bool>& aside = {}) {
+                              const std::vector<analysis::link_cause>& aside = {}) {
     return t ? analysis::judge_groups(a, t->group_of, t->group_names.size(), aside) : analysis::judge_without_groups(a, aside);
 }
 
-/// The links of `a` a slow rail plane explains (rail_planes rule 4): bad for rails alone,
-/// every bad rail on a slow plane. Empty when there are none.
-std::vector<bool> links_on_slow_planes(const analysis::matrix_analysis& a, const analysis::rail_fleet_verdict& r) {
-    std::vector<bool> aside;
+/// The links of `a` the rails explain (rail_planes rule 4), with their cause: bad for rails
+/// alone, every bad rail on a slow plane or across a slow rail uplink. Empty when there are none.
+std::vector<analysis::link_cause> links_the_rails_explain(const analysis::matrix_analysis& a,
+                                                          const analysis::rail_fleet_verdict& r) {
+    std::vector<analysis::link_cause> aside;
     if (r.explained.empty()) return aside;
-    aside.assign(a.links.size(), false);
+    aside.assign(a.links.size(), analysis::link_cause::none);
     for (std::size_t i = 0; i < a.links.size(); ++i) {
         const auto& v = a.links[i];
-        aside[i] = v.bad && v.link.reachable && v.rails_bad && !v.bandwidth_bad && !v.latency_bad && !v.counters_bad &&
-                   r.explains(v.link.from, v.link.to);
+        if (!(v.bad && v.link.reachable && v.rails_bad && !v.bandwidth_bad && !v.latency_bad && !v.counters_bad)) continue;
+        switch (r.explanation(v.link.from, v.link.to)) {
+            case analysis::rail_explanation::plane: aside[i] = analysis::link_cause::rail_plane; break;
+            case analysis::rail_explanation::uplink: aside[i] = analysis::link_cause::rail_uplink; break;
+            case analysis::rail_explanation::none: break;
+        }
     }
     return aside;
 }
@@ -669,8 +678,8 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                 analysis = m.analyze();
             }
         }
-        const auto rail_verdict = m.judge_rails();
-        const auto aside = rail_verdict ? links_on_slow_planes(analysis, *rail_verdict) : std::vector<bool>{};
+        const auto rail_verdict = m.judge_rails(topo);
+        const auto aside = rail_verdict ? links_the_rails_explain(analysis, *rail_verdict) : std::vector<analysis::link_cause>{};
         std::optional<analysis::group_verdict> groups;
         if (triage || topo || !aside.empty()) groups = judge(analysis, topo, aside);
         if (topo || !aside.empty()) analysis::apply_suspects(*groups, analysis);
@@ -683,7 +692,9 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                   {"rounds", rounds},
                   {"retest_rounds", retest_rounds},
                   {"wall_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}};
-        if (rail_verdict) meta["rails"] = analysis::to_json(*rail_verdict, m.names());
+        if (rail_verdict)
+            meta["rails"] = analysis::to_json(*rail_verdict, m.names(),
+                                              topo ? std::span<const std::string>(topo->group_names) : std::span<const std::string>{});
         const auto conns = m.connections();
         meta["connections"] = {{"opened", conns.connections_opened}, {"requests", conns.requests}};
         if (triage) {

@@ -59,6 +59,7 @@ std::string cause_note(const analysis::group_verdict& v, std::size_t i, std::spa
         case analysis::link_cause::uplink:
             return topo ? fmt::format(" [uplink of {}]", group_label(*topo, v.cause_host[i])) : std::string(" [uplink]");
         case analysis::link_cause::rail_plane: return " [rail plane]";
+        case analysis::link_cause::rail_uplink: return " [rail uplink]";
         case analysis::link_cause::none: break;
     }
     return "";
@@ -67,15 +68,18 @@ std::string cause_note(const analysis::group_verdict& v, std::size_t i, std::spa
 std::string bad_links_heading(std::size_t bad, const analysis::group_verdict* v, std::span<const std::size_t> bad_indices) {
     if (bad == 0) return "bad links: none\n";
     if (!v) return fmt::format("bad links: {}\n", bad);
-    std::size_t by_host = 0, by_uplink = 0, by_plane = 0;
+    std::size_t by_host = 0, by_uplink = 0, by_plane = 0, by_rail_uplink = 0;
     for (std::size_t i : bad_indices) {
-        by_host += i < v->cause.size() && v->cause[i] == analysis::link_cause::host;
-        by_uplink += i < v->cause.size() && v->cause[i] == analysis::link_cause::uplink;
-        by_plane += i < v->cause.size() && v->cause[i] == analysis::link_cause::rail_plane;
+        const auto cause = i < v->cause.size() ? v->cause[i] : analysis::link_cause::none;
+        by_host += cause == analysis::link_cause::host;
+        by_uplink += cause == analysis::link_cause::uplink;
+        by_plane += cause == analysis::link_cause::rail_plane;
+        by_rail_uplink += cause == analysis::link_cause::rail_uplink;
     }
-    return fmt::format("bad links: {} ({} explained by suspect hosts, {} by slow uplinks, {}{} on their own)\n", bad, by_host,
+    return fmt::format("bad links: {} ({} explained by suspect hosts, {} by slow uplinks, {}{}{} on their own)\n", bad, by_host,
                        by_uplink, by_plane ? fmt::format("{} by slow rail planes, ", by_plane) : std::string(),
-                       bad - by_host - by_uplink - by_plane);
+                       by_rail_uplink ? fmt::format("{} by slow rail uplinks, ", by_rail_uplink) : std::string(),
+                       bad - by_host - by_uplink - by_plane - by_rail_uplink);
 }
 
 std::string uplink_lines(const analysis::group_verdict& v, const topology& topo) {

@@ -182,22 +182,123 @@ TEST_CASE("links a slow plane explains count for no suspect host, and their caus
             }
     const auto a = analyze_matrix(4, links);
     CHECK(a.suspects.size() == 4);  // without the planes' verdict every host reads suspect
-    const std::vector<bool> aside(a.links.size(), true);
+    std::vector<link_cause> aside(a.links.size(), link_cause::rail_plane);
     const auto g = judge_without_groups(a, aside);
     CHECK(g.suspects.empty());
     for (auto c : g.cause) CHECK(c == link_cause::rail_plane);
     CHECK(std::string(to_string(link_cause::rail_plane)) == "rail plane");
+    CHECK(std::string(to_string(link_cause::rail_uplink)) == "rail uplink");
+    // The cause is what the rails said: a rail uplink's links are the uplink's.
+    aside[1] = link_cause::rail_uplink;
+    CHECK(judge_without_groups(a, aside).cause[1] == link_cause::rail_uplink);
+    aside[1] = link_cause::rail_plane;
     const std::vector<std::size_t> group_of{0, 0, 1, 1};
     const auto grouped = judge_groups(a, group_of, 2, aside);
     CHECK(grouped.suspects.empty());
     for (const auto& u : grouped.uplinks) CHECK_FALSE(u.bad);
     // A link set aside still counts as measured: one link of host 1 bad for another reason is
     // 1 of its 6, not 1 of 1, and names no host.
-    std::vector<bool> all_but_one = aside;
-    all_but_one[0] = false;  // 0 -> 1
+    std::vector<link_cause> all_but_one = aside;
+    all_but_one[0] = link_cause::none;  // 0 -> 1
     CHECK(judge_without_groups(a, all_but_one).suspects.empty());
     CHECK(judge_groups(a, group_of, 2, all_but_one).suspects.empty());
     CHECK(judge_without_groups(a, all_but_one).cause[0] == link_cause::none);
+}
+
+/// 16 hosts in 4 groups of 4 (host h in group h / 4), named leaf0..leaf3.
+std::size_t leaf_of(std::size_t h) { return h / 4; }
+const std::vector<std::size_t> leaves{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
+const std::vector<std::string> leaf_names{"leaf0", "leaf1", "leaf2", "leaf3"};
+
+TEST_CASE("a leaf's slow uplink on one rail is that rail uplink: not the plane, not its hosts' NICs") {
+    // leaf2's r1 ports towards the r1 spine at 45%: every r1 reading that leaves or enters
+    // leaf2 is slow; r1 within leaf2, and every r0 reading, at full rate.
+    const auto cells = full_matrix(16, 2, [](std::size_t a, std::size_t b, std::size_t k) {
+        return k == 1 && leaf_of(a) != leaf_of(b) && (leaf_of(a) == 2 || leaf_of(b) == 2) ? 0.45 : 0.95;
+    });
+    // Without the groups its four hosts' r1 read suspect (24 of their 30 readings bad).
+    const auto flat = judge_rail_planes(cells, 16, 0.9, 0.5);
+    CHECK(flat.suspects.size() == 4);
+    CHECK(flat.uplinks.empty());
+
+    const auto v = judge_rail_planes(cells, 16, 0.9, 0.5, leaves, 4);
+    REQUIRE(v.uplinks.size() == 1);
+    CHECK(v.uplinks[0].rail == "r1");
+    CHECK(v.uplinks[0].group == 2);
+    CHECK(v.uplinks[0].cross_links == 96);  // 4 hosts x 12 peers, both ways
+    CHECK(v.uplinks[0].cross_bad == 96);
+    CHECK(v.uplinks[0].in_group_links == 12);
+    CHECK(v.uplinks[0].in_group_bad == 0);
+    CHECK(v.slow_planes().empty());
+    CHECK(v.suspects.empty());
+    // The readings set aside leave the figures: every endpoint's median is full rate.
+    for (const auto& p : v.planes) CHECK(*p.figure == doctest::Approx(0.95));
+    CHECK(v.planes[1].bad == 0);
+    REQUIRE(v.explained.size() == 96);
+    for (const auto& e : v.explained) {
+        CHECK((leaf_of(e.from) == 2) != (leaf_of(e.to) == 2));
+        CHECK(e.by == rail_explanation::uplink);
+    }
+    CHECK(v.explanation(8, 0) == rail_explanation::uplink);
+    CHECK(v.explanation(0, 8) == rail_explanation::uplink);
+    CHECK(v.explanation(0, 1) == rail_explanation::none);
+    CHECK(v.explanation(0, 4) == rail_explanation::none);
+    const auto lines = describe(v, {}, leaf_names);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == "rail r1's uplink of leaf2 is slow: bad in 96 of its 96 cross-group readings on r1, in-group 0 of 12 "
+                      "(the leaf's ports towards that plane's spine, not its hosts' NICs)");
+    const auto j = to_json(v, {}, leaf_names);
+    REQUIRE(j["uplinks"].size() == 1);
+    CHECK(j["uplinks"][0]["rail"] == "r1");
+    CHECK(j["uplinks"][0]["group"] == "leaf2");
+    CHECK(j["uplinks"][0]["cross_bad"] == 96);
+    CHECK(j["explained_links"] == 96);
+}
+
+TEST_CASE("a plane slow between every pair of leaves is its spine: the plane, no uplink") {
+    const auto cells = full_matrix(16, 2, [](std::size_t a, std::size_t b, std::size_t k) {
+        return k == 1 && leaf_of(a) != leaf_of(b) ? 0.45 : 0.95;
+    });
+    const auto v = judge_rail_planes(cells, 16, 0.9, 0.5, leaves, 4);
+    CHECK(v.uplinks.empty());
+    CHECK(v.slow_planes() == std::vector<std::string>{"r1"});
+    CHECK(v.suspects.empty());
+    CHECK(v.explained.size() == 192);  // every cross-leaf link
+    for (const auto& e : v.explained) CHECK(e.by == rail_explanation::plane);
+}
+
+TEST_CASE("with two leaves a slow uplink cannot be told from the other's or the spine: the plane") {
+    const std::vector<std::size_t> two{0, 0, 0, 0, 1, 1, 1, 1};
+    const auto cells = full_matrix(8, 2, [&](std::size_t a, std::size_t b, std::size_t k) {
+        return k == 1 && two[a] != two[b] ? 0.45 : 0.95;
+    });
+    const auto v = judge_rail_planes(cells, 8, 0.9, 0.5, two, 2);
+    CHECK(v.uplinks.empty());
+    CHECK(v.slow_planes() == std::vector<std::string>{"r1"});
+}
+
+TEST_CASE("a NIC's own fault is its rail's, with groups too: no uplink named for it") {
+    // h5's r0 (leaf1) at half rate in all its links, in-group ones included.
+    const auto cells = full_matrix(16, 2, [](std::size_t a, std::size_t b, std::size_t k) {
+        return k == 0 && (a == 5 || b == 5) ? 0.47 : 0.95;
+    });
+    const auto v = judge_rail_planes(cells, 16, 0.9, 0.5, leaves, 4);
+    CHECK(v.uplinks.empty());
+    CHECK(v.slow_planes().empty());
+    REQUIRE(v.suspects.size() == 1);
+    CHECK(v.suspects[0].host == 5);
+    CHECK(v.suspects[0].rail == "r0");
+    CHECK(v.explained.empty());
+}
+
+TEST_CASE("the groups are checked") {
+    const auto cells = full_matrix(4, 2, [](std::size_t, std::size_t, std::size_t) { return 0.95; });
+    const std::vector<std::size_t> three{0, 0, 1};
+    CHECK_THROWS_AS(judge_rail_planes(cells, 4, 0.9, 0.5, three, 2), core::spec_error);
+    const std::vector<std::size_t> out_of_range{0, 0, 1, 2};
+    CHECK_THROWS_AS(judge_rail_planes(cells, 4, 0.9, 0.5, out_of_range, 2), core::spec_error);
+    const std::vector<std::size_t> fine{0, 0, 1, 1};
+    CHECK(judge_rail_planes(cells, 4, 0.9, 0.5, fine, 2).uplinks.empty());
 }
 
 }  // TEST_SUITE
