@@ -123,6 +123,12 @@ std::optional<robust_stats> robust_summary(std::span<const double> values);
 /// The median of values (unsorted; copied); absent for no values.
 std::optional<double> median_of(std::span<const double> values);
 
+/// Whether `bad` is more than `fraction` of `total` (false when total is 0): the suspect and
+/// uplink rules' test (analysis/triage_verdict, analysis/rail_planes).
+inline bool share_above(std::size_t bad, std::size_t total, double fraction) {
+    return total > 0 && static_cast<double>(bad) > fraction * static_cast<double>(total);
+}
+
 /// Judges the links of a matrix of host_count hosts. `down_hosts` are hosts the caller
 /// knows to be unreachable (their daemon did not answer). Throws core::spec_error when a link
 /// names a host >= host_count or itself, when a figure is not finite or not positive, or

@@ -72,10 +72,6 @@ std::string name_or_index(std::span<const std::string> names, std::size_t i) {
     return i < names.size() ? names[i] : std::to_string(i);
 }
 
-bool share_above(std::size_t bad, std::size_t total, double fraction) {
-    return total > 0 && static_cast<double>(bad) > fraction * static_cast<double>(total);
-}
-
 /// A (plane, group) pair: a group's uplink on one rail plane.
 using plane_group = std::pair<std::uint8_t, std::size_t>;
 
@@ -92,7 +88,7 @@ public:
     /// Names the uplinks over the counted cells (`counts`), recording them in `out`.
     template <class Counts>
     void name(const rail_cells& cells, Counts counts, double suspect_fraction, std::vector<rail_uplink_verdict>& out) {
-        if (groups_ < 2) return;
+        if (group_of_.empty() || groups_ < 2) return;  // no groups: no rule 0
         std::vector<std::size_t> members(groups_, 0);
         for (std::size_t g : group_of_) ++members[g];
         const auto nic_fault = nic_faults(cells, counts, suspect_fraction);
@@ -228,7 +224,7 @@ rail_fleet_verdict judge_rail_planes(const rail_cells& cells, std::size_t host_c
     const auto value = [&](const cell& c) -> double { return v.by_rate ? c.rate_fraction : c.gbit_per_s; };
 
     // Rule 0: rail uplinks, when the hosts' groups are known.
-    rail_uplinks uplinks(group_of.empty() ? std::span<const std::size_t>{} : group_of, group_of.empty() ? 0 : group_count);
+    rail_uplinks uplinks(group_of, group_count);
     uplinks.name(cells, counts, suspect_fraction, v.uplinks);
 
     // Rule 1: endpoints, (host, rail name), as sender and as receiver.

@@ -16,10 +16,6 @@ namespace {
 
 bool counted(const link_verdict& v) { return v.link.reachable && (v.link.gbit_per_s || v.link.lat_us); }
 
-bool share_above(std::size_t bad, std::size_t of, double fraction) {
-    return of > 0 && static_cast<double>(bad) > fraction * static_cast<double>(of);
-}
-
 /// Whether link i is set aside (the rails explain it).
 bool is_aside(const std::vector<link_cause>& aside, std::size_t i) { return i < aside.size() && aside[i] != link_cause::none; }
 
