@@ -85,6 +85,9 @@ void validate(const local_copy_spec& s) {
         throw spec_error("field 'sizes' must be ascending and unique");
     if (s.device < 0 || s.device > max_local_copy_device)
         throw spec_error(fmt::format("field 'device' must be a GPU index 0..{} (cuda:N), not {}", max_local_copy_device, s.device));
+    if (s.all_gpus && ("," + s.copies + ",").find(",p2p,") != std::string::npos)
+        throw spec_error("field 'all_gpus' with p2p in 'copies': the GPU-to-GPU matrix already measures every pair; on all "
+                         "GPUs at once give h2d, d2h or d2d");
 }
 
 local_copy_spec local_copy_spec_from_json(const json& j) {
@@ -100,9 +103,12 @@ local_copy_spec local_copy_spec_from_json(const json& j) {
         else if (key == "verify") {
             if (!v.is_boolean()) throw spec_error(fmt::format("field 'verify' must be true or false, not {}", v.dump()));
             s.verify = v.get<bool>();
+        } else if (key == "all_gpus") {
+            if (!v.is_boolean()) throw spec_error(fmt::format("field 'all_gpus' must be true or false, not {}", v.dump()));
+            s.all_gpus = v.get<bool>();
         } else {
-            throw spec_error(fmt::format("unknown field '{}' in a copy sweep request: the fields are copies, sizes, device and "
-                                         "verify", key));
+            throw spec_error(fmt::format("unknown field '{}' in a copy sweep request: the fields are copies, sizes, device, "
+                                         "verify and all_gpus", key));
         }
     }
     if (!j.contains("sizes")) s.sizes = parse_size_list("4K..1G");
@@ -111,7 +117,9 @@ local_copy_spec local_copy_spec_from_json(const json& j) {
 }
 
 json to_json(const local_copy_spec& s) {
-    return {{"copies", s.copies}, {"sizes", s.sizes}, {"device", s.device}, {"verify", s.verify}};
+    json j = {{"copies", s.copies}, {"sizes", s.sizes}, {"device", s.device}, {"verify", s.verify}};
+    if (s.all_gpus) j["all_gpus"] = true;
+    return j;
 }
 
 }  // namespace meshperf::core

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cmath>
 #include <fmt/format.h>
@@ -33,6 +34,14 @@ std::string rail_text(const json& v, const std::string& key) {
 
 }  // namespace
 
+void check_memory_domain(std::string_view field, const std::string& m) {
+    if (m == "host") return;
+    if (m.rfind("cuda:", 0) == 0 && m.size() > 5 && m.size() <= 8 &&
+        std::all_of(m.begin() + 5, m.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return;
+    throw spec_error(fmt::format("{} '{}' is not a memory domain: use host or cuda:N (N a GPU index)", field, m));
+}
+
 void validate_rails(const std::vector<rail_pair>& rails) {
     if (rails.size() > max_rails)
         throw spec_error(fmt::format("{} rails in one run: at most {} (select fewer with --rails NAME,...)", rails.size(), max_rails));
@@ -47,6 +56,8 @@ void validate_rails(const std::vector<rail_pair>& rails) {
                                          r.name, r.local_address, r.peer_address));
         if (r.rate_gbit && (!std::isfinite(*r.rate_gbit) || *r.rate_gbit <= 0))
             throw spec_error(fmt::format("rail {}: rate_gbit must be a positive number", r.name));
+        if (!r.local_memory.empty()) check_memory_domain(fmt::format("rail {}'s local_memory", r.name), r.local_memory);
+        if (!r.peer_memory.empty()) check_memory_domain(fmt::format("rail {}'s peer_memory", r.name), r.peer_memory);
         if (!names.insert(r.name).second) throw spec_error(fmt::format("rail {} is named twice: give each rail once", r.name));
         if (!locals.insert(r.local_address).second)
             throw spec_error(fmt::format("rails share the initiator's address {}: each rail needs its own", r.local_address));
@@ -58,18 +69,23 @@ void validate_rails(const std::vector<rail_pair>& rails) {
 json to_json(const rail_pair& r) {
     json j = {{"name", r.name}, {"peer_name", r.peer_name}, {"local_address", r.local_address}, {"peer_address", r.peer_address}};
     j["rate_gbit"] = r.rate_gbit ? json(*r.rate_gbit) : json(nullptr);
+    // Only when set (cuda:auto): a daemon older than per-rail memory refuses unknown fields.
+    if (!r.local_memory.empty()) j["local_memory"] = r.local_memory;
+    if (!r.peer_memory.empty()) j["peer_memory"] = r.peer_memory;
     return j;
 }
 
 rail_pair rail_pair_from_json(const json& j) {
     if (!j.is_object()) throw spec_error("each entry of 'rails' must be an object {\"name\", \"peer_name\", \"local_address\", "
-                                         "\"peer_address\", \"rate_gbit\"}");
+                                         "\"peer_address\", \"rate_gbit\", \"local_memory\"?, \"peer_memory\"?}");
     rail_pair r;
     for (const auto& [key, v] : j.items()) {
         if (key == "name") r.name = rail_text(v, key);
         else if (key == "peer_name") r.peer_name = rail_text(v, key);
         else if (key == "local_address") r.local_address = rail_text(v, key);
         else if (key == "peer_address") r.peer_address = rail_text(v, key);
+        else if (key == "local_memory") r.local_memory = rail_text(v, key);
+        else if (key == "peer_memory") r.peer_memory = rail_text(v, key);
         else if (key == "rate_gbit") {
             if (v.is_null()) continue;
             if (!v.is_number()) throw spec_error("rails[].rate_gbit must be a number or null");

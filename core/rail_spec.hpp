@@ -7,6 +7,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace meshperf::core {
@@ -19,13 +20,23 @@ struct rail_pair {
     std::string peer_address;   ///< the peer's IP on the rail: its streams connect there, at the peer daemon's port
     /// The lower of both ends' link rates in Gbit/s (10^9 bit/s); empty when either is unknown.
     std::optional<double> rate_gbit;
+    /// This rail's memory at the initiator and at the peer ("host", "cuda:N"); empty: the
+    /// run's local_memory / remote_memory. The CLI sets them for --memory cuda:auto: the GPU
+    /// nearest each end's NIC (client/support/rail_memory.hpp).
+    std::string local_memory, peer_memory;
 };
+
+/// Throws spec_error ("<field> 'x' is not a memory domain: use host or cuda:N ...") unless
+/// `m` is "host" or "cuda:N" with N of 1 to 3 digits. (Here because a rail may carry its
+/// own memory; run specs and collective specs check theirs with it too.)
+void check_memory_domain(std::string_view field, const std::string& m);
 
 /// Most rails one run carries (a node has at most 8–16 NICs).
 inline constexpr std::size_t max_rails = 16;
 
 /// Checks a rail list: at most max_rails, names unique and printable, addresses IPv4 or
-/// IPv6 literals, no local or peer address twice, rates positive and finite. Throws
+/// IPv6 literals, no local or peer address twice, rates positive and finite, memories empty
+/// or "host" / "cuda:N". Throws
 /// spec_error naming the rail and what to do.
 void validate_rails(const std::vector<rail_pair>&);
 

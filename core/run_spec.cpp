@@ -34,15 +34,42 @@ constexpr std::pair<std::string_view, rdma_op> op_names[] = {
 
 }  // namespace
 
-void check_memory_domain(std::string_view field, const std::string& m) {
-    if (m == "host") return;
-    if (m.rfind("cuda:", 0) == 0 && m.size() > 5 && m.size() <= 8 &&
-        std::all_of(m.begin() + 5, m.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return;
-    throw spec_error(fmt::format("{} '{}' is not a memory domain: use host or cuda:N (N a GPU index)", field, m));
+const std::string& rail_memory(const run_spec& s, const rail_pair& rail, bool initiator) {
+    const auto& own = initiator ? rail.local_memory : rail.peer_memory;
+    return own.empty() ? (initiator ? s.local_memory : s.remote_memory) : own;
+}
+
+std::vector<std::string> side_memories(const run_spec& s, bool initiator) {
+    if (s.rails.empty()) return {initiator ? s.local_memory : s.remote_memory};
+    std::vector<std::string> out;
+    for (const auto& r : s.rails) out.push_back(rail_memory(s, r, initiator));
+    return out;
+}
+
+bool uses_gpu_memory(const run_spec& s) {
+    for (const bool initiator : {true, false})
+        for (const auto& m : side_memories(s, initiator))
+            if (m != "host") return true;
+    return false;
 }
 
 namespace {
+
+/// A side's memory: host, cuda:N, or cuda:auto when every rail carries that side's GPU.
+void check_side_memory(const run_spec& s, bool initiator) {
+    const auto& m = initiator ? s.local_memory : s.remote_memory;
+    const char* field = initiator ? "local memory" : "remote memory";
+    if (m != nearest_gpu_memory) return check_memory_domain(field, m);
+    if (s.rails.empty())
+        throw spec_error(fmt::format("{} 'cuda:auto' puts each rail's buffers on the GPU nearest its NIC: give --rails, or name "
+                                     "the GPU with cuda:N",
+                                     field));
+    for (const auto& r : s.rails)
+        if ((initiator ? r.local_memory : r.peer_memory).empty())
+            throw spec_error(fmt::format("{} 'cuda:auto' but rail {} has no {}: the CLI resolves cuda:auto from both daemons' "
+                                         "GET /v1/info; a spec written by hand gives each rail's local_memory and peer_memory",
+                                         field, r.name, initiator ? "local_memory" : "peer_memory"));
+}
 
 /// a × b, saturating at UINT64_MAX.
 std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
@@ -171,7 +198,7 @@ namespace {
 // GPUDirect RDMA puts the QP buffers in GPU memory, which the CPU cannot read: --verify
 // (checked from the CPU) and WRITE latency (the CPU polls the last byte) cannot work there.
 void check_rdma_gpu_memory(const run_spec& s) {
-    if (s.transport != transport_kind::rdma || (s.local_memory == "host" && s.remote_memory == "host")) return;
+    if (s.transport != transport_kind::rdma || !uses_gpu_memory(s)) return;
     if (s.verify)
         throw spec_error("--verify with GPU memory over RDMA: the check reads the buffers from the CPU, which cannot "
                          "read GPU memory; drop --verify (TCP with GPU memory does verify)");
@@ -257,8 +284,8 @@ void validate(const run_spec& s, const run_limits& lim) {
     if (s.rdma_port == 0 || s.rdma_port > 255) throw spec_error(fmt::format("RDMA port {} is out of range: use 1..255", s.rdma_port));
     if (s.gid_index && (*s.gid_index < 0 || *s.gid_index > 1023))
         throw spec_error(fmt::format("GID index {} is out of range: use 0..1023", *s.gid_index));
-    check_memory_domain("local memory", s.local_memory);
-    check_memory_domain("remote memory", s.remote_memory);
+    check_side_memory(s, true);
+    check_side_memory(s, false);
     check_rdma_gpu_memory(s);
 }
 

@@ -128,9 +128,21 @@ run_spec spec_for_peer(const run_spec&);
 /// Checks every field; throws spec_error naming the first problem and what to do.
 void validate(const run_spec&, const run_limits& = {});
 
-/// Throws spec_error ("<field> 'x' is not a memory domain: use host or cuda:N ...") unless
-/// `m` is "host" or "cuda:N" with N of 1 to 3 digits.
-void check_memory_domain(std::string_view field, const std::string& m);
+/// The memory domain that puts each rail's buffers on the GPU nearest that rail's NIC. The
+/// CLI resolves it into every rail's local_memory / peer_memory from both daemons' GET
+/// /v1/info (docs/rails.md); a spec with it and a rail without that side's memory is refused.
+inline constexpr std::string_view nearest_gpu_memory = "cuda:auto";
+
+/// This side's memory on `rail`: the rail's own (rail_pair::local_memory at the initiator,
+/// peer_memory at the peer) when set, else the run's.
+const std::string& rail_memory(const run_spec&, const rail_pair& rail, bool initiator);
+
+/// This side's memory domains: one per rail of the spec (rail_memory), or the run's alone
+/// without rails.
+std::vector<std::string> side_memories(const run_spec&, bool initiator);
+
+/// Whether either side's buffers are in GPU memory on any rail.
+bool uses_gpu_memory(const run_spec&);
 
 /// JSON form (the body of POST /v1/runs and the spec in a result). from_json rejects unknown
 /// fields and wrong types with spec_error, then validates.

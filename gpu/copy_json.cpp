@@ -36,10 +36,27 @@ nlohmann::json to_json(const copy_matrix& m) {
             {"pairs", std::move(pairs)}};
 }
 
+nlohmann::json to_json(const all_gpu_copy& a) {
+    nlohmann::json points = nlohmann::json::array(), per_gpu = nlohmann::json::array();
+    for (const auto& p : a.points)
+        points.push_back({{"size_bytes", p.size_bytes}, {"gb_per_s_sum", p.gb_per_s_sum}, {"gb_per_s_min", p.gb_per_s_min},
+                          {"slowest", p.slowest}});
+    for (const auto& r : a.per_gpu) per_gpu.push_back(to_json(r));
+    return {{"copy", std::string(to_string(a.kind))},
+            {"devices", a.per_gpu.size()},
+            {"verify_failed", a.verify_failed()},
+            {"points", std::move(points)},
+            {"per_gpu", std::move(per_gpu)}};
+}
+
 nlohmann::json to_json(const local_sweep& s) {
     nlohmann::json doc = {{"schema", "meshperf.local/1"}, {"copies", nlohmann::json::array()}, {"p2p", nlohmann::json::array()}};
     for (const auto& r : s.copies) doc["copies"].push_back(to_json(r));
     for (const auto& m : s.p2p) doc["p2p"].push_back(to_json(m));
+    if (!s.all_gpus.empty()) {
+        doc["all_gpus"] = nlohmann::json::array();
+        for (const auto& a : s.all_gpus) doc["all_gpus"].push_back(to_json(a));
+    }
     return doc;
 }
 

@@ -16,8 +16,12 @@ nlohmann::json to_json(const copy_point&);
 nlohmann::json to_json(const copy_result&);
 /// {"device_count", "waived" (null unless waived), "pairs": [...]}.
 nlohmann::json to_json(const copy_matrix&);
+/// {"copy": "h2d", "devices": N, "verify_failed", "points": [{"size_bytes", "gb_per_s_sum",
+///  "gb_per_s_min", "slowest"}...], "per_gpu": [copy_result...]}.
+nlohmann::json to_json(const all_gpu_copy&);
 /// The document of `meshperf local --format json` and POST /v1/local:
-/// {"schema": "meshperf.local/1", "copies": [copy_result...], "p2p": [copy_matrix...]}.
+/// {"schema": "meshperf.local/1", "copies": [copy_result...], "p2p": [copy_matrix...]},
+/// and "all_gpus": [all_gpu_copy...] when the sweep ran on every GPU at once.
 /// (The daemon adds "host", and "stopped" when its time cap cut the sweep short.)
 nlohmann::json to_json(const local_sweep&);
 

@@ -242,6 +242,7 @@ copy_result run_copy_sweep(copy_kind kind, const copy_options& o) {
             r.cancelled = true;
             break;
         }
+        if (o.before_size) o.before_size(n);
         r.points.push_back(sw.measure(n));
         if (o.on_point) o.on_point(r.points.back());
     }

@@ -24,6 +24,9 @@ struct copy_options {
     bool verify = false;                ///< after timing, copy a pattern and count differing bytes
     /// Called after each size with its point (on the calling thread), e.g. to stream events.
     std::function<void(const copy_point&)> on_point;
+    /// Called before each size is measured (warm-up included), with its size; all_gpu_copies
+    /// starts every GPU's size together with it.
+    std::function<void(std::uint64_t size_bytes)> before_size;
     /// Checked between sizes and batches; when stop is requested the result is returned
     /// with cancelled = true and the points measured so far.
     std::stop_token stop;

@@ -16,8 +16,9 @@ namespace {
 
 using core::spec_error;
 
-constexpr const char* keys[] = {"gpus",       "rails",      "rail_rate_gbit", "mtu", "nic_firmware",
-                                 "nic_driver", "gpu_driver", "loopback_floor_gbit"};
+constexpr const char* keys[] = {"gpus",       "rails",      "rail_rate_gbit",      "mtu",
+                                 "nic_firmware", "nic_driver", "gpu_driver",        "loopback_floor_gbit",
+                                 "h2d_floor_gb_per_s", "d2h_floor_gb_per_s"};
 
 std::string known_keys() {
     std::string out;
@@ -59,6 +60,19 @@ std::string driver_in(const std::string& origin, const std::string& text) {
     return words[0] + " " + words[1];
 }
 
+/// A copy floor in GB/s: above 0 and at most 10,000 (an H200's host link moves about 55).
+double copy_floor_in(const std::string& origin, std::optional<double> v, const char* key) {
+    if (!v || !std::isfinite(*v) || *v <= 0 || *v > 10000) bad(origin, key, "must be a number of GB/s above 0 (50, 25)");
+    return *v;
+}
+
+/// The manifest field of a copy floor key, or null for another key.
+std::optional<double>* copy_floor_field(node_manifest& m, const std::string& key) {
+    if (key == "h2d_floor_gb_per_s") return &m.h2d_floor_gb_per_s;
+    if (key == "d2h_floor_gb_per_s") return &m.d2h_floor_gb_per_s;
+    return nullptr;
+}
+
 }  // namespace
 
 node_manifest parse_manifest(std::string_view text, const std::string& origin) {
@@ -98,6 +112,12 @@ node_manifest parse_manifest(std::string_view text, const std::string& origin) {
         if (auto f = root->get("loopback_floor_gbit")->as<double>()) d = f->get();
         m.loopback_floor_gbit = rate_in(origin, d, "loopback_floor_gbit");
     }
+    for (const char* key : {"h2d_floor_gb_per_s", "d2h_floor_gb_per_s"})
+        if (root->contains(key)) {
+            std::optional<double> d;
+            if (auto f = root->get(key)->as<double>()) d = f->get();
+            *copy_floor_field(m, key) = copy_floor_in(origin, d, key);
+        }
     if (root->contains("nic_firmware")) m.nic_firmware = string("nic_firmware");
     if (root->contains("nic_driver")) m.nic_driver = driver_in(origin, string("nic_driver"));
     if (root->contains("gpu_driver")) m.gpu_driver = string("gpu_driver");
@@ -122,6 +142,8 @@ nlohmann::json to_json(const node_manifest& m) {
     if (m.nic_driver) j["nic_driver"] = *m.nic_driver;
     if (m.gpu_driver) j["gpu_driver"] = *m.gpu_driver;
     if (m.loopback_floor_gbit) j["loopback_floor_gbit"] = *m.loopback_floor_gbit;
+    if (m.h2d_floor_gb_per_s) j["h2d_floor_gb_per_s"] = *m.h2d_floor_gb_per_s;
+    if (m.d2h_floor_gb_per_s) j["d2h_floor_gb_per_s"] = *m.d2h_floor_gb_per_s;
     return j;
 }
 
@@ -131,7 +153,9 @@ node_manifest manifest_from_json(const nlohmann::json& j) {
     node_manifest m;
     for (const auto& [key, v] : j.items()) {
         if (!known(key)) bad(origin, "'" + key + "'", fmt::format("is not a manifest key (known: {})", known_keys()));
-        if (key == "rail_rate_gbit" || key == "loopback_floor_gbit") {
+        if (auto* floor = copy_floor_field(m, key)) {
+            *floor = copy_floor_in(origin, v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt, key.c_str());
+        } else if (key == "rail_rate_gbit" || key == "loopback_floor_gbit") {
             const auto rate = rate_in(origin, v.is_number() ? std::optional<double>(v.get<double>()) : std::nullopt, key.c_str());
             (key == "rail_rate_gbit" ? m.rail_rate_gbit : m.loopback_floor_gbit) = rate;
         } else if (key == "nic_firmware" || key == "gpu_driver" || key == "nic_driver") {

@@ -11,6 +11,8 @@
 ///     nic_driver = "mlx5_core 24.10-1.1.4"  # every rail's driver and its module version
 ///     gpu_driver = "550.54.15"      # SYSFS/module/nvidia/version
 ///     loopback_floor_gbit = 350     # inspect --loopback: each RDMA device's floor, Gbit/s
+///     h2d_floor_gb_per_s = 50       # local --all-gpus: each GPU's host->GPU copy floor, GB/s
+///     d2h_floor_gb_per_s = 50       #   and GPU->host, with every GPU copying at once
 #include "node/inventory.hpp"
 
 #include <filesystem>
@@ -33,6 +35,9 @@ struct node_manifest {
     std::optional<std::string> nic_driver;
     std::optional<std::string> gpu_driver;
     std::optional<double> loopback_floor_gbit;  ///< inspect --loopback: below it, CRITICAL
+    /// `local --all-gpus --expect`: each GPU's h2d / d2h figure at the largest size, every
+    /// GPU copying at once, in GB/s (10^9 B/s); below it, CRITICAL (client/support/copy_floors.hpp).
+    std::optional<double> h2d_floor_gb_per_s, d2h_floor_gb_per_s;
 };
 
 /// Parses TOML text; `origin` names it in messages. Throws core::spec_error naming the key

@@ -7,15 +7,18 @@
 #include "client/support/daemon_client.hpp"
 #include "client/support/local_here.hpp"
 #include "client/render/local_copy.hpp"
+#include "client/support/copy_floors.hpp"
 #include "core/error.hpp"
 #include "core/local_copy_spec.hpp"
 #include "core/sizes.hpp"
+#include "node/manifest.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -38,6 +41,8 @@ struct local_options {
     std::string sizes = "4K..1G";
     int device = 0;
     bool verify = false;
+    bool all_gpus = false;
+    std::string expect;  ///< --expect node.toml: the copy floors
     output_format format = output_format::table;
     std::string output;
 };
@@ -78,13 +83,35 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--sizes", o->sizes, "sizes, e.g. 4K..1G (at most 64)")->capture_default_str();
     cmd->add_option("--device", o->device, "GPU index for h2d, d2h, d2d")->capture_default_str();
     cmd->add_flag("--verify", o->verify, "check the copied bytes");
+    cmd->add_flag("--all-gpus", o->all_gpus,
+                  "each copy on every GPU of the node at once (h2d, d2h, d2d): each GPU's rate and their sum, per size");
+    cmd->add_option("--expect", o->expect,
+                    "with --all-gpus: the node's manifest (TOML); its h2d_floor_gb_per_s and d2h_floor_gb_per_s judge each "
+                    "GPU's rate at the largest size: exit 2 (CRITICAL) naming each GPU below");
     add_format_option(*cmd, o->format, {output_format::table, output_format::json});
     cmd->add_option("-o,--output", o->output, "write to FILE instead of stdout");
-    return [o, &common]() -> int {
+    return [o, cmd, &common]() -> int {
+        if (o->all_gpus && cmd->count("--device"))
+            throw client_error(exit_usage, "--all-gpus copies on every GPU: leave out --device (or drop --all-gpus to sweep one GPU)");
+        if (!o->expect.empty() && !o->all_gpus)
+            throw client_error(exit_usage, "--expect judges the copy floors with every GPU copying at once: add --all-gpus");
+        std::optional<node::node_manifest> expect;
+        if (!o->expect.empty()) {
+            try {
+                expect = node::load_manifest(o->expect);
+            } catch (const core::spec_error& e) {
+                throw client_error(exit_usage, e.what());
+            }
+            if (!expect->h2d_floor_gb_per_s && !expect->d2h_floor_gb_per_s)
+                throw client_error(exit_usage, fmt::format("--expect {}: no h2d_floor_gb_per_s or d2h_floor_gb_per_s in it, so "
+                                                           "there is nothing to judge the copies by",
+                                                           o->expect));
+        }
         core::local_copy_spec spec;
         spec.copies = o->copies;
         spec.device = o->device;
         spec.verify = o->verify;
+        spec.all_gpus = o->all_gpus;
         std::string size_note;
         try {
             const auto sizes = core::parse_size_list_as_written(o->sizes);
@@ -107,12 +134,16 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
                                                              o->host.empty() ? "the sweep" : o->host,
                                                              e.what()));
         }
+        // The floors' verdict goes to stderr, so --format json stays one document.
+        const auto floors = expect ? copy_floor_text(judge_copy_floors(doc, *expect)) : copy_floor_verdict{};
         write_output(o->output, text);
+        if (!floors.text.empty()) std::fprintf(stderr, "%s", floors.text.c_str());
         if (doc.contains("stopped") && doc["stopped"].is_string()) {
             std::fprintf(stderr, "meshperf: %s\n", doc["stopped"].get<std::string>().c_str());
             return exit_run_failed;
         }
-        return local_verify_failed(doc) ? exit_run_failed : exit_ok;
+        if (local_verify_failed(doc)) return exit_run_failed;
+        return floors.exit_code;
     };
 }
 

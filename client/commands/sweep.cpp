@@ -82,9 +82,9 @@ void add_sweep_options(CLI::App& cmd, sweep_options& o) {
     cmd.add_option("--device", o.device, "RDMA device name (default: the one owning the session address)");
     cmd.add_option("--port", o.port, "RDMA port number")->capture_default_str();
     cmd.add_option("--gid-index", o.gid_index, "RDMA GID index (default: RoCE v2 IPv4-mapped GID of the session address)");
-    cmd.add_option("--memory", o.memory, "memory on both sides: host or cuda:N");
-    cmd.add_option("--local-memory", o.local_memory, "initiator's memory: host or cuda:N");
-    cmd.add_option("--remote-memory", o.remote_memory, "peer's memory: host or cuda:N");
+    cmd.add_option("--memory", o.memory, "memory on both sides: host, cuda:N, or with --rails cuda:auto (each rail's nearest GPU)");
+    cmd.add_option("--local-memory", o.local_memory, "initiator's memory: host, cuda:N or cuda:auto");
+    cmd.add_option("--remote-memory", o.remote_memory, "peer's memory: host, cuda:N or cuda:auto");
     add_format_option(cmd, o.format, {output_format::table, output_format::json, output_format::csv});
     add_rail_options(cmd, o.rails);
     cmd.add_option("-o,--output", o.output, "write the result to FILE instead of stdout");
@@ -134,7 +134,14 @@ core::run_spec build_spec(const sweep_options& o, const CLI::App& cmd, std::stri
     s.remote_memory = given("--remote-memory") ? o.remote_memory : (given("--memory") ? o.memory : "host");
     // The peer is named as the initiator will reach it; default its port like everywhere else.
     s.peer = transport::parse_endpoint(o.peer).to_string();
-    core::validate(s);
+    // cuda:auto becomes each rail's GPU once the rails are matched (with_rails checks it
+    // then); until then the rest is checked with a GPU in its place. Without --rails,
+    // validate says it needs them.
+    auto checked = s;
+    if (o.rails.given)
+        for (auto* m : {&checked.local_memory, &checked.remote_memory})
+            if (*m == core::nearest_gpu_memory) *m = "cuda:0";
+    core::validate(checked);
     return s;
 }
 
@@ -312,7 +319,8 @@ command_runner add_sweep_command(CLI::App& app, const common_options& common) {
         const auto creds = client_credentials(common.token_file, common.tls);
         daemon_client daemon(o->initiator, creds);
         if (o->rails.given) {
-            auto rails = look_up_rails(daemon, spec.peer, creds, o->rails);
+            auto rails = look_up_rails(daemon, spec.peer, creds, o->rails,
+                                       {spec.local_memory == core::nearest_gpu_memory, spec.remote_memory == core::nearest_gpu_memory});
             if (o->rails.serial) {
                 std::vector<core::run_spec> specs;  // all checked before the first run
                 for (auto& r : rails) specs.push_back(with_rails(spec, {r}));

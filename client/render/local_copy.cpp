@@ -49,6 +49,34 @@ std::string render_matrix(const json& m) {
     return out + format_table(rows);
 }
 
+/// One direction on every GPU at once: per size the sum, the slowest GPU, and each GPU.
+std::string render_all_gpus(const json& a) {
+    const auto& per_gpu = a.at("per_gpu");
+    std::string out = fmt::format("\n{} on all {} GPUs at once (GB/s; each GPU's median batch while every GPU copies the size)\n",
+                                  a.at("copy").get<std::string>(), per_gpu.size());
+    std::vector<std::vector<std::string>> rows{{"size", "sum", "slowest"}};
+    const bool h2d = a.at("copy") == "h2d";
+    for (const auto& r : per_gpu) rows[0].push_back(r.at(h2d ? "dst" : "src").get<std::string>());
+    const auto& points = a.at("points");
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto& p = points[i];
+        std::vector<std::string> row{core::format_size(p.at("size_bytes").get<std::uint64_t>()),
+                                     fmt::format("{:.2f}", p.at("gb_per_s_sum").get<double>()),
+                                     fmt::format("{} {:.2f}", p.at("slowest").get<std::string>(), p.at("gb_per_s_min").get<double>())};
+        for (const auto& r : per_gpu) {
+            const auto& rp = r.at("points");
+            row.push_back(i < rp.size() ? fmt::format("{:.2f}", rp[i].at("gb_per_s").get<double>()) : "-");
+        }
+        rows.push_back(std::move(row));
+    }
+    out += format_table(rows);
+    for (const auto& r : per_gpu) {
+        if (r.value("cancelled", false)) out += fmt::format("  {}: stopped before every size was measured\n", r.value("dst", ""));
+        for (const auto& w : r.value("warnings", json::array())) out += "  warning: " + w.get<std::string>() + "\n";
+    }
+    return out;
+}
+
 }  // namespace
 
 std::string render_local_table(const json& doc) {
@@ -56,6 +84,7 @@ std::string render_local_table(const json& doc) {
     if (doc.contains("host") && doc["host"].is_string()) out += fmt::format("copy sweeps on {}\n", doc["host"].get<std::string>());
     for (const auto& r : doc.at("copies")) out += render_copy(r);
     for (const auto& m : doc.at("p2p")) out += render_matrix(m);
+    for (const auto& a : doc.value("all_gpus", json::array())) out += render_all_gpus(a);
     if (doc.contains("stopped") && doc["stopped"].is_string()) out += "\nstopped: " + doc["stopped"].get<std::string>() + "\n";
     return out;
 }
@@ -67,6 +96,8 @@ bool local_verify_failed(const json& doc) {
     for (const auto& m : doc.value("p2p", json::array()))
         for (const auto& r : m.value("pairs", json::array()))
             if (failed(r)) return true;
+    for (const auto& a : doc.value("all_gpus", json::array()))
+        if (failed(a)) return true;
     return false;
 }
 

@@ -27,11 +27,14 @@ nlohmann::json sweep_here(const core::local_copy_spec& spec, bool progress) {
     opts.device = spec.device;
     opts.verify = spec.verify;
     try {
-        const auto sweep = gpu::run_local_sweep(kinds, opts, [progress](gpu::copy_kind k, const gpu::copy_point& p) {
-            if (progress)
-                std::fprintf(stderr, "%s %s: %.2f GB/s\n", std::string(gpu::to_string(k)).c_str(),
-                             core::format_size(p.size_bytes).c_str(), p.gb_per_s);
-        });
+        const auto sweep = gpu::run_local_sweep(
+            kinds, opts,
+            [progress](gpu::copy_kind k, const gpu::copy_point& p) {
+                if (progress)
+                    std::fprintf(stderr, "%s %s: %.2f GB/s\n", std::string(gpu::to_string(k)).c_str(),
+                                 core::format_size(p.size_bytes).c_str(), p.gb_per_s);
+            },
+            spec.all_gpus ? status.device_count : 0);
         return gpu::to_json(sweep);
     } catch (const std::system_error& e) {
         throw client_error(exit_run_failed, e.what());

@@ -47,18 +47,21 @@ std::vector<core::run_spec> specs_with_rails(const std::vector<core::run_spec>& 
 }
 
 std::vector<core::rail_pair> look_up_rails(const daemon_client& initiator, const std::string& peer_address,
-                                           const credentials& creds, const rail_options& o) {
+                                           const credentials& creds, const rail_options& o, nearest_gpu_request gpus) {
     const auto initiator_info = initiator.get("/v1/info");
     const daemon_client peer(peer_address, creds);
     const auto peer_info = peer.get("/v1/info");
+    const auto initiator_name = "initiator " + initiator.address().to_string(), peer_name = "peer " + peer.address().to_string();
     rail_matching m;
+    std::vector<std::string> pairing;
     try {
-        m = match_rails(rails_in_info(initiator_info), rails_in_info(peer_info), o.request, "initiator " + initiator.address().to_string(),
-                        "peer " + peer.address().to_string());
+        m = match_rails(rails_in_info(initiator_info), rails_in_info(peer_info), o.request, initiator_name, peer_name);
+        pairing = assign_nearest_gpus(m.rails, rails_in_info(initiator_info), rails_in_info(peer_info), gpus, initiator_name, peer_name);
     } catch (const core::spec_error& e) {
         throw client_error(exit_usage, e.what());
     }
     for (const auto& n : m.notes) std::fprintf(stderr, "meshperf: %s\n", n.c_str());
+    for (const auto& p : pairing) std::fprintf(stderr, "meshperf: cuda:auto: %s\n", p.c_str());
     return m.rails;
 }
 

@@ -3,6 +3,7 @@
 /// run from both daemons' GET /v1/info matched by client/support/rail_match.hpp.
 #include "client/support/daemon_client.hpp"
 #include "client/support/rail_match.hpp"
+#include "client/support/rail_memory.hpp"
 #include "core/run_spec.hpp"
 
 #include <CLI/CLI.hpp>
@@ -33,9 +34,11 @@ std::vector<core::run_spec> specs_with_rails(const std::vector<core::run_spec>& 
                                              bool serial);
 
 /// Fetches GET /v1/info from the initiator and from the peer (`peer_address`, as the run
-/// names it) and matches their rails. The notes go to stderr. A daemon that cannot be
-/// reached is client_error exit 3; rails that do not match, exit 2.
+/// names it) and matches their rails; with `gpus` (--memory cuda:auto) puts each rail's
+/// memory at the asked ends on its nearest GPU (assign_nearest_gpus). The notes and the
+/// GPU pairing go to stderr. A daemon that cannot be reached is client_error exit 3; rails
+/// that do not match, or a rail without a usable GPU near it, exit 2.
 std::vector<core::rail_pair> look_up_rails(const daemon_client& initiator, const std::string& peer_address,
-                                           const credentials& creds, const rail_options& o);
+                                           const credentials& creds, const rail_options& o, nearest_gpu_request gpus = {});
 
 }  // namespace meshperf::client

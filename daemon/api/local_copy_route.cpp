@@ -33,19 +33,20 @@ api_reply handle_local_copy(api_state& s, const std::string& body, std::shared_p
         return r;
     }
     const bool needs_device = std::any_of(kinds.begin(), kinds.end(), [](auto k) { return k != gpu::copy_kind::p2p; });
-    if (needs_device && req.device >= cuda.device_count)
+    if (needs_device && !req.all_gpus && req.device >= cuda.device_count)
         return api_error(400, fmt::format("field 'device': cuda:{} does not exist: this node has {} CUDA device{}", req.device,
                                           cuda.device_count, cuda.device_count == 1 ? "" : "s"));
     const auto cap = std::min<std::chrono::milliseconds>(
         local_copy_time_cap, std::chrono::milliseconds(static_cast<long long>(s.ctx.limits.max_run_s * 1000)));
     const auto host = s.ctx.host.hostname;
-    auto sweep = [req, kinds, cap, host](std::stop_token stop) {
+    const int all_gpu_count = req.all_gpus ? cuda.device_count : 0;
+    auto sweep = [req, kinds, cap, host, all_gpu_count](std::stop_token stop) {
         gpu::copy_options opts;
         opts.sizes = req.sizes;
         opts.device = req.device;
         opts.verify = req.verify;
         opts.stop = stop;
-        const auto result = gpu::run_local_sweep(kinds, opts);
+        const auto result = gpu::run_local_sweep(kinds, opts, {}, all_gpu_count);
         auto doc = gpu::to_json(result);
         doc["host"] = host;
         if (result.stopped)
@@ -55,7 +56,8 @@ api_reply handle_local_copy(api_state& s, const std::string& body, std::shared_p
         return doc;
     };
     std::string holder;
-    job = local_copy_job::start(s.ctx.gate, fmt::format("copy sweep {} on cuda:{}", req.copies, req.device), std::move(sweep),
+    const auto where = req.all_gpus ? fmt::format("all {} GPUs at once", cuda.device_count) : fmt::format("cuda:{}", req.device);
+    job = local_copy_job::start(s.ctx.gate, fmt::format("copy sweep {} on {}", req.copies, where), std::move(sweep),
                                 cap, holder);
     if (!job) return api_reply_of(local_copy_busy_reply(holder));
     return {202, {{"started", true}}};  // placeholder: the answer is job->reply()

@@ -129,7 +129,7 @@ transport::tcp::staged_stream_factory tcp_stream_memory(const std::string& domai
     const int device = device_index(domain);
     gpu::require_device(device);
     const bool verify = spec.verify, busy_poll = spec.busy_poll;
-    return [device, verify, busy_poll](transport::tcp::stream_role role, std::size_t size) {
+    return [device, verify, busy_poll](transport::tcp::stream_role role, std::size_t size, std::size_t) {
         return make_cuda_stream(device, role, size, verify, busy_poll);
     };
 }

@@ -181,7 +181,7 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
 
 void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {
     const auto& spec = run.spec;
-    require_memory_domain(spec.local_memory, "initiator");
+    for (const auto& memory : core::side_memories(spec, true)) require_memory_domain(memory, "initiator");
     const auto peer = transport::parse_endpoint(spec.peer);
     gate_hold gate(ctx.gate, "run " + run.id);
     auto ch = open_session(ctx, peer, gate, emit, cancel);

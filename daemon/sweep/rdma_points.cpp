@@ -33,12 +33,13 @@ namespace {
 
 /// This side's endpoints: one on the device of the session's address (or spec.rdma_device),
 /// or over rails one per rail, each on the device whose RoCE GID holds this side's address
-/// on the rail (the initiator's local_address, the peer's peer_address). `memory`: this
-/// side's memory domain ("host", "cuda:N").
+/// on the rail (the initiator's local_address, the peer's peer_address). Each endpoint's
+/// buffers are in this side's memory on its rail (core::rail_memory: with cuda:auto the GPU
+/// nearest that rail's NIC).
 using endpoints = std::vector<std::unique_ptr<rdma::endpoint>>;
-endpoints open_endpoints(const core::run_spec& spec, const frame_channel& ch, const std::string& memory, bool initiator) {
+endpoints open_endpoints(const core::run_spec& spec, const frame_channel& ch, bool initiator) {
     rdma::endpoint_options o;
-    o.gpu_memory = rdma_device_memory(memory);
+    if (spec.rails.empty()) o.gpu_memory = rdma_device_memory(initiator ? spec.local_memory : spec.remote_memory);
     o.device = spec.rdma_device;
     o.port = static_cast<std::uint8_t>(spec.rdma_port);
     o.gid_index = spec.gid_index;
@@ -54,6 +55,7 @@ endpoints open_endpoints(const core::run_spec& spec, const frame_channel& ch, co
     for (const auto& r : spec.rails) {
         o.local_ip = initiator ? r.local_address : r.peer_address;
         try {
+            o.gpu_memory = rdma_device_memory(core::rail_memory(spec, r, initiator));
             out.push_back(std::make_unique<rdma::endpoint>(o));
         } catch (const rdma::rdma_error& e) {
             throw rdma::rdma_error(e.code(), fmt::format("rail {} ({}): {}", r.name, o.local_ip, e.what()));
@@ -125,6 +127,20 @@ std::size_t counting(const std::vector<rdma::qp_role>& roles, core::rdma_op op) 
 
 // Sentences for the result about one side's GPU memory: how it was registered, and where
 // the GPU sits relative to the NIC. Empty for host memory.
+/// The memory of endpoint `k` of this side (open_endpoints' order).
+const std::string& endpoint_memory(const core::run_spec& spec, std::size_t k, bool initiator) {
+    if (k < spec.rails.size()) return core::rail_memory(spec, spec.rails[k], initiator);
+    return initiator ? spec.local_memory : spec.remote_memory;
+}
+
+/// "initiator", or over rails "initiator rail ra0" (the peer: "peer rail rb0", its own name
+/// of the rail): whose memory a note is about.
+std::string endpoint_side(const core::run_spec& spec, std::size_t k, bool initiator) {
+    const std::string side = initiator ? "initiator" : "peer";
+    if (k >= spec.rails.size()) return side;
+    return fmt::format("{} rail {}", side, initiator ? spec.rails[k].name : spec.rails[k].peer_name);
+}
+
 std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::string& memory, const std::string& side) {
     if (ep.gpu_registration().empty()) return {};
     std::vector<std::string> notes{fmt::format("{} memory {}: GPUDirect RDMA, registered with {} through {}", side, memory,
@@ -342,14 +358,15 @@ public:
 
     void open(frame_channel& ch, const json&, core::run_result& run) override {
         const bool rails = !spec_.rails.empty();
-        eps_ = open_endpoints(spec_, ch, spec_.local_memory, true);
+        eps_ = open_endpoints(spec_, ch, true);
         ch.send(core::frame_type::endpoint, endpoints_json(eps_, rails), clock::now() + handshake_timeout);
         const auto remote = ch.receive(clock::now() + handshake_timeout);
         if (remote.type != core::frame_type::endpoint) throw session_error("peer did not answer with its RDMA endpoint");
         connect_endpoints(eps_, remote.body, rails);
         run.warnings.push_back(fmt::format("RDMA on {}", where_text(eps_, spec_)));
-        for (const auto& ep : eps_)
-            for (auto& n : gpu_memory_notes(*ep, spec_.local_memory, "initiator")) run.warnings.push_back(std::move(n));
+        for (std::size_t k = 0; k < eps_.size(); ++k)
+            for (auto& n : gpu_memory_notes(*eps_[k], endpoint_memory(spec_, k, true), endpoint_side(spec_, k, true)))
+                run.warnings.push_back(std::move(n));
         for (auto& n : peer_memory_notes(remote.body)) run.warnings.push_back(std::move(n));
         rails_.warnings = &run.warnings;
     }
@@ -376,15 +393,16 @@ public:
         if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's RDMA endpoint");
         const bool rails = !spec_.rails.empty();
         try {
-            eps_ = open_endpoints(spec_, ch, spec_.remote_memory, false);
+            eps_ = open_endpoints(spec_, ch, false);
             connect_endpoints(eps_, first.body, rails);
         } catch (const std::exception& e) {
             throw session_error(fmt::format("RDMA setup failed at the peer: {}", e.what()));
         }
         auto body = endpoints_json(eps_, rails);
         auto notes = json::array();
-        for (const auto& ep : eps_)
-            for (auto& n : gpu_memory_notes(*ep, spec_.remote_memory, "peer")) notes.push_back(std::move(n));
+        for (std::size_t k = 0; k < eps_.size(); ++k)
+            for (auto& n : gpu_memory_notes(*eps_[k], endpoint_memory(spec_, k, false), endpoint_side(spec_, k, false)))
+                notes.push_back(std::move(n));
         body["memory_notes"] = std::move(notes);
         ch.send(core::frame_type::endpoint, body, clock::now() + handshake_timeout);
         log_info("session {}: RDMA on {}", ch.peer_name(), where_text(eps_, spec_));

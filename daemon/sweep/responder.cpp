@@ -35,7 +35,7 @@ void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& 
     const auto byte_cap = agreed_byte_cap(ctx.limits, hello.body);
     std::unique_ptr<responder_transport> transport;
     try {
-        require_memory_domain(spec.remote_memory, "peer");
+        for (const auto& memory : core::side_memories(spec, false)) require_memory_domain(memory, "peer");
         transport = spec.transport == core::transport_kind::rdma
                         ? make_rdma_responder_transport(spec, byte_cap, placement.cpus)
                         : make_tcp_responder_transport(ctx, ch, spec, byte_cap, placement.cpus);

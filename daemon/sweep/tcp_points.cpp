@@ -9,6 +9,7 @@
 #include "daemon/session/peer_upgrade.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "daemon/sweep/tcp_rail_failures.hpp"
+#include "daemon/sweep/tcp_rail_memory.hpp"
 #include "transport/tcp/point_side.hpp"
 #include "transport/tcp/staged_stream.hpp"
 
@@ -112,7 +113,7 @@ bool before_window(const core::run_spec& spec, double elapsed_s) { return !spec.
 class tcp_initiator final : public initiator_point {
 public:
     tcp_initiator(const daemon_context& ctx, const transport::endpoint_address& peer, const core::run_spec& spec,
-                  const point_key& key, std::uint64_t byte_cap, const tcp::staged_stream_factory& memory,
+                  const point_key& key, std::uint64_t byte_cap, const side_stream_memory& memory,
                   const std::vector<int>& cpus, point_rails::run_rails& rails)
         : ctx_(ctx), peer_(peer), run_spec_(spec), spec_(point_rails::point_spec(spec, rails.dropped)), key_(key), cpus_(cpus),
           roles_(tcp::initiator_roles(key.test, core::streams_per_direction(spec_, key.test), spec.reverse)),
@@ -129,7 +130,7 @@ public:
 
     void connect() override {
         side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, open_streams(ctx_, spec_, peer_, token_, roles_),
-                                                  roles_, byte_cap_, memory_);
+                                                  roles_, byte_cap_, memory_.for_point(spec_, roles_));
         side_->pin_to(cpus_);
     }
 
@@ -266,7 +267,7 @@ private:
     core::flow_tracker forward_, reverse_;
     std::optional<core::flow_tracker> forward_kept_, reverse_kept_;  // without a failed rail's streams
     std::uint64_t byte_cap_;
-    const tcp::staged_stream_factory& memory_;
+    const side_stream_memory& memory_;
     std::string token_;
     std::unique_ptr<tcp::point_side> side_;
     clock::time_point t0_{};
@@ -280,7 +281,7 @@ private:
 class tcp_responder final : public responder_point {
 public:
     tcp_responder(daemon_context& ctx, const core::run_spec& spec, const point_key& key, const json& begin,
-                  std::uint64_t byte_cap, const tcp::staged_stream_factory& memory, const std::vector<int>& cpus)
+                  std::uint64_t byte_cap, const side_stream_memory& memory, const std::vector<int>& cpus)
         : ctx_(ctx), spec_(point_rails::point_spec(spec, point_rails::dropped_from_begin(begin, spec))), key_(key), cpus_(cpus),
           byte_cap_(byte_cap), memory_(memory) {
         if (!begin.contains("token") || !begin["token"].is_string())
@@ -308,7 +309,8 @@ public:
         } catch (const std::runtime_error& e) {
             throw session_error(fmt::format("data streams did not arrive: {}", e.what()));
         }
-        side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, std::move(fds), roles_, byte_cap_, memory_);
+        side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, std::move(fds), roles_, byte_cap_,
+                                                  memory_.for_point(spec_, roles_));
         side_->pin_to(cpus_);
     }
 
@@ -395,7 +397,7 @@ private:
     point_key key_;
     const std::vector<int>& cpus_;
     std::uint64_t byte_cap_;
-    const tcp::staged_stream_factory& memory_;
+    const side_stream_memory& memory_;
     std::string token_;
     bool tolerant_ = false;  // a failed rail ends that rail alone
     std::vector<tcp::stream_role> roles_;
@@ -418,9 +420,8 @@ public:
         : ctx_(ctx), peer_(std::move(peer)), spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
 
     void open(frame_channel& ch, const json& hello_ok, core::run_result& run) override {
-        memory_ = tcp_stream_memory(spec_.local_memory, spec_);
-        auto notes = memory_notes(spec_.local_memory, "initiator", transport::interface_for_address(transport::local_ip(ch.fd())),
-                                  spec_.transport);
+        memory_ = side_stream_memory(spec_, true, tcp_stream_memory);
+        auto notes = side_memory_notes(spec_, true, transport::interface_for_address(transport::local_ip(ch.fd())));
         for (auto& n : peer_memory_notes(hello_ok)) notes.push_back(std::move(n));
         run.warnings.insert(run.warnings.end(), notes.begin(), notes.end());
         rails_.warnings = &run.warnings;
@@ -447,7 +448,7 @@ private:
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
-    tcp::staged_stream_factory memory_;  // empty: host memory
+    side_stream_memory memory_;     // host memory until open()
     point_rails::run_rails rails_;          // rails that failed in earlier points
 };
 
@@ -455,9 +456,8 @@ class tcp_responder_transport final : public responder_transport {
 public:
     tcp_responder_transport(daemon_context& ctx, const frame_channel& ch, const core::run_spec& spec, std::uint64_t byte_cap,
                             std::vector<int> cpus)
-        : ctx_(ctx), spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)), memory_(tcp_stream_memory(spec.remote_memory, spec)),
-          notes_(memory_notes(spec.remote_memory, "peer", transport::interface_for_address(transport::local_ip(ch.fd())),
-                              spec.transport)) {}
+        : ctx_(ctx), spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)), memory_(spec, false, tcp_stream_memory),
+          notes_(side_memory_notes(spec, false, transport::interface_for_address(transport::local_ip(ch.fd())))) {}
 
     std::vector<std::string> hello_notes() const override { return notes_; }
     std::unique_ptr<responder_point> point(const point_key& key, const json& begin) override {
@@ -469,7 +469,7 @@ private:
     const core::run_spec& spec_;
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
-    tcp::staged_stream_factory memory_;
+    side_stream_memory memory_;
     std::vector<std::string> notes_;
 };
 

@@ -103,6 +103,8 @@ class LocalRouteTests(unittest.TestCase):
         self.assert_400({"device": 1.5}, "field 'device'")
         self.assert_400({"verify": "yes"}, "field 'verify'")
         self.assert_400({"colour": "blue"}, "unknown field 'colour'")
+        self.assert_400({"all_gpus": "yes"}, "field 'all_gpus'")
+        self.assert_400({"copies": "h2d,p2p", "all_gpus": True}, "field 'all_gpus' with p2p")
 
     def test_method_and_content_type(self):
         s, b = self.d.http("GET", "/v1/local")
@@ -135,6 +137,27 @@ class LocalRouteTests(unittest.TestCase):
         rc, out, err = run_cli("local", self.d.address, "--device", "-1")
         self.assertEqual(rc, EXIT_USAGE, err)
         self.assertIn("device", err)
+        # --all-gpus: every GPU, so no --device; --expect only with it, and with a floor in it.
+        rc, out, err = run_cli("local", self.d.address, "--all-gpus", "--device", "1")
+        self.assertEqual(rc, EXIT_USAGE, err)
+        self.assertIn("leave out --device", err)
+        rc, out, err = run_cli("local", self.d.address, "--all-gpus", "--copy", "h2d,p2p")
+        self.assertEqual(rc, EXIT_USAGE, err)
+        self.assertIn("p2p", err)
+        manifest = os.path.join(self.d.state_dir, "floors.toml")
+        with open(manifest, "w") as f:
+            f.write("gpus = 8\n")
+        rc, out, err = run_cli("local", self.d.address, "--expect", manifest)
+        self.assertEqual(rc, EXIT_USAGE, err)
+        self.assertIn("add --all-gpus", err)
+        rc, out, err = run_cli("local", self.d.address, "--all-gpus", "--expect", manifest)
+        self.assertEqual(rc, EXIT_USAGE, err)
+        self.assertIn("no h2d_floor_gb_per_s or d2h_floor_gb_per_s", err)
+        with open(manifest, "w") as f:
+            f.write("h2d_floor_gb_per_s = -3\n")
+        rc, out, err = run_cli("local", self.d.address, "--all-gpus", "--expect", manifest)
+        self.assertEqual(rc, EXIT_USAGE, err)
+        self.assertIn("h2d_floor_gb_per_s must be a number of GB/s", err)
 
     def test_cli_unreachable_daemon(self):
         rc, out, err = run_cli("local", "127.0.0.1:1", "--copy", "h2d", timeout=60)

@@ -9,7 +9,7 @@
 # directed links bad for rail 2 alone, named host rail -> host rail; without a threshold or a
 # manifest, `matrix --rails all` names rail 2 against its link's other rails (about 50% of
 # their median, below --bad-bw-fraction 0.9) and no other rail; an unknown rail name exits 2
-# listing the rails.
+# listing the rails; --memory cuda:auto exits 2 naming a rail without a GPU near it.
 #
 #   rails.sh MESHPERFD MESHPERF        Needs root, ip netns, tc tbf; 77 otherwise. About 20 s.
 set -u
@@ -113,4 +113,13 @@ matrix_rail2_bad siblings "of the median of the link's 3 rails"
 cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails ra7 --test bandwidth >/dev/null 2>"$WORK/bad.err"
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "its rails are ra0, ra1, ra2" "$WORK/bad.err" || fail "--rails ra7: exit $rc: $(cat "$WORK/bad.err")"
+# --memory cuda:auto: these veths have no GPU near them (the daemons' /v1/info lists none in
+# their rails' nearest_gpus), so the CLI refuses before any run, naming the rail and the end.
+cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --memory cuda:auto --test bandwidth >/dev/null 2>"$WORK/auto.err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "has no GPU near rail ra0" "$WORK/auto.err" || fail "--memory cuda:auto without GPUs: exit $rc: $(cat "$WORK/auto.err")"
+cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --memory cuda:auto --test bandwidth >/dev/null 2>"$WORK/auto2.err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "give --rails" "$WORK/auto2.err" || fail "--memory cuda:auto without --rails: exit $rc: $(cat "$WORK/auto2.err")"
+say "cuda:auto: refused without a GPU near the rails (exit 2) and without --rails (exit 2)"
 say "PASS"

@@ -133,7 +133,7 @@ TEST_CASE("nic_driver's one form, \"NAME VERSION\", in TOML and JSON; the known 
                          core::spec_error);
     CHECK_THROWS_WITH_AS(parse_manifest("nic_drivers = \"x 1\"\n", "node.toml"),
                          doctest::Contains("(known: gpus, rails, rail_rate_gbit, mtu, nic_firmware, nic_driver, gpu_driver, "
-                                           "loopback_floor_gbit)"),
+                                           "loopback_floor_gbit, h2d_floor_gb_per_s, d2h_floor_gb_per_s)"),
                          core::spec_error);
 }
 

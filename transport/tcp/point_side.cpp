@@ -75,8 +75,8 @@ point_side::point_side(const core::run_spec& spec, core::test_kind test, std::ui
         const bool latency = s->role == stream_role::ping || s->role == stream_role::echo;
         prepare_data_socket(s->fd.get(), latency, spec.window_bytes.value_or(0));
         if (latency && spec.busy_poll) try_set_busy_poll(s->fd.get(), 50);
-        if (staged) {
-            s->staged = staged(s->role, static_cast<std::size_t>(size));
+        if (staged) s->staged = staged(s->role, static_cast<std::size_t>(size), i);
+        if (s->staged) {
             streams_.push_back(std::move(s));
             continue;
         }

@@ -41,7 +41,8 @@ public:
     /// message), and a ping stream ends its point after the batch that reaches it. Fixed
     /// counts are checked against the limit before the run starts (core::validate).
     /// `staged` (empty: host memory) makes each stream's GPU memory and staging chunks: its
-    /// messages then come from and go to that memory. Throws std::system_error when a socket
+    /// messages then come from and go to that memory; a stream it makes none for (null) is
+    /// in host memory. Throws std::system_error when a socket
     /// option cannot be set or staged memory cannot be made.
     point_side(const core::run_spec& spec, core::test_kind test, std::uint64_t size, std::vector<socket_fd> fds,
                std::vector<stream_role> roles, std::uint64_t byte_cap = 0, const staged_stream_factory& staged = {});

@@ -57,11 +57,12 @@ public:
     virtual const std::string& failure() const noexcept = 0;
 };
 
-/// Makes the staged stream for one role of a point of `message_bytes`-byte messages
-/// (allocating its device buffers and staging chunks), or throws std::system_error.
-/// An empty factory means host memory.
+/// Makes the staged stream for stream `stream` (its index in the point's stream order) of
+/// one role of a point of `message_bytes`-byte messages (allocating its device buffers and
+/// staging chunks), or throws std::system_error. An empty factory, or a null stream from it,
+/// means host memory (over rails each rail's streams may be in a different memory).
 using staged_stream_factory =
-    std::function<std::unique_ptr<staged_stream>(stream_role role, std::size_t message_bytes)>;
+    std::function<std::unique_ptr<staged_stream>(stream_role role, std::size_t message_bytes, std::size_t stream)>;
 
 /// staged_stream over a Stager and the Memory holding the device buffers.
 template <typename Stager, typename Memory>

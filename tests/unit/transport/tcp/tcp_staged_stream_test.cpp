@@ -91,7 +91,7 @@ struct staging_shape {
 };
 
 staged_stream_factory host_staging(const core::run_spec& spec, staging_shape shape = {}) {
-    return [spec, shape](stream_role role, std::size_t size) -> std::unique_ptr<staged_stream> {
+    return [spec, shape](stream_role role, std::size_t size, std::size_t) -> std::unique_ptr<staged_stream> {
         host_device_memory m;
         if (role == stream_role::send || role == stream_role::ping) {
             const auto p = make_pattern_buffer(size);
