@@ -3,6 +3,7 @@
 #include "core/error.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <exception>
 #include <fmt/format.h>
@@ -47,7 +48,10 @@ all_gpu_copy run_on_all_gpus(copy_kind kind, int device_count, const copy_option
     out.kind = kind;
     out.per_gpu.resize(static_cast<std::size_t>(device_count));
     std::vector<std::exception_ptr> errors(static_cast<std::size_t>(device_count));
-    std::barrier sizes_begin(device_count);
+    // GPUs still sweeping, and of those the ones done with the current size's timed batches
+    // (reset when every GPU has begun the next size: the barrier's completion step).
+    std::atomic<int> active{device_count}, timed{0};
+    std::barrier sizes_begin(device_count, [&timed]() noexcept { timed.store(0); });
     // The caller's stop, or one GPU's failure, stops every GPU at its next size.
     std::stop_source all;
     std::stop_callback forward(options.stop, [&all] { all.request_stop(); });
@@ -60,6 +64,10 @@ all_gpu_copy run_on_all_gpus(copy_kind kind, int device_count, const copy_option
                 own.device = d;
                 own.stop = all.get_token();
                 own.before_size = [&](std::uint64_t) { sizes_begin.arrive_and_wait(); };
+                // A GPU done timing a size keeps copying it until every GPU is: no GPU's timed
+                // batches run while another has gone quiet (nor after a failure or a stop).
+                own.timed_done = [&] { timed.fetch_add(1); };
+                own.keep_loading = [&] { return !all.stop_requested() && timed.load() < active.load(); };
                 if (options.on_point)
                     own.on_point = [&](const copy_point& p) {
                         const std::lock_guard lock(point_lock);
@@ -72,6 +80,7 @@ all_gpu_copy run_on_all_gpus(copy_kind kind, int device_count, const copy_option
                     all.request_stop();
                 }
                 // Between sizes (never inside one): leave, so the others' next sizes need not wait.
+                active.fetch_sub(1);
                 sizes_begin.arrive_and_drop();
             });
     }

@@ -3,7 +3,8 @@
 /// --all-gpus`): the node health check MegaScale and Azure's node checks run before a job,
 /// where a GPU whose PCIe link or root port is degraded, or a host whose memory cannot feed
 /// all GPUs together, shows. One thread per GPU runs its own sweep; a barrier starts each
-/// size on every GPU together, so the timed batches of a size overlap. Plain C++; the sweep
+/// size on every GPU together, and a GPU done timing a size keeps copying it until every GPU
+/// is, so each GPU's timed batches run with every other GPU copying. Plain C++; the sweep
 /// itself is run_copy_sweep (copy_sweep.hpp), or a test's.
 #include "gpu/copy_result.hpp"
 #include "gpu/copy_sweep.hpp"
@@ -39,7 +40,8 @@ using device_sweep = std::function<copy_result(copy_kind, const copy_options&)>;
 /// Runs `kind` (not p2p: run_p2p_matrix covers GPU pairs) on devices 0..device_count−1 at
 /// once: one thread each with `options` and its device, each size begun together (a barrier
 /// before each size; a thread whose sweep ends, throws or is stopped leaves the barrier, so
-/// the others never wait for it). The first exception of any thread stops the others (at
+/// the others never wait for it), and each GPU loading the size (untimed copies) after its
+/// timed batches until every GPU's are done (copy_options::timed_done, keep_loading). The first exception of any thread stops the others (at
 /// their next size) and is rethrown after all have joined; options.stop stops all.
 /// options.on_point is called under a lock, from the GPUs' threads. Throws
 /// core::spec_error for p2p or a device_count below 1.

@@ -79,6 +79,11 @@ public:
             const double secs = timed(n, per_batch);
             rates.push_back(gb_per_s(static_cast<double>(n) * per_batch, secs));
         }
+        if (o_.timed_done) o_.timed_done();
+        while (o_.keep_loading && o_.keep_loading()) {  // load for the GPUs still timed, one copy at a time
+            copy(n);
+            stream_->synchronize();
+        }
         copy_point p = summarize_batches(n, std::move(rates), per_batch);
         check_sane(p);
         if (o_.verify) {

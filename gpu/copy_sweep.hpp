@@ -27,6 +27,12 @@ struct copy_options {
     /// Called before each size is measured (warm-up included), with its size; all_gpu_copies
     /// starts every GPU's size together with it.
     std::function<void(std::uint64_t size_bytes)> before_size;
+    /// Called once a size's timed batches are done (before its verification).
+    std::function<void()> timed_done;
+    /// Polled after timed_done: while it says true, one more untimed copy of the size, so a
+    /// GPU done early keeps loading the host and the PCIe tree while others are still timed
+    /// (all_gpu_copies: until every GPU's timed batches of the size are done).
+    std::function<bool()> keep_loading;
     /// Checked between sizes and batches; when stop is requested the result is returned
     /// with cancelled = true and the points measured so far.
     std::stop_token stop;

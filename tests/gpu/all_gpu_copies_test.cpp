@@ -25,10 +25,13 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-/// When each device began and ended each size.
+/// When each device began each size, ended its timed part, and stopped loading it.
+struct span {
+    clock_type::time_point begin, timed_end, load_end;
+};
 struct timeline {
     std::mutex lock;
-    std::map<std::pair<int, std::size_t>, std::pair<clock_type::time_point, clock_type::time_point>> spans;
+    std::map<std::pair<int, std::size_t>, span> spans;
 };
 
 /// A sweep like run_copy_sweep's loop: device d reads 10 + d GB/s, takes (d + 1) ms a size;
@@ -48,10 +51,13 @@ device_sweep stand_in(timeline* t, int fail_device = -1, std::size_t fail_at = 0
             if (o.before_size) o.before_size(o.sizes[i]);
             const auto begin = clock_type::now();
             if (o.device == fail_device && i == fail_at) throw std::runtime_error(fmt::format("{}: out of memory", gpu));
-            std::this_thread::sleep_for(std::chrono::milliseconds(o.device + 1));
+            std::this_thread::sleep_for(std::chrono::milliseconds(3 * (o.device + 1)));  // the timed batches
+            const auto timed_end = clock_type::now();
+            if (o.timed_done) o.timed_done();
+            while (o.keep_loading && o.keep_loading()) std::this_thread::sleep_for(std::chrono::microseconds(100));  // one more copy
             if (t) {
                 const std::lock_guard lock(t->lock);
-                t->spans[{o.device, i}] = {begin, clock_type::now()};
+                t->spans[{o.device, i}] = {begin, timed_end, clock_type::now()};
             }
             const double rate = 10.0 + o.device;
             r.points.push_back(summarize_batches(o.sizes[i], {rate, rate, rate}, 4));
@@ -69,7 +75,8 @@ copy_options four_sizes() {
 
 }  // namespace
 
-TEST_CASE("all GPUs: each size begins on every GPU only after every GPU ended the size before") {
+TEST_CASE("all GPUs: each size begins on every GPU only after every GPU ended the size before, and no GPU goes quiet "
+          "while another is timed") {
     timeline t;
     std::atomic<int> points{0};
     auto o = four_sizes();
@@ -77,11 +84,16 @@ TEST_CASE("all GPUs: each size begins on every GPU only after every GPU ended th
     const auto a = run_on_all_gpus(copy_kind::h2d, 4, o, stand_in(&t));
     REQUIRE(a.per_gpu.size() == 4);
     CHECK(points == 16);
-    for (std::size_t i = 1; i < o.sizes.size(); ++i) {
+    for (std::size_t i = 0; i < o.sizes.size(); ++i) {
+        auto last_timed = clock_type::time_point::min();
+        for (int d = 0; d < 4; ++d) last_timed = std::max(last_timed, t.spans.at({d, i}).timed_end);
+        // Every GPU (cuda:0 is timed for 3 ms, cuda:3 for 12) loads the size until the last is timed.
+        for (int d = 0; d < 4; ++d) CHECK(t.spans.at({d, i}).load_end >= last_timed);
+        if (i == 0) continue;
         auto last_end = clock_type::time_point::min(), first_begin = clock_type::time_point::max();
         for (int d = 0; d < 4; ++d) {
-            last_end = std::max(last_end, t.spans.at({d, i - 1}).second);
-            first_begin = std::min(first_begin, t.spans.at({d, i}).first);
+            last_end = std::max(last_end, t.spans.at({d, i - 1}).load_end);
+            first_begin = std::min(first_begin, t.spans.at({d, i}).begin);
         }
         CHECK(first_begin >= last_end);
     }
