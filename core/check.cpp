@@ -348,6 +348,7 @@ plugin_output render(const check_result& r) {
     for (const figure_verdict& v : r.figures) {
         const check_figure& f = v.figure;
         std::string line = fmt::format("{}: ", to_string(v.state));
+        if (!f.rail.empty()) line += fmt::format("rail {}: ", f.rail);  // which rail each detail line is of
         line += positive_finite(f.value)
                     ? fmt::format("{} {} at {}", message_figure(f.value), unit_of(f.kind), format_size(f.size_bytes))
                     : fmt::format("{} at {}: no valid figure", to_string(f.kind), format_size(f.size_bytes));

@@ -4,8 +4,9 @@
 # subnet), tbf-shaped at 200, 200 and 100 Mbit/s. `sweep --rails all` must report each rail
 # within 3% of its TCP goodput (rate x 1448/1514) and the aggregate within 3% of their sum,
 # with each rail's NIC counters on both ends (its own interfaces, bytes >= the rail's share);
-# `check --rails all --min-rate-fraction 0.8 --expect node.toml` (rail_rate_gbit 0.2: the check's short 1 MiB point reads ~89% of the wire rate, goodput being 95.6%) must
-# exit 2 naming ra2 and only ra2; `matrix --rails all` at 0.7 exits 1 with both
+# `check --rails all --min-rate-fraction 0.7 --expect node.toml` (rail_rate_gbit 0.2: the check's
+# short 1 MiB point reads ~88% of the wire rate, goodput being 95.6%; one CI run read 77%, so 0.8
+# had no margin; ra2 reads ~48%) must exit 2 naming ra2 and only ra2, each detail line its rail; `matrix --rails all` at 0.7 exits 1 with both
 # directed links bad for rail 2 alone, named host rail -> host rail; without a threshold or a
 # manifest, `matrix --rails all` names rail 2 against its link's other rails (about 50% of
 # their median, below --bad-bw-fraction 0.9) and no other rail; an unknown rail name exits 2
@@ -72,16 +73,18 @@ for k, l in enumerate(links):
     ok &= a["interface"] == f"ra{k}" and b["interface"] == f"rb{k}" and tx >= share and rx >= share and tx < 3 * share
 sys.exit(0 if ok else 1)
 PY
-cli check "$ADDR_B:$PORT" --initiator "$ADDR_A:$PORT" --rails all --min-rate-fraction 0.8 --expect "$WORK/node.toml" \
+cli check "$ADDR_B:$PORT" --initiator "$ADDR_A:$PORT" --rails all --min-rate-fraction 0.7 --expect "$WORK/node.toml" \
     --max-time 2 >"$WORK/check.txt" 2>"$WORK/check.err"
 rc=$?
 say "check: exit $rc: $(head -1 "$WORK/check.txt")"
 [[ $rc -eq 2 ]] || fail "check --rails all should exit 2 (ra2 at half rate), got $rc: $(cat "$WORK/check.txt" "$WORK/check.err")"
 grep -q "rail ra2: .*CRITICAL" "$WORK/check.txt" || fail "check does not name ra2 as CRITICAL"
 ! grep -Eq "rail ra[01]: [^,]*CRITICAL" "$WORK/check.txt" || fail "check calls a full-rate rail CRITICAL"
+for r in ra0 ra1; do grep -q "^OK: rail $r: " "$WORK/check.txt" || fail "check's details have no OK line for rail $r: $(cat "$WORK/check.txt")"; done
+grep -q "^CRITICAL: rail ra2: " "$WORK/check.txt" || fail "check's details have no CRITICAL line for rail ra2"
 # matrix --rails all: each direction over the three rails at once; rail 2 below 0.7 of 0.2 Gbit/s
 # makes both links bad (their aggregate figures are equal, so the bandwidth rule flags neither).
-# 0.7, not check's 0.8: one run here read the full-rate rails of B -> A at 79% of the link
+# 0.7 as for check: one run here read the full-rate rails of B -> A at 79% of the link
 # (0.159 Gbit/s), so 0.8 left them no margin; rail 2 reads about 48%.
 # matrix_rail2_bad NAME WANT ARGS...: `matrix --rails all ARGS` exits 1 with both directed links
 # bad for rail 2 alone, named host rail -> host rail, its problem containing WANT.

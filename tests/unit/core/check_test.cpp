@@ -2,6 +2,7 @@
 #include "core/error.hpp"
 
 #include <cmath>
+#include <fmt/format.h>
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -207,6 +208,22 @@ TEST_CASE("perfdata items") {
     CHECK_THROWS_AS(perfdata_item("a=b", 1), spec_error);
     CHECK_THROWS_AS(perfdata_item("it's", 1), spec_error);
     CHECK_THROWS_AS(perfdata_item("", 1), spec_error);
+}
+
+TEST_CASE("a status line too long for every rail: each detail line below it names its rail") {
+    std::vector<check_figure> figures;
+    for (int k = 0; k < 8; ++k) {
+        figures.push_back(bw(k == 5 ? 2.5 : 9.5));
+        figures.back().rail = "mlx5_rail_" + std::to_string(k);
+    }
+    const check_result r = run(figures, absolute(5, 100));
+    CHECK(r.state == check_state::critical);
+    const std::string output = nagios_output(r);
+    CAPTURE(output);
+    REQUIRE(output.find("details below") != std::string::npos);  // the long form, not one line
+    CHECK(output.find("\nCRITICAL: rail mlx5_rail_5: 2.5") != std::string::npos);
+    for (int k : {0, 1, 2, 3, 4, 6, 7})
+        CHECK(output.find(fmt::format("\nOK: rail mlx5_rail_{}: 9.5", k)) != std::string::npos);
 }
 
 TEST_CASE("JSON of a result") {
