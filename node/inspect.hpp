@@ -26,7 +26,11 @@
 ///   rnic_loopback  (--loopback; node/loopback_check.hpp) each RDMA device writing to
 ///              itself: below the manifest's loopback_floor_gbit or failed: CRITICAL; not
 ///              measured (busy daemon, memlock limit, no device): UNKNOWN.
+///   gpu_copy   (--gpu-copies; node/gpu_copy_check.hpp) host<->GPU copies on every GPU at
+///              once: below the manifest's h2d/d2h floor, corrupted or failed: CRITICAL; not
+///              measured (no CUDA, busy daemon): UNKNOWN.
 #include "core/check.hpp"
+#include "node/copy_floors.hpp"
 #include "node/inventory.hpp"
 #include "node/manifest.hpp"
 #include "transport/rnic_loopback.hpp"
@@ -54,6 +58,9 @@ struct inspect_result {
     core::check_state state = core::check_state::ok;
     /// --loopback: each RDMA device's loopback (empty when not asked or none measured).
     std::vector<transport::rnic_loopback_reading> loopback;
+    /// --gpu-copies: each GPU's h2d and d2h figure with every GPU copying (empty when not asked
+    /// or none measured).
+    std::vector<gpu_copy_figure> gpu_copies;
 };
 
 /// Runs every check on `inv` (reading bridges' configuration space below inv.sysfs_root)

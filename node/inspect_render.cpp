@@ -91,6 +91,12 @@ std::vector<std::string> perfdata(const inspect_result& r) {
     for (const auto& l : r.loopback)
         out.push_back(core::perfdata_item(label_safe("loopback_" + l.device + "_gbit"), l.gbit_per_s ? *l.gbit_per_s : NAN, "",
                                           "", "0"));
+    for (const auto& g : r.gpu_copies) {
+        auto gpu = g.gpu;  // "cuda:3" -> "cuda3"
+        std::erase(gpu, ':');
+        out.push_back(core::perfdata_item(label_safe(g.copy + "_" + gpu + "_gbyte"), g.gb_per_s > 0 ? g.gb_per_s : NAN, "", "",
+                                          "0"));
+    }
     return out;
 }
 
@@ -135,6 +141,13 @@ nlohmann::json to_json(const inspect_result& r) {
     for (const auto& p : perfdata(r)) perf += (perf.empty() ? "" : " ") + p;
     nlohmann::json loopback = nlohmann::json::array();
     for (const auto& l : r.loopback) loopback.push_back(transport::to_json(l));
+    nlohmann::json gpu_copies = nlohmann::json::array();
+    for (const auto& g : r.gpu_copies)
+        gpu_copies.push_back({{"copy", g.copy},
+                              {"gpu", g.gpu},
+                              {"size_bytes", g.size_bytes},
+                              {"gb_per_s", g.gb_per_s > 0 ? nlohmann::json(g.gb_per_s) : nlohmann::json()},
+                              {"verify_failed", g.verify_failed}});
     return {{"host", r.host},
             {"state", core::to_string(r.state)},
             {"exit_code", core::exit_code(r.state)},
@@ -143,6 +156,7 @@ nlohmann::json to_json(const inspect_result& r) {
             {"node", to_json(r.inventory)},
             {"perfdata", perf},
             {"loopback", loopback},
+            {"gpu_copies", gpu_copies},
             {"text", render_text(r, true)},
             {"nagios_text", render_text(r, false)}};
 }

@@ -36,7 +36,7 @@ struct node_manifest {
     std::optional<std::string> gpu_driver;
     std::optional<double> loopback_floor_gbit;  ///< inspect --loopback: below it, CRITICAL
     /// `local --all-gpus --expect`: each GPU's h2d / d2h figure at the largest size, every
-    /// GPU copying at once, in GB/s (10^9 B/s); below it, CRITICAL (client/support/copy_floors.hpp).
+    /// GPU copying at once, in GB/s (10^9 B/s); below it, CRITICAL (node/copy_floors.hpp).
     std::optional<double> h2d_floor_gb_per_s, d2h_floor_gb_per_s;
 };
 

@@ -3,12 +3,14 @@
 // nearest rail, GPU↔NIC affinity, rail links, and --expect's manifest. One Nagios verdict
 // line with perfdata, exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN; the table below it, or
 // the JSON document. With HOST its daemon inspects its node (POST /v1/inspect); without,
-// this process inspects this machine. --loopback adds each RDMA device's loopback.
+// this process inspects this machine. --loopback adds each RDMA device's loopback,
+// --gpu-copies host<->GPU copies on every GPU at once.
 #include "client/commands/commands.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/nagios_check.hpp"
 #include "client/support/output_format.hpp"
 #include "core/error.hpp"
+#include "node/gpu_copy_check.hpp"
 #include "node/host_addresses.hpp"
 #include "node/inspect.hpp"
 #include "node/inspect_textfile.hpp"
@@ -35,6 +37,7 @@ struct inspect_options {
     node::rail_selection rails;  ///< without HOST: --rails-include / --rails-exclude
     output_format format = output_format::table;
     bool loopback = false;   ///< --loopback: each RDMA device writes to itself
+    bool gpu_copies = false; ///< --gpu-copies: host<->GPU copies on every GPU at once
 };
 
 std::string this_host() {
@@ -51,6 +54,7 @@ json inspect_here(const inspect_options& o, const std::optional<node::node_manif
     in.selection = o.rails;
     auto result = node::inspect(node::read_inventory(in), expect, this_host());
     if (o.loopback) node::add_loopback_findings(result, transport::measure_rnic_loopback({}), expect);
+    if (o.gpu_copies) node::add_gpu_copy_findings(result, node::survey_gpu_copies(), expect);
     return node::to_json(result);
 }
 
@@ -61,6 +65,7 @@ json inspect_remote(const inspect_options& o, const std::optional<node::node_man
     json body = json::object();
     if (expect) body["expect"] = node::to_json(*expect);
     if (o.loopback) body["loopback"] = true;
+    if (o.gpu_copies) body["gpu_copies"] = true;
     try {
         auto doc = daemon.post("/v1/inspect", body, call_timeout);
         if (!doc.is_object() || !doc.contains("exit_code") || !doc.contains("text"))
@@ -94,7 +99,7 @@ int print_verdict(const json& doc, output_format format, const std::string& prom
 command_runner add_inspect_command(CLI::App& app, const common_options& common) {
     auto o = std::make_shared<inspect_options>();
     auto* cmd = app.add_subcommand("inspect", "check a node before a job: PCIe links, ACS, GPU-NIC affinity, rails, "
-                                              "--expect manifest, --loopback; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN");
+                                              "--expect manifest, --loopback, --gpu-copies; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN");
     cmd->add_option("host", o->host, "daemon HOST[:PORT] whose node to inspect (default: this machine, in this process)");
     cmd->add_option("--expect", o->expect, "the node's manifest (TOML: gpus, rails, rail_rate_gbit, mtu, nic_firmware, "
                                            "gpu_driver); each difference is named");
@@ -109,6 +114,10 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
     cmd->add_flag("--loopback", o->loopback, "also loop each RDMA device back to itself (two endpoints on its first "
                                              "active port, RDMA WRITE for 0.5 s): failed or below the manifest's "
                                              "loopback_floor_gbit is CRITICAL, no device UNKNOWN");
+    cmd->add_flag("--gpu-copies", o->gpu_copies,
+                  "also copy host->GPU and GPU->host on every GPU at once (64 MiB, verified, as local --copy h2d,d2h "
+                  "--all-gpus): corrupted, failed or below the manifest's h2d_floor_gb_per_s/d2h_floor_gb_per_s is "
+                  "CRITICAL, no GPU or no CUDA UNKNOWN");
     add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::nagios});
     return [o, cmd, &common]() -> int {
         if (!o->host.empty() && cmd->count("--sysfs-root"))

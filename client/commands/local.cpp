@@ -7,10 +7,10 @@
 #include "client/support/daemon_client.hpp"
 #include "client/support/local_here.hpp"
 #include "client/render/local_copy.hpp"
-#include "client/support/copy_floors.hpp"
 #include "core/error.hpp"
 #include "core/local_copy_spec.hpp"
 #include "core/sizes.hpp"
+#include "node/copy_floors.hpp"
 #include "node/manifest.hpp"
 
 #include <algorithm>
@@ -135,7 +135,7 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
                                                              e.what()));
         }
         // The floors' verdict goes to stderr, so --format json stays one document.
-        const auto floors = expect ? copy_floor_text(judge_copy_floors(doc, *expect)) : copy_floor_verdict{};
+        const auto floors = expect ? node::copy_floor_text(node::judge_copy_floors(doc, *expect)) : node::copy_floor_verdict{};
         write_output(o->output, text);
         if (!floors.text.empty()) std::fprintf(stderr, "%s", floors.text.c_str());
         if (doc.contains("stopped") && doc["stopped"].is_string()) {

@@ -45,14 +45,15 @@ api_reply handle_inspect(const api_state& s, const std::string& body, bool post)
         const auto j = json::parse(body, nullptr, false);
         if (j.is_discarded() || !j.is_object())
             return api_error(400, "the request body is not a JSON object: send {\"expect\": {\"gpus\": 8, \"rails\": 8}, "
-                                  "\"loopback\": true} or nothing");
+                                  "\"loopback\": true, \"gpu_copies\": true} or nothing");
         for (const auto& [key, _] : j.items())
-            if (key != "expect" && key != "loopback")
-                return api_error(400, fmt::format("unknown key '{}' (known: expect, loopback)", key));
-        if (j.contains("loopback")) {
-            if (!j["loopback"].is_boolean()) return api_error(400, "'loopback' must be true or false");
-            req.loopback = j["loopback"].get<bool>();
-        }
+            if (key != "expect" && key != "loopback" && key != "gpu_copies")
+                return api_error(400, fmt::format("unknown key '{}' (known: expect, loopback, gpu_copies)", key));
+        for (const auto& [key, flag] : {std::pair{"loopback", &req.loopback}, std::pair{"gpu_copies", &req.gpu_copies}})
+            if (j.contains(key)) {
+                if (!j[key].is_boolean()) return api_error(400, fmt::format("'{}' must be true or false", key));
+                *flag = j[key].get<bool>();
+            }
         if (j.contains("expect")) {
             try {
                 req.expect = node::manifest_from_json(j["expect"]);

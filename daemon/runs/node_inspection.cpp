@@ -3,6 +3,7 @@
 #include "daemon/runs/run_manager.hpp"
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/runtime/inspection_state.hpp"
+#include "node/gpu_copy_check.hpp"
 #include "node/host_addresses.hpp"
 #include "node/loopback_check.hpp"
 #include "node/read_inventory.hpp"
@@ -18,16 +19,18 @@ using nlohmann::json;
 
 namespace {
 
-/// Every RDMA device's loopback, holding the measurement gate so that it neither disturbs
-/// nor is disturbed by a run; a busy daemon (measuring, or runs waiting) measures nothing
-/// and says why, rather than waiting or making a run wait.
-transport::rnic_loopback_survey loop_back_when_idle(daemon_context& ctx, const std::string& who, const run_manager* runs) {
-    if (runs && runs->queued() > 0)
-        return {{}, fmt::format("{} run(s) wait on this daemon: not measured, so as not to delay them", runs->queued())};
+/// The measurement gate for the inspection's measurements (loopback, GPU copies), so that they
+/// neither disturb nor are disturbed by a run; a busy daemon (measuring, or runs waiting)
+/// gets an empty lease and `busy` says why, rather than waiting or making a run wait.
+measurement_gate::lease gate_when_idle(daemon_context& ctx, const std::string& who, const run_manager* runs, std::string& busy) {
+    if (runs && runs->queued() > 0) {
+        busy = fmt::format("{} run(s) wait on this daemon: not measured, so as not to delay them", runs->queued());
+        return {};
+    }
     std::string holder;
-    const auto lease = ctx.gate.try_acquire(who, holder);
-    if (!lease) return {{}, fmt::format("this daemon is measuring ({}): ask again when it is done", holder)};
-    return transport::measure_rnic_loopback({});
+    auto lease = ctx.gate.try_acquire(who, holder);
+    if (!lease) busy = fmt::format("this daemon is measuring ({}): ask again when it is done", holder);
+    return lease;
 }
 
 /// The parts of sysfs the inventory lists. read_inventory takes an absent folder as "none",
@@ -80,7 +83,16 @@ node::inspect_result inspect_node(daemon_context& ctx, const node_inspection_req
     try {
         r = node::inspect(read_node_inventory(ctx, req.control_address, gpu_info()), req.expect, host);
         require_listable(ctx.sysfs_root, r);
-        if (req.loopback) node::add_loopback_findings(r, loop_back_when_idle(ctx, req.who, runs), req.expect);
+        if (req.loopback || req.gpu_copies) {
+            std::string busy;
+            const auto lease = gate_when_idle(ctx, req.who, runs, busy);
+            if (req.loopback)
+                node::add_loopback_findings(r, lease ? transport::measure_rnic_loopback({}) : transport::rnic_loopback_survey{{}, busy},
+                                            req.expect);
+            if (req.gpu_copies)
+                node::add_gpu_copy_findings(r, lease ? node::survey_gpu_copies() : node::gpu_copy_survey{nullptr, busy, false},
+                                            req.expect);
+        }
     } catch (const std::exception& e) {
         r.host = host;
         r.findings.push_back({core::check_state::unknown, "inspect", "node", fmt::format("the inspection failed: {}", e.what())});

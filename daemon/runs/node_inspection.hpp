@@ -2,7 +2,7 @@
 /// One inspection of this daemon's node (node/inspect.hpp), as POST /v1/inspect and the
 /// scheduled inspections (inspect_scheduler.hpp) both make it: the inventory read below
 /// ctx.sysfs_root with the configuration's [rails], the checks, the manifest, and on request
-/// the RNIC loopback. Runs in the calling thread (never the I/O thread: it reads sysfs and
+/// the RNIC loopback and the all-GPU copies. Runs in the calling thread (never the I/O thread: it reads sysfs and
 /// configuration space) and one at a time (ctx.inspections' lock, when there is one).
 #include "daemon/runtime/context.hpp"
 #include "node/inspect.hpp"
@@ -21,9 +21,10 @@ class run_manager;
 struct node_inspection_request {
     std::optional<node::node_manifest> expect;  ///< compare with this manifest
     bool loopback = false;                      ///< also loop every RDMA device back to itself
+    bool gpu_copies = false;                    ///< also copy host<->GPU on every GPU at once
     /// The API's listening address (as bound): its interface is not a rail (node/read_inventory.hpp).
     std::string control_address;
-    std::string who = "inspect --loopback";     ///< the measurement gate's holder while looping back
+    std::string who = "inspect";                ///< the measurement gate's holder while measuring
 };
 
 /// The CUDA ordinals of /v1/info's "gpus" part (gpu_info(): {"inventory": {"devices":
@@ -36,9 +37,11 @@ node::node_inventory read_node_inventory(const daemon_context&, const std::strin
 
 /// Inspects the node. Never throws: when sysfs's PCI devices or network interfaces cannot be
 /// listed the findings are only that (check "sysfs", UNKNOWN), and any error while inspecting
-/// is an UNKNOWN finding (check "inspect"), so the verdict is never a silent OK. The loopback takes the measurement gate only when it is free and
-/// no run waits in `runs` (may be null); otherwise it is not measured, an UNKNOWN finding
-/// saying why (node/loopback_check.hpp), and nothing waits for anything.
+/// /// is an UNKNOWN finding (check "inspect"), so the verdict is never a silent OK. The loopback
+/// and the GPU copies take the measurement gate (once, for both) only when it is free and no
+/// run waits in `runs` (may be null); otherwise neither is measured, an UNKNOWN finding each
+/// saying why (node/loopback_check.hpp, node/gpu_copy_check.hpp), and nothing waits for
+/// anything.
 node::inspect_result inspect_node(daemon_context&, const node_inspection_request&, const run_manager* runs);
 
 }  // namespace meshperf::daemon

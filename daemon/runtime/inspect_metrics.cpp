@@ -47,6 +47,9 @@ std::string inspection_exposition(const json& doc, double unix_seconds) {
               "3 UNKNOWN");
     e.declare("meshperf_rnic_loopback_bits_per_second", metric_type::gauge,
               "RDMA loopback of each device writing to itself, when the inspection measured it");
+    e.declare("meshperf_gpu_copy_bytes_per_second", metric_type::gauge,
+              "Host<->GPU copy rate of each GPU with every GPU copying at once (inspect --gpu-copies), when the inspection "
+              "measured it");
     const auto host = field(doc, "host");
     const auto findings = doc.value("findings", json::array());
     std::map<std::string, core::check_state> by_check;                         // check -> worst
@@ -80,6 +83,14 @@ std::string inspection_exposition(const json& doc, double unix_seconds) {
     for (const auto& [key, bps] : loopback)
         e.add("meshperf_rnic_loopback_bits_per_second", {{"host", host}, {"device", std::get<0>(key)}, {"port", std::get<1>(key)}},
               bps);
+    std::map<std::tuple<std::string, std::string>, double> copies;  // one series per GPU and direction
+    for (const auto& g : doc.value("gpu_copies", json::array()))
+        if (g.is_object() && g.value("gb_per_s", json()).is_number() && std::isfinite(g["gb_per_s"].get<double>()) &&
+            g["gb_per_s"].get<double>() > 0)
+            copies[{field(g, "gpu"), field(g, "copy")}] = g["gb_per_s"].get<double>() * 1e9;
+    for (const auto& [key, bytes_per_s] : copies)
+        e.add("meshperf_gpu_copy_bytes_per_second", {{"host", host}, {"gpu", std::get<0>(key)}, {"copy", std::get<1>(key)}},
+              bytes_per_s);
     return node::inspect_textfile(doc, unix_seconds) + e.render();
 }
 

@@ -4,7 +4,7 @@
 // that behaves as run_copy_sweep does around its sizes (stop check, before_size, a point):
 // on a GPU it is run_copy_sweep itself (tests/gpu/device-check runs `local --all-gpus`).
 #include "client/render/local_copy.hpp"
-#include "client/support/copy_floors.hpp"
+#include "node/copy_floors.hpp"
 #include "core/error.hpp"
 #include "core/local_copy_spec.hpp"
 #include "gpu/all_gpu_copies.hpp"
@@ -165,24 +165,24 @@ TEST_CASE("all GPUs: the document, its table, and the manifest's copy floors") {
 
     node::node_manifest expect;
     expect.h2d_floor_gb_per_s = 11.5;  // cuda:0 (10) and cuda:1 (11) below
-    auto findings = client::judge_copy_floors(doc, expect);
+    auto findings = node::judge_copy_floors(doc, expect);
     REQUIRE(findings.size() == 4);
     CHECK(findings[0].below);
     CHECK(findings[1].below);
     CHECK_FALSE(findings[2].below);
     CHECK(findings[0].size_bytes == (1u << 26));
-    auto v = client::copy_floor_text(findings);
+    auto v = node::copy_floor_text(findings);
     CHECK(v.exit_code == 2);
     CHECK(v.text.find("4 GPU figures, 2 below: CRITICAL") != std::string::npos);
     CHECK(v.text.find("h2d cuda:1: 11.00 GB/s at 64 MiB") != std::string::npos);
     expect.h2d_floor_gb_per_s = 9.0;
-    CHECK(client::copy_floor_text(client::judge_copy_floors(doc, expect)).exit_code == 0);
+    CHECK(node::copy_floor_text(node::judge_copy_floors(doc, expect)).exit_code == 0);
     // A floor for a direction the sweep did not run is not a pass.
     expect.d2h_floor_gb_per_s = 9.0;
-    findings = client::judge_copy_floors(doc, expect);
+    findings = node::judge_copy_floors(doc, expect);
     REQUIRE(findings.size() == 5);
     CHECK(findings.back().below);
-    v = client::copy_floor_text(findings);
+    v = node::copy_floor_text(findings);
     CHECK(v.exit_code == 2);
     CHECK(v.text.find("d2h every GPU: not measured") != std::string::npos);
 }

@@ -271,6 +271,16 @@ def utf8_and_nul_cases():
                                                         target=b"/v1/inspect"), Expect(statuses={400})),
         ("inspect_loopback_twice", post_json(b'{"loopback":false,"loopback":true}', target=b"/v1/inspect"),
          Expect(statuses={200})),
+        # gpu_copies: the same rules; a well-formed request is answered (UNKNOWN without a GPU).
+        ("inspect_gpu_copies_string", post_json(b'{"gpu_copies":"' + bad + b'"}', target=b"/v1/inspect"),
+         Expect(statuses={400})),
+        ("inspect_gpu_copies_with_floors", post_json(b'{"gpu_copies":true,"expect":{"h2d_floor_gb_per_s":50,'
+                                                     b'"d2h_floor_gb_per_s":5}}', target=b"/v1/inspect"),
+         Expect(statuses={200})),
+        ("inspect_h2d_floor_1e308", post_json(b'{"gpu_copies":true,"expect":{"h2d_floor_gb_per_s":1e308}}',
+                                              target=b"/v1/inspect"), Expect(statuses={400})),
+        ("inspect_h2d_floor_nan", post_json(b'{"gpu_copies":true,"expect":{"h2d_floor_gb_per_s":NaN}}',
+                                            target=b"/v1/inspect"), Expect(statuses={400})),
         ("inspect_floor_non_utf8", post_json(b'{"expect":{"loopback_floor_gbit":"' + bad + b'"}}', target=b"/v1/inspect"),
          Expect(statuses={400})),
         ("inspect_floor_negative", post_json(b'{"expect":{"loopback_floor_gbit":-1e308}}', target=b"/v1/inspect"),

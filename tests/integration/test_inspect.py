@@ -157,7 +157,7 @@ class InspectTest(unittest.TestCase):
         self.assertEqual(status, 400)
         self.assertIn("'gpu' is not a manifest key", body["error"])
         status, body = d.http("POST", "/v1/inspect", {"expected": {"gpus": 8}})
-        self.assertEqual((status, body["error"]), (400, "unknown key 'expected' (known: expect, loopback)"))
+        self.assertEqual((status, body["error"]), (400, "unknown key 'expected' (known: expect, loopback, gpu_copies)"))
         status, body = d.http("POST", "/v1/inspect", {"loopback": "yes"})
         self.assertEqual((status, body["error"]), (400, "'loopback' must be true or false"))
         status, body = d.http("POST", "/v1/inspect", b"[8]")
@@ -198,6 +198,27 @@ class InspectTest(unittest.TestCase):
         rc, doc = self.inspect_json(d.address)  # without --loopback: no such finding
         self.assertFalse([f for f in doc["findings"] if f["check"] == "rnic_loopback"])
         self.assertEqual(rc, 0, doc["summary"])
+
+    def test_gpu_copies_without_a_gpu_are_unknown(self):
+        # This host has no GPU: asked for, the all-GPU copies cannot be made, which is UNKNOWN
+        # (exit 3) naming CUDA's reason, never a pass; through the daemon and in process.
+        # tests/gpu/device-check runs them on a GPU; node_unit judges their figures.
+        d = self.daemon(self.tree("healthy"))
+        for args in ([d.address], ["--sysfs-root", self.tree("here"), "--rails-include", "enp*"]):
+            rc, doc = self.inspect_json(*args, "--gpu-copies")
+            found = [f for f in doc["findings"] if f["check"] == "gpu_copy"]
+            self.assertEqual(len(found), 1, doc["findings"])
+            self.assertEqual((found[0]["state"], found[0]["subject"]), ("UNKNOWN", "GPUs"), found[0])
+            self.assertTrue(found[0]["message"].startswith("no host<->GPU copy measured: "), found[0])
+            self.assertGreater(len(found[0]["message"]), len("no host<->GPU copy measured: ") + 10, found[0])
+            self.assertEqual(doc["gpu_copies"], [])
+            if args[0] == d.address:
+                self.assertEqual((rc, doc["state"]), (3, "UNKNOWN"), doc["summary"])
+            self.assertNotEqual(rc, 0, doc["summary"])
+        status, body = d.http("POST", "/v1/inspect", {"gpu_copies": 1})
+        self.assertEqual((status, body["error"]), (400, "'gpu_copies' must be true or false"))
+        # A daemon busy measuring does not wait, and says so.
+        self.assertTrue(d.alive())
         self.assertTrue(d.alive())
 
     def test_bad_hosts(self):

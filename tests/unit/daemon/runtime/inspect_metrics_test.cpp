@@ -34,6 +34,9 @@ TEST_CASE("inspect metrics: each check's worst state, the findings not OK, the l
                                                 finding("OK", "rails", "node")})},
                       {"loopback", json::array({{{"device", "mlx5_0"}, {"port", 1}, {"gbit_per_s", 391.5}},
                                                 {{"device", "mlx5_1"}, {"port", 1}, {"gbit_per_s", nullptr}}})},
+                      {"gpu_copies", json::array({{{"copy", "h2d"}, {"gpu", "cuda:0"}, {"gb_per_s", 52.5}},
+                                                  {{"copy", "d2h"}, {"gpu", "cuda:0"}, {"gb_per_s", nullptr}},
+                                                  {{"copy", "d2h"}, {"gpu", "cuda:1"}, {"gb_per_s", -3}}})},
                       {"node", json::object()}};
     const auto text = daemon::inspection_exposition(doc, 1700000000.5);
     // The textfile's families come first, unchanged.
@@ -53,6 +56,9 @@ TEST_CASE("inspect metrics: each check's worst state, the findings not OK, the l
     // Only a measured loopback has a series, in bit/s.
     CHECK(has_line(text, R"(meshperf_rnic_loopback_bits_per_second{host="node1",device="mlx5_0",port="1"} 391500000000)"));
     CHECK(count_of(text, "meshperf_rnic_loopback_bits_per_second{") == 1);
+    // Only a GPU copy with a positive figure has a series, in bytes/s.
+    CHECK(has_line(text, R"(meshperf_gpu_copy_bytes_per_second{host="node1",gpu="cuda:0",copy="h2d"} 52500000000)"));
+    CHECK(count_of(text, "meshperf_gpu_copy_bytes_per_second{") == 1);
     CHECK(count_of(text, "# TYPE ") == count_of(text, "# HELP "));
 }
 
