@@ -133,8 +133,11 @@ sed 's/^/netns-cluster: table: /' "$WORK/matrix.txt"
 # 2. check exit codes.
 check() {  # EXPECTED LABEL PEER-HOST
     local want=$1 label=$2 peer=$3 out rc
-    out=$(cli check "$(addr "$peer"):$PORT" --initiator "$(addr 1):$PORT" --min-gbit "$(python3 -c "print($HEALTHY_MBIT * 0.75 / 1000)")" \
-          --max-time "$MAX_TIME" --timeout 60 2>&1)
+    # Half the healthy rate: a 0.3 s, 1 MiB check point can read 20% low on this rig, and the slow
+    # host (a quarter of it) stays far below; --ignore-counters: a tbf queue's retransmits above
+    # 1% would make the healthy check a WARNING, which is not what this step tests.
+    out=$(cli check "$(addr "$peer"):$PORT" --initiator "$(addr 1):$PORT" --min-gbit "$(python3 -c "print($HEALTHY_MBIT * 0.5 / 1000)")" \
+          --ignore-counters --max-time "$MAX_TIME" --timeout 60 2>&1)
     rc=$?
     say "check $label: exit $rc: $out"
     [[ $rc -eq $want ]] || fail "check $label exited $rc, expected $want"

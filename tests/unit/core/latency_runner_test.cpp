@@ -202,7 +202,7 @@ TEST_CASE("time cap: batches are sized from the round trip, so a slow path's poi
     REQUIRE(out.code == 0);
     CHECK(path.warm >= 4);
     CHECK(path.warm <= 7);
-    CHECK(out.measured_s <= 0.3 + 0.02 + 0.05);  // the cap, one round trip, sleep slack
+    CHECK(out.measured_s <= 0.3 + 0.02 + 0.1);  // the cap, one round trip, sleep slack (a loaded 2-CPU host, sanitizers)
     CHECK(out.measured_s >= 0.3 - 0.02 - 0.01);
     CHECK(path.measured >= 10);
     CHECK(out.rtt_ns.count == path.measured);
