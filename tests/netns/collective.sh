@@ -262,20 +262,36 @@ busbw_check allgather
 # 2. --predict within 10% at >= 1 MiB (the hosts as a comma list this time): the links' model
 #    from the CLI's probes, then from a matrix of the cluster (--model).
 HOSTLIST=$(for i in $(seq "$HOSTS"); do ep "$i"; done | paste -sd,)
-t0=$(date +%s)
-collective predict-probes --hosts "$HOSTLIST" --op allreduce --algo ring --sizes 1M..8M --iterations 3 --warmup 1 --predict
-say "--predict with the CLI's probes: $(( $(date +%s) - t0 )) s in all"
-[[ $RC -eq 0 ]] || fail "--predict run (probes) exited $RC"
-judge "$WORK/predict-probes.json" predict $((1 << 20)) 0.10 || fail "prediction error (probes)"
-cli matrix --hosts "$HOSTFILE" --max-time 0.3 --bad-lat-multiple 10 -q --format json -o "$WORK/matrix.json" \
-    >"$WORK/matrix.out" 2>"$WORK/matrix.err"
-rc=$?
-say "matrix for the model: exit $rc"
-[[ ($rc -eq 0 || $rc -eq 1) && -s "$WORK/matrix.json" ]] || { cat "$WORK/matrix.err"; fail "matrix exited $rc"; }
-collective predict-matrix --hosts "$HOSTLIST" --op allreduce --algo ring --sizes 1M..8M --iterations 3 --warmup 1 \
-    --predict --model "$WORK/matrix.json"
-[[ $RC -eq 0 ]] || fail "--predict run (matrix) exited $RC"
-judge "$WORK/predict-matrix.json" predict $((1 << 20)) 0.10 || fail "prediction error (matrix)"
+#    The ring's prediction rests on its slowest link's short reading, so one low probe (a job
+#    on the shared CPUs; 15-19% errors were seen under load) misses: a miss is measured once
+#    more, probes or matrix taken again, both printed.
+matrix_for_model() {
+    cli matrix --hosts "$HOSTFILE" --max-time 0.3 --bad-lat-multiple 10 -q --format json -o "$WORK/matrix.json" \
+        >"$WORK/matrix.out" 2>"$WORK/matrix.err"
+    local rc=$?
+    say "matrix for the model: exit $rc"
+    [[ ($rc -eq 0 || $rc -eq 1) && -s "$WORK/matrix.json" ]] || { cat "$WORK/matrix.err"; fail "matrix exited $rc"; }
+}
+ring_predict_check() {  # probes|matrix
+    local how=$1 attempt t0
+    for attempt in 1 2; do
+        t0=$(date +%s)
+        if [[ $how == matrix ]]; then
+            matrix_for_model
+            collective predict-matrix --hosts "$HOSTLIST" --op allreduce --algo ring --sizes 1M..8M --iterations 3 --warmup 1 \
+                --predict --model "$WORK/matrix.json"
+        else
+            collective predict-probes --hosts "$HOSTLIST" --op allreduce --algo ring --sizes 1M..8M --iterations 3 --warmup 1 --predict
+        fi
+        say "--predict with the $how: $(( $(date +%s) - t0 )) s in all"
+        [[ $RC -eq 0 ]] || fail "--predict run ($how) exited $RC"
+        judge "$WORK/predict-$how.json" predict $((1 << 20)) 0.10 && return 0
+        say "ring prediction ($how): attempt $attempt missed"
+    done
+    fail "prediction error ($how)"
+}
+ring_predict_check probes
+ring_predict_check matrix
 # 2b. Incast and tree broadcast, which `meshperf plan` has no formula for, predicted by walking
 #     their own schedule (analysis/collective/schedule_costs), each message over its own link from the
 #     matrix. Incast within 10% at >= 1 MiB (2026-12-03: -0.5..+0.1% at 1-8 MiB). Tree
@@ -288,11 +304,12 @@ judge "$WORK/predict-matrix.json" predict $((1 << 20)) 0.10 || fail "prediction 
 #     of p-2 pieces of 512 KiB (44 ms here) at β, but each hop's tbf buckets are full when
 #     its first piece comes and pass half of it at once, so the fill took ~21 ms; 1-8 MiB
 #     (-38..-11%) are printed, not judged. A run that misses (a job on the shared CPUs) is
-#     measured once more.
+#     measured once more, over a matrix taken again.
 schedule_predict_check() {  # NAME ITERATIONS MAX_ERROR MIN_BYTES SIZES ARG...
     local name=$1 iterations=$2 max_error=$3 min_bytes=$4 sizes=$5 attempt
     shift 5
     for attempt in 1 2; do
+        [[ $attempt -eq 2 ]] && matrix_for_model  # a low link reading in the model would miss again
         collective "$name" --hosts "$HOSTLIST" "$@" --sizes "$sizes" --iterations "$iterations" --warmup 1 --predict \
             --model "$WORK/matrix.json"
         [[ $RC -eq 0 ]] || fail "--predict run ($name) exited $RC"
