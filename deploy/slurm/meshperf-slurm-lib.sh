@@ -24,6 +24,7 @@ PROLOG_BUDGET=10                        # seconds the prolog may add to a job's 
 EPILOG_BUDGET=10                        # seconds the epilog may add to a job's end
 PROLOG_ON_CRITICAL=requeue              # requeue: drain and exit 1 (Slurm requeues the job); run: drain, job runs
 REASON_PREFIX="meshperf:"               # marks the drains these scripts made, and only those may they resume
+INSPECT_ARGS=""                         # set (e.g. "--expect /etc/meshperf/node.toml --gpu-copies"): also meshperf inspect the node
 PROM_FILE=""                            # optional node_exporter textfile (meshperf check --prom-file)
 LOG_FILE=""                             # optional log file; every line also goes to syslog (logger) and stderr
 SCONTROL=scontrol
@@ -108,6 +109,41 @@ mp_check_peers() {
             MP_LINE=$line
         fi
     done
+    return 0
+}
+
+# mp_inspect_node DEADLINE (seconds since the epoch)
+# With INSPECT_ARGS set: `meshperf inspect INITIATOR INSPECT_ARGS` (this node's daemon inspects
+# its node: PCIe links, ACS, GPU-NIC affinity, rails, the manifest, with --gpu-copies every
+# GPU's copies, with --loopback each NIC's), killed at DEADLINE. A CRITICAL inspection becomes
+# the verdict (MP_STATE 2, MP_LINE its status line) unless a check is already CRITICAL; a
+# WARNING or UNKNOWN one is only logged: it is a lasting property of the node (an ACS bit, a
+# daemon that may not read configuration space), which must not hold a node drained that the
+# links would resume.
+mp_inspect_node() {
+    [ -n "$INSPECT_ARGS" ] || return 0
+    left=$(( $1 - $(date +%s) ))
+    if [ "$left" -lt 2 ]; then
+        rc=3
+        line="MESHPERF INSPECT UNKNOWN - not inspected: the budget was spent"
+    else
+        # shellcheck disable=SC2086
+        out=$(timeout -k 1 "$left" "$MESHPERF" --token-file "$TOKEN_FILE" inspect "$INITIATOR" $INSPECT_ARGS --format nagios 2>&1)
+        rc=$?
+        line=$(printf '%s\n' "$out" | head -n 1)
+        line=${line%%|*}
+        line=$(printf '%s' "$line" | sed 's/[[:space:]]*$//')
+        case $rc in
+            0|1|2|3) ;;
+            124|137) rc=3; line="MESHPERF INSPECT UNKNOWN - inspection killed after the ${left} s budget" ;;
+            *) rc=3; line="MESHPERF INSPECT UNKNOWN - meshperf inspect exited $rc: $line" ;;
+        esac
+    fi
+    mp_log "inspect: $(mp_state_name "$rc"): $line"
+    if [ "$rc" = 2 ] && [ "$MP_STATE" != 2 ]; then
+        MP_STATE=2
+        MP_LINE=$line
+    fi
     return 0
 }
 

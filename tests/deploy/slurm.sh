@@ -25,7 +25,9 @@
 #  7. a CRITICAL prolog (a job beside a running one, so the health check, IDLE only, does
 #     not drain first): the node drains with meshperf's reason, the job does not run and is
 #     requeued (Slurm holds it: launch_failed_requeued_held); the running job's epilog reads
-#     CRITICAL; restored, the health check resumes the node the prolog drained.
+#     CRITICAL; restored, the health check resumes the node the prolog drained;
+#  8. INSPECT_ARGS with a manifest the node does not meet: the health check's inspection is
+#     CRITICAL and drains the node with inspect's line; without it, the node is resumed.
 # Skips (77) when not root, a tool is missing, or slurmctld/slurmd cannot start here.
 # Every process (munged, slurmctld, slurmd, jobs, daemons) and the namespace are removed on
 # every exit path.
@@ -191,7 +193,10 @@ PROLOG_BUDGET=$PROLOG_BUDGET
 EPILOG_BUDGET=$PROLOG_BUDGET
 LOG_FILE=$WORK/log/meshperf-slurm-$NODE_A.log
 MESHPERF_PORT=$PORT
+# step 8 writes INSPECT_ARGS here (a file outside the overlay, so it can change mid-test)
+[ -r "$WORK/extra-settings.conf" ] && . "$WORK/extra-settings.conf"
 EOF
+: >"$WORK/extra-settings.conf"
 echo "$ADDR_B:$PORT   # mp30b's daemon, over the shaped link" >"$WORK/etc-a/upper/meshperf/peers"
 cat >"$WORK/etc-b/upper/meshperf/slurm-check.conf" <<EOF
 MESHPERF=$MESHPERF
@@ -389,6 +394,20 @@ wait_for 40 "the epilog of job $blocker" 'grep -q "meshperf-epilog.*job $blocker
 shape "$HEALTHY_MBIT"
 wait_for 60 "$NODE_A resumed after the prolog's drain" '[ "$(node_field %T)" = idle ]'
 step "7. epilog of job $blocker: CRITICAL logged; link restored: $NODE_A resumed by the health check"
+
+# 8. The node itself (INSPECT_ARGS): a manifest the node does not meet (99 rails) makes the
+#    inspection CRITICAL, which drains the node with inspect's line while its link is healthy;
+#    the settings back without INSPECT_ARGS, the health check resumes it. (The extra settings
+#    file is sourced by this test's slurm-check.conf, above: the shipped scripts read one file.)
+printf 'rails = 99\n' >"$WORK/node-99-rails.toml"
+echo "INSPECT_ARGS=\"--expect $WORK/node-99-rails.toml\"" >"$WORK/extra-settings.conf"
+wait_for 40 "$NODE_A drained by a CRITICAL inspection" '[ "$(node_field %T)" = drained ]'
+reason8=$(node_field %E)
+case $reason8 in "meshperf: MESHPERF INSPECT CRITICAL - "*"manifest expects 99"*) ;; *) fail "the inspection's drain reason is '$reason8'" ;; esac
+grep -q "meshperf-healthcheck.*inspect: CRITICAL: MESHPERF INSPECT CRITICAL" "$hc_log" || fail "the inspection was not logged"
+: >"$WORK/extra-settings.conf"
+wait_for 40 "$NODE_A resumed after the inspection's drain" '[ "$(node_field %T)" = idle ]'
+step "8. INSPECT_ARGS with a manifest of 99 rails: drained, reason '$reason8'; without it: resumed"
 
 say "PASS in $(elapsed) s"
 exit 0
