@@ -69,14 +69,25 @@ netns_on_failure() { for f in "$WORK"/meshperfd-*.log; do say "--- $(basename "$
 
 # matrix_verdict NAME: `matrix --rails all` exits 1; then the Python check named NAME below.
 # --ignore-counters: the rails' figures are under test, not a tbf queue's odd retransmit.
+# A verdict that misses is measured once more (both printed): three pairs at once share the
+# 2 CPUs, and one clean-clone CI run read one link's two rails at 74% of the others' median,
+# a bad link by the bandwidth rule that no rail explained.
 matrix_verdict() {
+    local name=$1 attempt
+    for attempt in 1 2; do
+        matrix_try "$@" && return 0
+        say "$name: attempt $attempt missed"
+    done
+    fail "matrix --rails verdict ($name)"
+}
+matrix_try() {
     local name=$1; shift  # the rest: more matrix options
     ip netns exec "$NS_BR" timeout 120 "$MESHPERF" --token-file "$TOKEN" matrix --hosts "$HOSTFILE" --rails all "$@" \
         --test bandwidth --max-time 2 --no-retest --ignore-counters -q --format json -o "$WORK/$name.json" >"$WORK/$name.txt" 2>"$WORK/$name.err"
     local rc=$?
     sed -n '/^bad links/,$p' "$WORK/$name.txt" | sed "s/^/  $name: /"
     [[ $rc -eq 1 ]] || fail "matrix --rails all ($name) should exit 1, got $rc: $(cat "$WORK/$name.err")"
-    python3 - "$WORK/$name.json" "$name" "$(netns_host_addr "$BAD_HOST"):$PORT" <<'PY' || fail "matrix --rails verdict ($name)"
+    python3 - "$WORK/$name.json" "$name" "$(netns_host_addr "$BAD_HOST"):$PORT" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1])); name, bad_host = sys.argv[2], sys.argv[3]
 rails = m["rails"]
