@@ -21,6 +21,12 @@ using nlohmann::json;
 
 namespace {
 
+/// Explicit arrays throughout: a one-element braced list makes a JSON array with GCC and a copy
+/// of the element with clang (nlohmann's initializer-list rule), which the ASan build showed.
+json one_point(double gb_per_s) {
+    return json::array({json{{"size_bytes", inspect_copy_size}, {"gb_per_s", gb_per_s}}});
+}
+
 /// One direction on `gbs.size()` GPUs at 64 MiB (the GPU end named as the sweep names it).
 json direction(const std::string& copy, const std::vector<double>& gbs, int corrupt_gpu = -1) {
     json per_gpu = json::array();
@@ -31,14 +37,18 @@ json direction(const std::string& copy, const std::vector<double>& gbs, int corr
                            {"src", copy == "h2d" ? "host" : gpu},
                            {"dst", copy == "h2d" ? gpu : "host"},
                            {"verify_failed", static_cast<int>(i) == corrupt_gpu},
-                           {"points", {{{"size_bytes", inspect_copy_size}, {"gb_per_s", gbs[i]}}}}});
+                           {"points", one_point(gbs[i])}});
         sum += gbs[i];
     }
-    return {{"copy", copy}, {"devices", gbs.size()}, {"points", {{{"size_bytes", inspect_copy_size}, {"gb_per_s_sum", sum}}}},
-            {"per_gpu", per_gpu}};
+    json combined = json::array({json{{"size_bytes", inspect_copy_size}, {"gb_per_s_sum", sum}}});
+    return {{"copy", copy}, {"devices", gbs.size()}, {"points", std::move(combined)}, {"per_gpu", std::move(per_gpu)}};
 }
 
-json sweep(json all_gpus) { return {{"schema", "meshperf.local/1"}, {"all_gpus", std::move(all_gpus)}}; }
+json sweep(const std::vector<json>& directions) {
+    json all_gpus = json::array();
+    for (const auto& d : directions) all_gpus.push_back(d);
+    return {{"schema", "meshperf.local/1"}, {"all_gpus", std::move(all_gpus)}};
+}
 
 inspect_result judged(const gpu_copy_survey& s, const std::optional<node_manifest>& expect) {
     inspect_result r;
@@ -131,8 +141,10 @@ TEST_CASE("not measured for the circumstances' sake is UNKNOWN, never a pass") {
 
 TEST_CASE("hostile or empty documents give no figure and never throw") {
     for (const json& doc : {json(), json(7), json::object(), json{{"all_gpus", 3}}, json{{"all_gpus", {1, "x", nullptr}}},
-                            json{{"all_gpus", {{{"copy", 4}, {"points", "no"}, {"per_gpu", {{{"src", 9}, {"points", {5}}}}}}}}},
-                            json{{"all_gpus", {{{"copy", "h2d"}, {"per_gpu", {json::object()}}, {"points", {{{"size_bytes", -1}}}}}}}}}) {
+                            json{{"all_gpus", json::array({json{{"copy", 4}, {"points", "no"},
+                                                               {"per_gpu", json::array({json{{"src", 9}, {"points", json::array({5})}}})}}})}},
+                            json{{"all_gpus", json::array({json{{"copy", "h2d"}, {"per_gpu", json::array({json::object()})},
+                                                               {"points", json::array({json{{"size_bytes", -1}}})}}})}}}) {
         CAPTURE(doc.dump());
         std::vector<gpu_copy_figure> figures;
         CHECK_NOTHROW(figures = all_gpu_copy_figures(doc));
