@@ -63,6 +63,22 @@ mp_peers() {
     sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$PEERS_FILE" | grep -v '^$' || true
 }
 
+# mp_verdict EXIT OUTPUT KILLED_LINE FAILED_PREFIX
+# Sets rc (0..3) and line (OUTPUT's Nagios status line, perfdata removed) from a meshperf
+# check or inspect that exited EXIT: killed by timeout (124, 137) is UNKNOWN with KILLED_LINE;
+# any other code outside 0..3 is UNKNOWN, "FAILED_PREFIX exited CODE: <its first line>".
+mp_verdict() {
+    rc=$1
+    line=$(printf '%s\n' "$2" | head -n 1)
+    line=${line%%|*}
+    line=$(printf '%s' "$line" | sed 's/[[:space:]]*$//')
+    case $rc in
+        0|1|2|3) ;;
+        124|137) rc=3; line=$3 ;;
+        *) line="$4 exited $rc: $line"; rc=3 ;;
+    esac
+}
+
 # mp_check_peers BUDGET_SECONDS
 # Checks every peer within BUDGET seconds in all; sets MP_STATE (0..3, the worst) and MP_LINE
 # (that peer's Nagios status line, perfdata removed). A check killed by the budget, or a peer
@@ -92,15 +108,8 @@ mp_check_peers() {
             [ -n "$PROM_FILE" ] && set -- "$@" --prom-file "$PROM_FILE"
             # shellcheck disable=SC2086
             out=$(timeout -k 1 "$t" "$MESHPERF" "$@" $CHECK_ARGS 2>&1)
-            rc=$?
-            line=$(printf '%s\n' "$out" | head -n 1)
-            line=${line%%|*}
-            line=$(printf '%s' "$line" | sed 's/[[:space:]]*$//')
-            case $rc in
-                0|1|2|3) ;;
-                124|137) rc=3; line="MESHPERF UNKNOWN - check of $peer killed after the ${t} s budget" ;;
-                *) rc=3; line="MESHPERF UNKNOWN - meshperf check $peer exited $rc: $line" ;;
-            esac
+            mp_verdict $? "$out" "MESHPERF UNKNOWN - check of $peer killed after the ${t} s budget" \
+                "MESHPERF UNKNOWN - meshperf check $peer"
         fi
         mp_log "check $peer: $(mp_state_name "$rc"): $line"
         if [ "$(mp_rank "$rc")" -gt "$worst" ]; then
@@ -129,15 +138,8 @@ mp_inspect_node() {
     else
         # shellcheck disable=SC2086
         out=$(timeout -k 1 "$left" "$MESHPERF" --token-file "$TOKEN_FILE" inspect "$INITIATOR" $INSPECT_ARGS --format nagios 2>&1)
-        rc=$?
-        line=$(printf '%s\n' "$out" | head -n 1)
-        line=${line%%|*}
-        line=$(printf '%s' "$line" | sed 's/[[:space:]]*$//')
-        case $rc in
-            0|1|2|3) ;;
-            124|137) rc=3; line="MESHPERF INSPECT UNKNOWN - inspection killed after the ${left} s budget" ;;
-            *) rc=3; line="MESHPERF INSPECT UNKNOWN - meshperf inspect exited $rc: $line" ;;
-        esac
+        mp_verdict $? "$out" "MESHPERF INSPECT UNKNOWN - inspection killed after the ${left} s budget" \
+            "MESHPERF INSPECT UNKNOWN - meshperf inspect"
     fi
     mp_log "inspect: $(mp_state_name "$rc"): $line"
     if [ "$rc" = 2 ] && [ "$MP_STATE" != 2 ]; then
