@@ -3,6 +3,7 @@
 #include "core/sizes.hpp"
 
 #include <fmt/format.h>
+#include <map>
 
 namespace meshperf::node {
 
@@ -63,19 +64,17 @@ void add_gpu_copy_findings(inspect_result& r, const gpu_copy_survey& survey, con
     const auto stopped = survey.sweep.is_object() && survey.sweep.value("stopped", nlohmann::json()).is_string()
                              ? survey.sweep["stopped"].get<std::string>()
                              : std::string();
+    std::map<std::string, std::size_t> gpus_of;  // GPUs per direction, for "with all N GPUs copying"
+    for (const auto& g : figures) ++gpus_of[g.copy];
     for (const auto& g : figures) {
-        std::size_t gpus = 0;
-        for (const auto& other : figures) gpus += other.copy == g.copy;
-        r.findings.push_back(judge(g, gpus, floor_of(g.copy, expect), stopped));
+        r.findings.push_back(judge(g, gpus_of[g.copy], floor_of(g.copy, expect), stopped));
         r.gpu_copies.push_back(g);
     }
     // A floor for a direction the sweep did not give is not a pass.
     if (!figures.empty())
         for (const auto* copy : {"h2d", "d2h"}) {
             const double floor = floor_of(copy, expect);
-            bool given = false;
-            for (const auto& g : figures) given |= g.copy == copy;
-            if (floor > 0 && !given)
+            if (floor > 0 && !gpus_of.contains(copy))
                 r.findings.push_back({check_state::critical, "gpu_copy", fmt::format("GPUs {}", copy),
                                       fmt::format("the manifest sets a {} floor of {:g} GB/s and no GPU measured {}", copy, floor, copy)});
         }
