@@ -1,5 +1,6 @@
 // The daemon configuration's [rails] table: include / exclude glob arrays, parsed as
 // strictly as the rest of the file, and the shipped example's (empty: the default rule).
+#include "tests/support/source_dir.hpp"
 #include "core/error.hpp"
 #include "daemon/runtime/config.hpp"
 
@@ -30,7 +31,7 @@ TEST_CASE("config [rails]: bad patterns and keys are refused naming them") {
 }
 
 TEST_CASE("config [rails]: the shipped example keeps the default rule") {
-    std::ifstream in(std::string(MESHPERF_SOURCE_DIR) + "/systemd/meshperfd.toml.example");
+    std::ifstream in(std::string(meshperf::test::source_dir()) + "/systemd/meshperfd.toml.example");
     REQUIRE(in);
     std::ostringstream text;
     text << in.rdbuf();

@@ -1,3 +1,4 @@
+#include "tests/support/source_dir.hpp"
 #include "core/error.hpp"
 #include "analysis/matrix_schedule.hpp"
 
@@ -87,7 +88,7 @@ std::string doc_row(const schedule_estimate& e) {
 }
 
 std::string read_operations_doc() {
-    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "docs" /
+    const auto path = std::filesystem::path(meshperf::test::source_dir()) / "docs" /
                       "operations.md";
     std::ifstream in(path);
     REQUIRE_MESSAGE(in.good(), "cannot read " << path.string());

@@ -1,3 +1,4 @@
+#include "tests/support/source_dir.hpp"
 #include "core/error.hpp"
 #include "daemon/runtime/config.hpp"
 
@@ -27,7 +28,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 
 /// systemd/meshperfd.toml.example, parsed.
 daemon::daemon_config example_config() {
-    const auto path = std::filesystem::path(MESHPERF_SOURCE_DIR) / "systemd/meshperfd.toml.example";
+    const auto path = std::filesystem::path(meshperf::test::source_dir()) / "systemd/meshperfd.toml.example";
     std::ifstream in(path);
     REQUIRE(in);
     std::ostringstream text;
