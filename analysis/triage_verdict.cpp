@@ -140,6 +140,29 @@ group_verdict judge_groups(const matrix_analysis& a, std::span<const std::size_t
         named[*best] = true;
         v.uplinks[*best].bad = true;
     }
+    // A named group's look-alikes: groups that met no other group across their uplinks.
+    for (std::size_t g = 0; g < group_count; ++g) {
+        if (!named[g]) continue;
+        std::vector<std::size_t> cross_total(group_count, 0), cross_with_g(group_count, 0), in_total(group_count, 0),
+            in_bad(group_count, 0);
+        for (const auto& l : a.links) {
+            if (!clean(l)) continue;
+            const std::size_t gf = group_of[l.link.from], gt = group_of[l.link.to];
+            if (gf == gt) {
+                ++in_total[gf];
+                in_bad[gf] += bad_here(l);
+                continue;
+            }
+            for (std::size_t other : {gf, gt}) {
+                ++cross_total[other];
+                cross_with_g[other] += (gf == g || gt == g);
+            }
+        }
+        for (std::size_t o = 0; o < group_count; ++o)
+            if (o != g && !named[o] && members[o] >= 2 && cross_total[o] > 0 && cross_with_g[o] == cross_total[o] &&
+                !share_above(in_bad[o], in_total[o], fraction))
+                v.uplinks[g].or_groups.push_back(o);
+    }
     auto uplink_link = [&](const link_verdict& l) {
         return crosses(l) && (named[group_of[l.link.from]] || named[group_of[l.link.to]]);
     };
@@ -211,7 +234,7 @@ json to_json(const group_verdict& v, std::span<const std::string> names) {
     auto opt = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
     json j;
     j["uplinks"] = json::array();
-    for (const auto& u : v.uplinks)
+    for (const auto& u : v.uplinks) {
         j["uplinks"].push_back({{"group", name(u.group)},
                                 {"bad", u.bad},
                                 {"cross_links", u.cross_links},
@@ -220,6 +243,11 @@ json to_json(const group_verdict& v, std::span<const std::string> names) {
                                 {"in_group_bad", u.in_group_bad},
                                 {"cross_median_gbit_per_s", opt(u.cross_median_gbit)},
                                 {"in_group_median_gbit_per_s", opt(u.in_group_median_gbit)}});
+        if (!u.or_groups.empty()) {  // the readings cannot tell these uplinks apart
+            auto& alike = j["uplinks"].back()["or_groups"] = json::array();
+            for (std::size_t o : u.or_groups) alike.push_back(name(o));
+        }
+    }
     j["group_pairs"] = json::array();
     for (const auto& p : v.pairs)
         j["group_pairs"].push_back({{"from", name(p.from_group)},

@@ -11,8 +11,9 @@
 ///    of two hosts or more with the largest share of bad ones is named when that share is
 ///    above fraction and its in-group links (touching no host-suspect host) are bad in no
 ///    more than fraction of them; its cross-group links are then set aside and the next
-///    group is weighed on what is left. (With two groups a slow uplink of either reads the
-///    same: the first is named.)
+///    group is weighed on what is left. A group whose every cross-group reading goes to the
+///    named one (with two groups, the other group) would read the same with its own uplink
+///    slow: it is listed with the named one (uplink_verdict::or_groups), never left out.
 /// 3. Suspect hosts: more than fraction of a host's links bad, links set aside by rule 2 not
 ///    counted (so the hosts behind a slow uplink are not named for it).
 /// 4. A bad link is explained by a suspect host at either end ("host"), else by a named
@@ -39,6 +40,10 @@ struct uplink_verdict {
     std::size_t in_group_bad = 0;
     std::optional<double> cross_median_gbit;
     std::optional<double> in_group_median_gbit;
+    /// A named uplink: the groups whose own slow uplink the same readings would show (every
+    /// cross-group reading of theirs is with this group, their in-group readings fine), so
+    /// the readings cannot tell which of these uplinks it is. Empty: this one, as measured.
+    std::vector<std::size_t> or_groups;
 };
 
 /// Links from one group to another (or within one) of a matrix.

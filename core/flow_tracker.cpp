@@ -16,6 +16,7 @@ flow_tracker::flow_tracker(std::size_t streams, double warmup_s) : streams_(stre
 void flow_tracker::add(double t_s, std::span<const std::uint64_t> bytes) {
     if (bytes.size() != streams_ || t_s <= last_t_) return;
     last_t_ = t_s;
+    last_bytes_.assign(bytes.begin(), bytes.end());
     if (times_.empty() && t_s < warmup_s_) return;
     if (!times_.empty()) {
         const auto prev = std::accumulate(bytes_.back().begin(), bytes_.back().end(), std::uint64_t{0});
@@ -64,6 +65,29 @@ flow_figures flow_tracker::figures(const std::string& direction, std::uint64_t s
     const auto [lo, hi] = std::minmax_element(interval_rates_.begin(), interval_rates_.end());
     f.interval_min_gbit = gbit_from_bytes_per_s(*lo);
     f.interval_max_gbit = gbit_from_bytes_per_s(*hi);
+    return f;
+}
+
+bool flow_tracker::window_empty() const {
+    if (times_.size() < 2) return true;
+    const auto first = std::accumulate(bytes_.front().begin(), bytes_.front().end(), std::uint64_t{0});
+    const auto last = std::accumulate(bytes_.back().begin(), bytes_.back().end(), std::uint64_t{0});
+    return last <= first;
+}
+
+flow_figures flow_tracker::whole_point_figures(const std::string& direction, std::uint64_t size_bytes) const {
+    flow_figures f;
+    f.direction = direction;
+    f.seconds = last_t_ > 0 ? last_t_ : 0.0;
+    for (const auto b : last_bytes_) {
+        f.bytes += b;
+        f.stream_gbit_per_s.push_back(f.seconds > 0 ? gbit_per_s(static_cast<double>(b), f.seconds) : 0.0);
+    }
+    if (f.bytes == 0 || f.seconds <= 0)
+        throw insane_figure(fmt::format("{}: no bytes arrived in the {:.3g} s the point ran", direction, f.seconds));
+    f.gbit_per_s = gbit_per_s(static_cast<double>(f.bytes), f.seconds);
+    f.msg_per_s = static_cast<double>(f.bytes) / static_cast<double>(size_bytes) / f.seconds;
+    f.interval_min_gbit = f.interval_max_gbit = f.gbit_per_s;
     return f;
 }
 

@@ -41,6 +41,13 @@ public:
     /// Final figures over the measured window: bytes and seconds from the baseline to the
     /// last snapshot. Throws insane_figure when nothing moved in the window.
     flow_figures figures(const std::string& direction, std::uint64_t size_bytes) const;
+    /// True when the measured window holds no bytes (or no interval): a path far slower than
+    /// the point's time cap can measure, whose bytes arrived only in the warm-up, or none.
+    bool window_empty() const;
+    /// Figures over the whole point instead of the window: every byte the receivers counted
+    /// from the start (time 0, no bytes) to the last snapshot, warm-up included, for a flow
+    /// whose window is empty. Throws insane_figure when no byte arrived at all.
+    flow_figures whole_point_figures(const std::string& direction, std::uint64_t size_bytes) const;
     /// The same snapshots with the streams marked in `dropped` counting no bytes (a failed
     /// rail's streams left out of the window); `dropped` has one entry per stream.
     flow_tracker without_streams(const std::vector<bool>& dropped) const;
@@ -49,6 +56,7 @@ private:
     std::size_t streams_;
     double warmup_s_;
     double last_t_ = -1;
+    std::vector<std::uint64_t> last_bytes_;       // the latest snapshot, warm-up ones too
     std::vector<double> times_;                   // baseline first
     std::vector<std::vector<std::uint64_t>> bytes_;  // per snapshot, per stream
     std::vector<double> interval_rates_;          // bytes/s

@@ -51,6 +51,33 @@ std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate
     return out;
 }
 
+std::vector<figure_verdict> rail_floor_verdicts(const run_result& run, double min_gbit) {
+    if (!(min_gbit > 0 && std::isfinite(min_gbit)))
+        throw spec_error(fmt::format("--min-gbit {} is out of range: give the least Gbit/s each rail must carry, a number > 0",
+                                     min_gbit));
+    std::vector<figure_verdict> out;
+    for (const auto& p : run.points) {
+        if (p.test == test_kind::latency) continue;
+        for (const auto& r : p.rails) {
+            figure_verdict v;
+            v.figure = {figure_kind::bandwidth, p.size_bytes, r.gbit_per_s, r.name};
+            v.crit_at = min_gbit;
+            if (r.failed) {
+                v.state = check_state::critical;
+                v.reason = "failed: " + r.error;
+            } else if (!(r.gbit_per_s > 0)) {
+                v.state = check_state::critical;
+                v.reason = "moved no bytes in the measured window (link down, or its route leaves by another interface)";
+            } else if (r.gbit_per_s < min_gbit) {
+                v.state = check_state::critical;
+                v.reason = fmt::format("below --min-gbit {} (each rail's floor)", message_figure(min_gbit));
+            }
+            out.push_back(std::move(v));
+        }
+    }
+    return out;
+}
+
 namespace {
 
 /// The peer's rail matched with the initiator's `rail` in the run's spec ("?" when absent).

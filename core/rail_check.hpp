@@ -17,6 +17,12 @@ namespace meshperf::core {
 /// rate is unknown. The figures carry the rail's name. Throws spec_error unless 0 < min_rate_fraction <= 1.
 std::vector<figure_verdict> rail_verdicts(const run_result& run, double min_rate_fraction);
 
+/// One verdict per rail of every bandwidth and bidir point of `run` that has rails, against
+/// an absolute floor (`check --rails ... --min-gbit X`: a floor given with rails is each
+/// rail's, not the aggregate's): CRITICAL below `min_gbit`, when the rail moved nothing or
+/// failed. The figures carry the rail's name. Throws spec_error unless min_gbit > 0.
+std::vector<figure_verdict> rail_floor_verdicts(const run_result& run, double min_gbit);
+
 /// One rail of a link that is not OK: the initiator's rail (rail_pair::name) and the sentence.
 struct rail_problem {
     std::string rail;

@@ -60,6 +60,12 @@ struct run_limits {
 };
 
 
+/// Seconds a TCP or RDMA bandwidth point may take to close after its time cap, on any path,
+/// a lossy one included: its senders stop within one send slice, drain what their sockets
+/// hold for at most 0.8 s, and its receivers end 1 s after the stop with the bytes they have
+/// (transport/tcp/stream_loops.hpp). Part of every announced point bound.
+inline constexpr double point_close_bound_s = 1.0;
+
 /// A validated run specification. Durations in seconds, sizes in bytes.
 struct run_spec {
     std::string peer;                                  ///< "host:port" of the peer daemon

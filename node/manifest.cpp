@@ -1,3 +1,4 @@
+#include "transport/small_file.hpp"
 #include "node/manifest.hpp"
 
 #include "core/error.hpp"
@@ -125,11 +126,7 @@ node_manifest parse_manifest(std::string_view text, const std::string& origin) {
 }
 
 node_manifest load_manifest(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw spec_error(fmt::format("--expect {}: cannot read the file", file.string()));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_manifest(text.str(), file.string());
+    return parse_manifest(transport::read_small_file(file, transport::max_config_file_bytes, "--expect"), file.string());
 }
 
 nlohmann::json to_json(const node_manifest& m) {

@@ -1,3 +1,4 @@
+#include "transport/small_file.hpp"
 #include "client/commands/check.hpp"
 
 #include "client/collective/check.hpp"
@@ -31,15 +32,15 @@ std::string render_check(const core::check_result& r, output_format format) {
 int check_parse_failure(CLI::App& app, const CLI::ParseError& e, const std::string& hint) {
     CLI::App* check = nullptr;
     for (auto* sub : app.get_subcommands({}))
-        if (sub->get_name() == "check") check = sub;
-    if (!check || !check->parsed()) return -1;
+        if ((sub->get_name() == "check" || sub->get_name() == "inspect") && sub->parsed()) check = sub;
+    if (!check) return -1;
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     if (hint.empty()) app.exit(e);
     else std::fprintf(stderr, "meshperf: %s\n", hint.c_str());
     std::string what = hint.empty() ? e.what() : hint;
     std::replace(what.begin(), what.end(), '\n', ' ');
     std::replace(what.begin(), what.end(), '|', '/');
-    std::printf("MESHPERF UNKNOWN - bad options: %s\n", what.c_str());
+    std::printf("%s UNKNOWN - bad options: %s\n", check->get_name() == "inspect" ? "MESHPERF INSPECT" : "MESHPERF", what.c_str());
     std::fflush(stdout);
     return core::exit_code(core::check_state::unknown);
 }
@@ -119,9 +120,13 @@ std::vector<core::check_figure> load_baseline(const check_options& o, const std:
     if (o.baseline == "stored") {
         doc = initiator.get(fmt::format("/v1/baselines?peer={}&transport={}", peer, o.test.transport));
     } else {
-        std::ifstream in(o.baseline);
-        if (!in) throw core::spec_error(fmt::format("--baseline {}: cannot read the file (or say --baseline stored)", o.baseline));
-        doc = json::parse(in, nullptr, false);
+        std::string text;
+        try {
+            text = transport::read_small_file(o.baseline, transport::max_list_file_bytes, "--baseline");
+        } catch (const core::spec_error& e) {
+            throw core::spec_error(fmt::format("{} (or say --baseline stored)", e.what()));
+        }
+        doc = json::parse(text, nullptr, false);
         if (doc.is_discarded()) throw core::spec_error(fmt::format("--baseline {}: not valid JSON", o.baseline));
     }
     auto figures = core::baseline_figures_from_json(doc, peer, o.test.transport);
@@ -159,13 +164,16 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
                              const credentials& creds) {
     const daemon_client initiator(o.initiator, creds);
     core::check_limits limits;
-    if (min_given) limits.min_gbit = o.min_gbit;
+    // With --rails, --min-gbit is each rail's floor (rail_floor_verdicts), not the aggregate's.
+    const bool rail_floor = min_given && o.rails.given;
+    if (min_given && !rail_floor) limits.min_gbit = o.min_gbit;
     if (lat_given) limits.max_lat_us = o.max_lat_us;
     limits.warn = o.warn;
     limits.crit = o.crit;
     if (!o.baseline.empty()) limits.baseline = load_baseline(o, target.peer, initiator);
-    // --min-rate-fraction alone judges the rails only (the aggregate figure has no limit to meet).
-    const bool rails_only = !min_given && !lat_given && o.baseline.empty();
+    // --min-rate-fraction or a rail floor alone judges the rails only (the aggregate figure
+    // has no limit to meet).
+    const bool rails_only = !limits.min_gbit && !lat_given && o.baseline.empty();
     if (!rails_only) core::validate(limits);
     core::validate(o.counters);
 
@@ -176,7 +184,7 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
     if (test.tests.empty()) {
         std::vector<std::string> t;
         if (limits.max_lat_us || !lat_sizes.empty()) t.push_back("latency");
-        if (limits.min_gbit || !bw_sizes.empty()) t.push_back("bandwidth");
+        if (min_given || !bw_sizes.empty()) t.push_back("bandwidth");
         for (const auto& s : t) test.tests += (test.tests.empty() ? "" : ",") + s;
     }
     if (test.tests.empty() && o.min_rate_fraction > 0) test.tests = "bandwidth";
@@ -197,6 +205,8 @@ core::check_result run_check(const check_options& o, bool min_given, bool lat_gi
             for (auto& c : core::counter_verdicts_of(out.run, o.counters)) counters.push_back(std::move(c));
         if (o.min_rate_fraction > 0)
             for (auto& v : core::rail_verdicts(out.run, o.min_rate_fraction)) rails.push_back(std::move(v));
+        if (rail_floor)
+            for (auto& v : core::rail_floor_verdicts(out.run, o.min_gbit)) rails.push_back(std::move(v));
     }
     core::check_result result;
     if (rails_only) {
@@ -228,7 +238,7 @@ command_runner add_check_command(CLI::App& app, const common_options& common) {
     cmd->add_option("--streams", o->test.streams, "parallel streams per direction")->capture_default_str();
     cmd->add_option("--max-time", o->test.max_time, "adaptive time cap per point, seconds")->capture_default_str();
     cmd->add_option("--warmup", o->test.warmup, "warm-up seconds before every point")->capture_default_str();
-    cmd->add_option("--min-gbit", o->min_gbit, "CRITICAL when bandwidth is below this many Gbit/s");
+    cmd->add_option("--min-gbit", o->min_gbit, "CRITICAL when bandwidth is below this many Gbit/s (with --rails: each rail's floor, the slow rail named)");
     cmd->add_option("--max-lat-us", o->max_lat_us, "CRITICAL when one-way latency is above this many microseconds");
     cmd->add_option("--baseline", o->baseline, "FILE (baseline or run JSON) or 'stored' (kept by the initiator: meshperf baseline save); "
                                                 "with --collective, a collective result (meshperf collective --format json -o FILE)");

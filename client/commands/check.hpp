@@ -16,7 +16,8 @@ namespace meshperf::client {
 /// another throws std::logic_error.
 std::string render_check(const core::check_result& r, output_format format);
 
-/// For main(): when a command-line parse error belongs to `check`, prints the CLI's message
+/// For main(): when a command-line parse error belongs to a health check (`check`, or
+/// `inspect`: "MESHPERF INSPECT UNKNOWN"), prints the CLI's message
 /// on stderr and an UNKNOWN line on stdout, and returns 3 (0 for --help); otherwise
 /// returns -1 and main() handles the error as for any command. Monitoring systems read
 /// 3 as "the check could not run", where the CLI's usual 2 would read as CRITICAL.

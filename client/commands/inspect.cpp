@@ -58,28 +58,32 @@ json inspect_here(const inspect_options& o, const std::optional<node::node_manif
     return node::to_json(result);
 }
 
-/// The inspection document of HOST's node. A name that does not resolve is a usage error
-/// (exit 2); a daemon that cannot be reached is UNKNOWN (exit 3), as for `check`.
+/// The inspection document of HOST's node. Throws client_error when HOST does not resolve,
+/// cannot be reached or answers something else (the command reports UNKNOWN, as `check`).
 json inspect_remote(const inspect_options& o, const std::optional<node::node_manifest>& expect, const credentials& creds) {
     const daemon_client daemon(o.host, creds);
     json body = json::object();
     if (expect) body["expect"] = node::to_json(*expect);
     if (o.loopback) body["loopback"] = true;
     if (o.gpu_copies) body["gpu_copies"] = true;
-    try {
-        auto doc = daemon.post("/v1/inspect", body, call_timeout);
-        if (!doc.is_object() || !doc.contains("exit_code") || !doc.contains("text"))
-            throw client_error(exit_unreachable, fmt::format("{} answered /v1/inspect with something that is not an inspection "
-                                                             "(an older meshperfd?)",
-                                                             daemon.address().to_string()));
-        return doc;
-    } catch (const auth_refused&) {
-        throw;
-    } catch (const client_error& e) {
-        // daemon_client words a name that does not resolve "cannot resolve HOST: ...".
-        if (std::string_view(e.what()).starts_with("cannot resolve ")) throw client_error(exit_usage, e.what());
-        throw;
-    }
+    auto doc = daemon.post("/v1/inspect", body, call_timeout);
+    if (!doc.is_object() || !doc.contains("exit_code") || !doc.contains("text"))
+        throw client_error(exit_unreachable, fmt::format("{} answered /v1/inspect with something that is not an inspection "
+                                                         "(an older meshperfd?)",
+                                                         daemon.address().to_string()));
+    return doc;
+}
+
+/// The verdict of an inspection that could not run for a reason of the caller's own (a bad
+/// option, a manifest that cannot be read, no token, a daemon that cannot be reached):
+/// UNKNOWN, exit 3, never CRITICAL. A health check's CRITICAL drains the node, so one bad
+/// configuration rolled out to a fleet would otherwise drain every node.
+json unknown_inspection(const std::string& why) {
+    auto one_line = why;
+    for (auto& c : one_line)
+        if (c == '\n' || c == '|') c = c == '|' ? '/' : ' ';
+    const auto line = fmt::format("MESHPERF INSPECT UNKNOWN - {}\n", one_line);
+    return {{"state", "UNKNOWN"}, {"exit_code", 3}, {"error", why}, {"text", line}, {"nagios_text", line}};
 }
 
 int print_verdict(const json& doc, output_format format, const std::string& prom_file) {
@@ -92,6 +96,21 @@ int print_verdict(const json& doc, output_format format, const std::string& prom
     // A textfile that could not be written must not pass as OK (as for check).
     if (!write_textfile(prom_file, [&](double now) { return node::inspect_textfile(doc, now); }) && rc == 0) return 3;
     return rc >= 0 && rc <= 3 ? rc : 3;
+}
+
+/// The inspection, printed: its exit code. Throws for a failure that is not the node's.
+int run_inspect(const inspect_options& o, const CLI::App& cmd, const common_options& common) {
+    if (!o.host.empty() && cmd.count("--sysfs-root"))
+        throw client_error(exit_usage, "--sysfs-root is for this machine; with HOST the daemon reads its own "
+                                       "(meshperfd --sysfs-root)");
+    if (!o.host.empty() && (cmd.count("--rails-include") || cmd.count("--rails-exclude")))
+        throw client_error(exit_usage, "--rails-include/--rails-exclude are for this machine; with HOST the "
+                                       "daemon's [rails] table picks the rails");
+    if (const auto bad = prom_file_problem(o.prom_file); !bad.empty()) throw client_error(exit_usage, bad);
+    std::optional<node::node_manifest> expect;
+    if (!o.expect.empty()) expect = node::load_manifest(o.expect);  // a bad manifest: UNKNOWN, as any option's mistake
+    if (o.host.empty()) return print_verdict(inspect_here(o, expect), o.format, o.prom_file);
+    return print_verdict(inspect_remote(o, expect, client_credentials(common.token_file, common.tls)), o.format, o.prom_file);
 }
 
 }  // namespace
@@ -120,31 +139,14 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
                   "CRITICAL, no GPU or no CUDA UNKNOWN");
     add_format_option(*cmd, o->format, {output_format::table, output_format::json, output_format::nagios});
     return [o, cmd, &common]() -> int {
-        if (!o->host.empty() && cmd->count("--sysfs-root"))
-            throw client_error(exit_usage, "inspect: --sysfs-root is for this machine; with HOST the daemon reads its own "
-                                           "(meshperfd --sysfs-root)");
-        if (!o->host.empty() && (cmd->count("--rails-include") || cmd->count("--rails-exclude")))
-            throw client_error(exit_usage, "inspect: --rails-include/--rails-exclude are for this machine; with HOST the "
-                                           "daemon's [rails] table picks the rails");
-        if (const auto bad = prom_file_problem(o->prom_file); !bad.empty()) throw client_error(exit_usage, "inspect: " + bad);
-        std::optional<node::node_manifest> expect;
-        if (!o->expect.empty()) {
-            try {
-                expect = node::load_manifest(o->expect);
-            } catch (const core::spec_error& e) {
-                throw client_error(exit_usage, fmt::format("inspect: {}", e.what()));
-            }
-        }
-        if (o->host.empty()) return print_verdict(inspect_here(*o, expect), o->format, o->prom_file);
+        // Every failure that is not the node's (options, manifest, token, an unreachable
+        // daemon) is UNKNOWN with its Nagios line, in the asked format; stderr says it too.
         try {
-            return print_verdict(inspect_remote(*o, expect, client_credentials(common.token_file, common.tls)), o->format,
-                                 o->prom_file);
-        } catch (const client_error& e) {
-            if (e.code() != exit_unreachable) throw;
-            // The monitoring system reads stdout: say UNKNOWN there too.
-            std::printf("MESHPERF INSPECT UNKNOWN - %s\n", e.what());
-            std::fflush(stdout);
-            throw;
+            return run_inspect(*o, *cmd, common);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "meshperf: inspect: %s\n", e.what());
+            const auto doc = unknown_inspection(e.what());
+            return print_verdict(doc, o->format, "");
         }
     };
 }

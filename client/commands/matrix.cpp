@@ -549,8 +549,23 @@ std::size_t widest_wave(std::size_t n, const std::optional<topology>& topo) {
 }
 
 /// Checks --min-rate-fraction and --expect (each needs --rails) and reads the manifest's
-/// rail rate. Throws client_error (usage).
+/// rail rate. With --rails at once (not --rails-serial), latency cannot be measured: without
+/// --test the matrix measures bandwidth (said on stderr); a --test with latency is refused.
+/// Throws client_error (usage).
 void check_matrix_rail_options(matrix_options& o, const CLI::App& cmd) {
+    if (o.rails.given && !o.rails.serial) {
+        if (!cmd.count("--test")) {
+            o.test.tests = "bandwidth";
+            std::fprintf(stderr, "matrix --rails: measuring bandwidth over every rail at once (latency over all rails at once "
+                                 "would time one rail while the others load the host; --rails-serial --test latency,bandwidth "
+                                 "measures both, one rail after the other)\n");
+        } else if (o.test.tests.find("latency") != std::string::npos) {
+            throw client_error(exit_usage, fmt::format("--test {} with --rails: latency over every rail at once would time one rail "
+                                                       "while the others load the host; give --test bandwidth (or bidir), or add "
+                                                       "--rails-serial to measure each rail alone",
+                                                       o.test.tests));
+        }
+    }
     const auto& expect = o.expect_file;
     const bool fraction = cmd.count("--min-rate-fraction") > 0;
     if ((fraction || !expect.empty()) && !o.rails.given)

@@ -48,6 +48,14 @@ namespace {
 
 std::string group_label(const topology& t, std::size_t g) { return fmt::format("{}={}", t.key, t.group_names.at(g)); }
 
+/// "rack=A" or, when the readings cannot tell, "rack=A or rack=B".
+std::string uplink_label(const analysis::group_verdict& v, const topology& t, std::size_t g) {
+    auto out = group_label(t, g);
+    if (g < v.uplinks.size())
+        for (std::size_t o : v.uplinks[g].or_groups) out += " or " + group_label(t, o);
+    return out;
+}
+
 std::string gbit(const std::optional<double>& v) { return v ? fmt::format("{:.3f} Gbit/s", *v) : std::string("-"); }
 
 }  // namespace
@@ -57,7 +65,7 @@ std::string cause_note(const analysis::group_verdict& v, std::size_t i, std::spa
     switch (v.cause[i]) {
         case analysis::link_cause::host: return fmt::format(" [host {}]", names[v.cause_host[i]]);
         case analysis::link_cause::uplink:
-            return topo ? fmt::format(" [uplink of {}]", group_label(*topo, v.cause_host[i])) : std::string(" [uplink]");
+            return topo ? fmt::format(" [uplink of {}]", uplink_label(v, *topo, v.cause_host[i])) : std::string(" [uplink]");
         case analysis::link_cause::rail_plane: return " [rail plane]";
         case analysis::link_cause::rail_uplink: return " [rail uplink]";
         case analysis::link_cause::none: break;
@@ -87,8 +95,13 @@ std::string uplink_lines(const analysis::group_verdict& v, const topology& topo)
     for (const auto& u : v.uplinks) {
         if (!u.bad) continue;
         out += fmt::format("  uplink of {}: {} of {} cross-group links bad (median {}); in-group links {} of {} bad (median {})\n",
-                           group_label(topo, u.group), u.cross_bad, u.cross_links, gbit(u.cross_median_gbit), u.in_group_bad,
+                           uplink_label(v, topo, u.group), u.cross_bad, u.cross_links, gbit(u.cross_median_gbit), u.in_group_bad,
                            u.in_group_links, gbit(u.in_group_median_gbit));
+        if (!u.or_groups.empty())
+            out += fmt::format("    the readings cannot tell which: every cross-group link of {} is with {}; measure them "
+                               "against a third group, or read each uplink's switch port counters\n",
+                               u.or_groups.size() == 1 ? group_label(topo, u.or_groups[0]) : std::string("the others"),
+                               group_label(topo, u.group));
     }
     return (out.empty() ? std::string("slow uplinks: none\n") : "slow uplinks:\n" + out);
 }

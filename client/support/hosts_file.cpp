@@ -1,3 +1,4 @@
+#include "transport/small_file.hpp"
 #include "client/support/hosts_file.hpp"
 
 #include "client/support/daemon_client.hpp"
@@ -27,11 +28,11 @@ std::vector<std::string> parse_host_file_text(const std::string& text) {
 std::vector<std::string> read_host_words(const std::string& spec) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(spec, ec)) {
-        std::ifstream in(spec);
-        if (!in) throw client_error(exit_usage, fmt::format("cannot read host file {}: {}", spec, std::strerror(errno)));
-        std::stringstream text;
-        text << in.rdbuf();
-        return parse_host_file_text(text.str());
+        try {
+            return parse_host_file_text(transport::read_small_file(spec, transport::max_list_file_bytes, "host file"));
+        } catch (const core::spec_error& e) {
+            throw client_error(exit_usage, e.what());
+        }
     }
     if (spec.find(',') == std::string::npos)
         throw client_error(exit_usage, fmt::format("host file {} does not exist: give a file with one HOST[:PORT] per line, or "

@@ -8,9 +8,21 @@
 
 namespace meshperf::client {
 
+namespace {
+
+/// Seconds a point of `test` may take: warm-up, cap, and for a stream test the close.
+double test_point_bound_s(const core::run_spec& s, core::test_kind test) {
+    const double close = test == core::test_kind::latency ? 0.0 : core::point_close_bound_s;
+    return s.warmup_s + (s.duration_s ? *s.duration_s : s.max_point_s) + close;
+}
+
+}  // namespace
+
 std::optional<double> point_time_bound_s(const core::run_spec& s) {
     if (s.iterations) return std::nullopt;
-    return s.warmup_s + (s.duration_s ? *s.duration_s : s.max_point_s);
+    double bound = 0;
+    for (const auto t : s.tests) bound = std::max(bound, test_point_bound_s(s, t));
+    return bound;
 }
 
 std::size_t reference_point_count(const core::run_spec& s) {
@@ -23,10 +35,12 @@ std::size_t reference_point_count(const core::run_spec& s) {
 }
 
 std::optional<double> sweep_time_bound_s(const core::run_spec& s) {
-    const auto per_point = point_time_bound_s(s);
-    if (!per_point) return std::nullopt;
-    const auto points = s.tests.size() * s.sizes.size() + reference_point_count(s);
-    return static_cast<double>(points) * (*per_point + point_overhead_s);
+    if (s.iterations) return std::nullopt;
+    // Drift reference readings are latency points (core::wants_drift_check).
+    double total = static_cast<double>(reference_point_count(s)) * (test_point_bound_s(s, core::test_kind::latency) + point_overhead_s);
+    for (const auto t : s.tests)
+        total += static_cast<double>(s.sizes.size()) * (test_point_bound_s(s, t) + point_overhead_s);
+    return total;
 }
 
 std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total, double elapsed_s,

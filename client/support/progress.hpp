@@ -10,7 +10,9 @@
 namespace meshperf::client {
 
 /// Seconds one point may take by the spec: warm-up plus the fixed duration or the adaptive
-/// time cap. Nullopt when a fixed iteration count sets the length (its time is unknown).
+/// time cap, plus core::point_close_bound_s to close on a slow or lossy path for the stream
+/// tests (bandwidth, bidir; a latency point ends after its batch); the largest of the
+/// spec's tests. Nullopt when a fixed iteration count sets the length (its time is unknown).
 std::optional<double> point_time_bound_s(const core::run_spec&);
 
 /// Points a run of `spec` measures besides its sizes: a latency test of at least
@@ -19,8 +21,8 @@ std::optional<double> point_time_bound_s(const core::run_spec&);
 /// during a sweep"). Rechecks of points the curve falls from come on top, when needed.
 std::size_t reference_point_count(const core::run_spec&);
 
-/// Seconds a whole sweep may take by the spec: point_time_bound_s for each of its points
-/// and reference readings, plus point_overhead_s each. Nullopt as for point_time_bound_s.
+/// Seconds a whole sweep may take by the spec: each point's and reference reading's bound
+/// by its test (as point_time_bound_s), plus point_overhead_s each. Nullopt as for point_time_bound_s.
 std::optional<double> sweep_time_bound_s(const core::run_spec&);
 
 /// Time a point takes besides its warm-up and measured time (frames, data streams opened

@@ -1,3 +1,4 @@
+#include "transport/small_file.hpp"
 #include "client/support/topology_file.hpp"
 
 #include "client/support/daemon_client.hpp"
@@ -113,11 +114,13 @@ topology group_hosts(const std::vector<topology_entry>& entries, std::span<const
 }
 
 topology read_topology(const std::string& path, std::span<const std::string> hosts, const std::string& group_by) {
-    std::ifstream in(path);
-    if (!in) throw client_error(exit_usage, fmt::format("cannot read topology file {}: {}", path, std::strerror(errno)));
-    std::stringstream text;
-    text << in.rdbuf();
-    return group_hosts(parse_topology_text(text.str(), path), hosts, group_by, path);
+    std::string text;
+    try {
+        text = transport::read_small_file(path, transport::max_list_file_bytes, "topology file");
+    } catch (const core::spec_error& e) {
+        throw client_error(exit_usage, e.what());
+    }
+    return group_hosts(parse_topology_text(text, path), hosts, group_by, path);
 }
 
 }  // namespace meshperf::client

@@ -1,3 +1,4 @@
+#include "transport/small_file.hpp"
 #include "daemon/runtime/config.hpp"
 
 #include "core/error.hpp"
@@ -410,12 +411,7 @@ daemon_config load_config(const std::string& path) {
     if (!std::filesystem::exists(path, ec))
         throw spec_error(fmt::format("--config {}: no such file (create it from meshperfd.toml.example, or drop --config)", path));
     if (std::filesystem::is_directory(path, ec)) throw spec_error(fmt::format("--config {}: is a directory, not a file", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw spec_error(fmt::format("--config {}: cannot be read: {}", path, std::strerror(errno)));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw spec_error(fmt::format("--config {}: read error", path));
-    return parse_config(text.str(), path);
+    return parse_config(transport::read_small_file(path, transport::max_config_file_bytes, "--config"), path);
 }
 
 }  // namespace meshperf::daemon

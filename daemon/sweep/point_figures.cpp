@@ -23,13 +23,7 @@ bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precisi
     });
 }
 
-bool may_stop_at_cap(const std::vector<tracked_flow>& flows, double elapsed_s, double cap_s) {
-    if (elapsed_s < cap_s) return false;
-    const bool all_moved = std::all_of(flows.begin(), flows.end(), [](const tracked_flow& f) {
-        return f.tracker->intervals() >= 2 && f.tracker->mean_interval_rate() > 0;
-    });
-    return all_moved || elapsed_s >= cap_s + cap_grace_s;
-}
+bool may_stop_at_cap(double elapsed_s, double cap_s) { return elapsed_s >= cap_s; }
 
 core::point_result assemble_point(const point_inputs& in) {
     core::point_result p;
@@ -55,7 +49,18 @@ core::point_result assemble_point(const point_inputs& in) {
         bool all_met = true;
         std::uint64_t batches = ~0ull;
         for (const auto& f : in.tracked_flows) {
-            p.flows.push_back(f.tracker->figures(f.direction, in.size));
+            if (f.tracker->window_empty()) {
+                // No byte in the window at the cap: the figure of the whole point, said so,
+                // rather than a point that runs on past its announced time.
+                p.flows.push_back(f.tracker->whole_point_figures(f.direction, in.size));
+                p.warnings.push_back(fmt::format(
+                    "{}: no bytes arrived in the measured window after the warm-up: the figure is over the whole point, "
+                    "warm-up included ({} bytes in {:.3g} s); the path is far slower than the time cap can measure "
+                    "(raise --max-time or --duration to measure it)",
+                    f.direction, p.flows.back().bytes, p.flows.back().seconds));
+            } else {
+                p.flows.push_back(f.tracker->figures(f.direction, in.size));
+            }
             const auto c = f.tracker->precision();
             if (!worst || !(c.relative_half_width <= worst_choice.relative_half_width)) {
                 worst = &f;

@@ -169,7 +169,6 @@ public:
     }
 
     json stop(bool fixed_length, bool cancelled) override {
-        side_->read_tcp_counters_after_window();
         side_->stop();
         stopped_ = true;
         // A fixed-length point ends by itself at the peer too; a stop would cut its senders short.
@@ -178,6 +177,10 @@ public:
 
     void settle() override {
         side_->join();
+        // The senders have ended: their last bytes acknowledged, or the drain bound passed.
+        // The counters' window is the whole time the point's bytes moved, the drain after the
+        // stop included (a lossy path retransmits most there).
+        side_->read_tcp_counters_after_window();
         // Flows that ended by themselves: their last bytes arrived after the last 25 ms
         // snapshot; take one at the receivers' end of stream, so the window holds them all.
         if (ended_by_itself_ && reverse_streams_)
@@ -339,15 +342,19 @@ public:
     }
 
     void stop(const json&) override {
-        side_->read_tcp_counters_after_window();
         side_->stop();
         told_to_stop_ = true;
     }
-    bool ended(bool) const override { return side_->finished(); }
+    bool ended(bool) const override {
+        side_->close_overdue();  // receivers still waiting at the close bound end now
+        return side_->finished();
+    }
 
     void finish(bool) override {
         side_->join();
-        if (!told_to_stop_) side_->read_tcp_counters_after_window();  // the streams ended by themselves
+        // Every stream has ended (senders drained or at the drain bound): the counters cover
+        // all the time this side's bytes moved.
+        side_->read_tcp_counters_after_window();
         const std::uint64_t n = side_->receivers();
         capped_here_ = reports() && byte_cap_ && n && side_->error().empty() &&
                        total_bytes(side_->received_bytes()) >= n * (std::max<std::uint64_t>(1, byte_cap_ / key_.size / n) * key_.size);

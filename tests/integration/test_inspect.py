@@ -5,9 +5,11 @@ the unit tests use); meshperfd reads it through --sysfs-root and picks its rails
 [rails] include pattern (the fixture's NICs have no addresses on this host). Checked: the
 rails and the GPU pairing in /v1/info, the verdict's exit code for a healthy node, a
 downgraded GPU link (CRITICAL), an ACS redirect bit (WARNING), configuration space a
-non-root reader gets (UNKNOWN), a manifest's mismatches named, and bad input: a wrong
-manifest key or an unreadable manifest (exit 2), a host that does not resolve (exit 2), a
-daemon that does not answer (exit 3), a bad [rails] pattern (the daemon refuses to start).
+non-root reader gets (UNKNOWN), a manifest's mismatches named, and bad input. Every mistake
+of the caller's own is UNKNOWN (exit 3) with its Nagios line, never CRITICAL (2 drains a
+node): a wrong manifest key, a manifest that is missing, a directory, a FIFO, /dev/zero or
+too large, a missing token file, a bad option, a host that does not resolve, a daemon that
+does not answer. A bad [rails] pattern makes the daemon refuse to start.
 """
 import json
 import os
@@ -123,8 +125,7 @@ class InspectTest(unittest.TestCase):
         self.assertIn('path="PIX"} 1', text)
         self.assertEqual(oct(os.stat(prom).st_mode & 0o777), "0o644")
         rc, out, err = run_cli("inspect", d.address, "--prom-file", os.path.join(self.tmp, "no", "x.prom"), timeout=30)
-        self.assertEqual(rc, 2, out + err)
-        self.assertIn("does not exist", err)
+        self.assertUnknown(rc, out, err, "does not exist")
 
     def test_unreadable_config_space_is_unknown(self):
         d = self.daemon(self.tree("short", "--short-config"))
@@ -148,11 +149,7 @@ class InspectTest(unittest.TestCase):
         self.assertIn("MTU 9000, manifest expects 4200", messages)
         wrong = self.write("wrong.toml", "gpu = 8\n")
         rc, out, err = run_cli("inspect", d.address, "--expect", wrong, timeout=30)
-        self.assertEqual(rc, 2, out + err)
-        self.assertIn("'gpu' is not a manifest key", err)
-        rc, out, err = run_cli("inspect", d.address, "--expect", os.path.join(self.tmp, "none.toml"), timeout=30)
-        self.assertEqual(rc, 2, out + err)
-        self.assertIn("cannot read the file", err)
+        self.assertUnknown(rc, out, err, "'gpu' is not a manifest key")
         status, body = d.http("POST", "/v1/inspect", {"expect": {"gpu": 8}})
         self.assertEqual(status, 400)
         self.assertIn("'gpu' is not a manifest key", body["error"])
@@ -221,10 +218,43 @@ class InspectTest(unittest.TestCase):
         self.assertTrue(d.alive())
         self.assertTrue(d.alive())
 
+    def assertUnknown(self, rc, out, err, why):
+        """A health check's own mistake: UNKNOWN, exit 3, its Nagios line first on stdout."""
+        self.assertEqual(rc, 3, out + err)
+        first = out.splitlines()[0] if out else ""
+        self.assertTrue(first.startswith("MESHPERF INSPECT UNKNOWN - "), out + err)
+        self.assertIn(why, first)
+
+    def test_callers_mistakes_are_unknown_never_critical(self):
+        """A bad rollout of a manifest or a token must not drain a fleet (exit 2 would)."""
+        d = self.daemon(self.tree("healthy"), RAILS_CONFIG + "[inspect]\ninterval = 0\n")
+        fifo = os.path.join(self.tmp, "fifo.toml")
+        os.mkfifo(fifo)
+        big = self.write("big.toml", "# " + "x" * (2 << 20) + "\n")
+        cases = [
+            (["--expect", os.path.join(self.tmp, "none.toml")], "no such file"),
+            (["--expect", self.tmp], "is a directory, not a regular file"),
+            (["--expect", fifo], "is a FIFO, not a regular file"),  # never waits for a writer
+            (["--expect", "/dev/zero"], "is a character device, not a regular file"),  # never grows
+            (["--expect", big], "more than the 1 MiB"),
+            (["--no-such-option"], "bad options"),
+        ]
+        for args, why in cases:
+            for where in ([d.address], ["--sysfs-root", self.tree("healthy")]):
+                with self.subTest(args=args, where=where[0]):
+                    rc, out, err = run_cli("inspect", *where, *args, timeout=30)
+                    self.assertUnknown(rc, out, err, why)
+        rc, out, err = run_cli("inspect", d.address, "--expect", self.tmp, "--format", "json", timeout=30)
+        self.assertEqual(rc, 3, out + err)
+        doc = json.loads(out)
+        self.assertEqual((doc["state"], doc["exit_code"]), ("UNKNOWN", 3))
+        rc, out, err = run_cli("--token-file", os.path.join(self.tmp, "no-token"), "inspect", d.address, timeout=30)
+        self.assertUnknown(rc, out, err, "no-token")
+        self.assertTrue(d.alive())
+
     def test_bad_hosts(self):
         rc, out, err = run_cli("inspect", "no-such-host.invalid", timeout=30)
-        self.assertEqual(rc, 2, out + err)
-        self.assertIn("cannot resolve", err)
+        self.assertUnknown(rc, out, err, "cannot resolve")
         rc, out, err = run_cli("inspect", f"127.0.0.1:{free_port()}", timeout=30)
         self.assertEqual(rc, 3, out + err)
         self.assertTrue(out.startswith("MESHPERF INSPECT UNKNOWN - "), out)
@@ -247,8 +277,7 @@ class InspectTest(unittest.TestCase):
         [warn] = self.states(doc, "WARNING")
         self.assertEqual(warn["subject"], f"bridge {BRIDGE_SWITCH2_DSP0}")
         rc, out, err = run_cli("inspect", "127.0.0.1:1", "--rails-include", "enp*", timeout=30)
-        self.assertEqual(rc, 2, out + err)
-        self.assertIn("[rails] table", err)
+        self.assertUnknown(rc, out, err, "[rails] table")
 
     def test_bad_rails_pattern_stops_the_daemon(self):
         with self.assertRaises(RuntimeError) as e:

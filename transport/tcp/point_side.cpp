@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 
 namespace meshperf::transport::tcp {
 namespace {
@@ -205,7 +206,20 @@ void point_side::run_pings(stream& s, const std::function<int(std::size_t, doubl
     ::shutdown(s.fd.get(), SHUT_WR);  // tells the echo side the point is over
 }
 
-void point_side::stop() { stop_.store(true, std::memory_order_relaxed); }
+void point_side::stop() {
+    std::int64_t none = 0;
+    stop_ns_.compare_exchange_strong(none, now_ns());
+    stop_.store(true, std::memory_order_relaxed);
+}
+
+void point_side::close_overdue() {
+    const auto since = stop_ns_.load();
+    if (since == 0 || closed_.load() || now_ns() - since < std::int64_t{close_bound_ms} * 1'000'000) return;
+    if (closed_.exchange(true)) return;
+    // recv then returns what is queued, then 0: the loop sees an end of stream.
+    for (auto& s : streams_)
+        if (s->role == stream_role::receive) ::shutdown(s->fd.get(), SHUT_RDWR);
+}
 
 void point_side::abort() {
     stop();
@@ -226,6 +240,12 @@ std::int64_t point_side::last_receive_end_ns() const {
 }
 
 void point_side::join() {
+    // A stopped point: wait for the streams, closing the receivers at the close bound.
+    while (stop_ns_.load() != 0 && !threads_.empty() && !finished()) {
+        close_overdue();
+        const timespec pause{0, 5'000'000};
+        ::nanosleep(&pause, nullptr);
+    }
     for (auto& t : threads_)
         if (t.joinable()) t.join();
     threads_.clear();

@@ -56,11 +56,17 @@ public:
     void pin_to(std::vector<int> cpus) { cpus_ = std::move(cpus); }
     /// Starts one thread per stream, pinned as pin_to() said.
     void start();
-    /// Tells sending streams to stop after their current message (a ping stream ends after
-    /// its current batch).
+    /// Tells sending streams to stop (within one SO_SNDTIMEO slice, part-way through a
+    /// message if need be; a ping stream ends after its current batch), and starts the
+    /// close bound of the receiving streams (close_overdue).
     void stop();
+    /// Once close_bound_ms has passed since stop(), shuts down the sockets of receiving
+    /// streams still waiting for their end of stream, so they end cleanly now with the bytes
+    /// they have: a slow or lossy path's queued bytes are not waited for. Any thread; cheap.
+    void close_overdue();
     /// Waits for every thread; they end at end of stream, on error, or after the data
-    /// timeout when the peer falls silent.
+    /// timeout when the peer falls silent. After stop(), receiving streams are closed at the
+    /// close bound (close_overdue), so a stopped point joins within about close_bound_ms.
     void join();
     /// Shuts every socket down (both directions) so that blocked threads return now; the
     /// point is over and fails. Any thread; call join() afterwards.
@@ -134,6 +140,8 @@ private:
     std::vector<std::thread> threads_;
     std::vector<int> cpus_;
     std::atomic<bool> stop_{false};
+    std::atomic<std::int64_t> stop_ns_{0};  // when stop() was first called (0: not yet)
+    std::atomic<bool> closed_{false};       // close_overdue shut the receivers down
     core::latency_outcome latency_;
     std::vector<double> samples_;
     std::int64_t start_ns_ = 0;

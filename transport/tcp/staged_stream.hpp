@@ -97,7 +97,7 @@ public:
         } catch (const std::exception& e) {
             rc = staging_failed(e);
         }
-        ::shutdown(fd, SHUT_WR);
+        finish_sending(fd);
         return rc == send_stopped ? loop_ok : rc;
     }
 

@@ -8,8 +8,11 @@
 #include <cstring>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <system_error>
 #include "transport/socket.hpp"
 
@@ -24,7 +27,15 @@ int send_exact(int fd, const char* p, std::size_t len, const std::atomic<bool>* 
     std::int64_t stalled_since = 0;
     while (len > 0) {
         const auto n = ::send(fd, p, len, MSG_NOSIGNAL);
-        if (n > 0) { p += n; len -= static_cast<std::size_t>(n); stalled_since = 0; continue; }
+        if (n > 0) {
+            p += n;
+            len -= static_cast<std::size_t>(n);
+            stalled_since = 0;
+            // A slow or lossy path takes a message a few segments per SO_SNDTIMEO slice: look
+            // at the stop flag after each slice too, so a stop never waits for a message.
+            if (len > 0 && stop && stop->load(std::memory_order_relaxed)) return send_stopped;
+            continue;
+        }
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // SO_SNDTIMEO slice expired
             if (stop && stop->load(std::memory_order_relaxed)) return send_stopped;
@@ -110,8 +121,23 @@ int send_loop(int fd, const send_plan& plan, const std::vector<char>& pattern, c
         ++count;
         sent.store(offset, std::memory_order_relaxed);
     }
-    ::shutdown(fd, SHUT_WR);
+    finish_sending(fd);
     return rc == send_stopped ? loop_ok : rc;
+}
+
+void finish_sending(int fd) noexcept {
+    ::shutdown(fd, SHUT_WR);
+    // Wait, a bounded time, until the peer has acknowledged what the socket still holds:
+    // the bytes the point moved then all moved while this side's TCP counters can see them
+    // (retransmits of a lossy path happen here), and a sender's end means its data is in.
+    const auto give_up = now_ns() + std::int64_t{drain_bound_ms} * 1'000'000;
+    while (true) {
+        int queued = 0;
+        if (::ioctl(fd, SIOCOUTQ, &queued) != 0 || queued <= 0) return;
+        if (now_ns() >= give_up) return;
+        const timespec pause{0, 2'000'000};
+        ::nanosleep(&pause, nullptr);
+    }
 }
 
 int receive_loop(int fd, const receive_plan& plan, std::vector<char>& buffer, const std::vector<char>& pattern,

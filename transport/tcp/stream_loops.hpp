@@ -23,6 +23,19 @@ inline constexpr unsigned data_stream_user_timeout_ms = 5000;
 /// stop flag, so stopping a point never waits for a slow or dead path to drain a message.
 inline constexpr int send_wake_ms = 200;
 
+/// After a sending stream's last message, how long it waits for the peer to acknowledge
+/// what its socket still holds (finish_sending). With the receivers' close_bound_ms this
+/// bounds how long a stopped point takes to end on any path, a lossy one included.
+inline constexpr int drain_bound_ms = 800;
+/// How long after a point's stop its receiving streams wait for the end of stream before
+/// they shut their sockets and end cleanly (point_side::close_overdue): bytes still queued
+/// on a slow path are not waited for. core::point_close_bound_s is the bound users read.
+inline constexpr int close_bound_ms = 1000;
+
+/// Ends a sending stream: shuts the write side down, then waits (at most drain_bound_ms,
+/// never longer) until the peer has acknowledged everything queued in the socket.
+void finish_sending(int fd) noexcept;
+
 /// Sets the data-stream timeouts (SO_RCVTIMEO, SO_SNDTIMEO, TCP_USER_TIMEOUT, keepalive),
 /// TCP_NODELAY (latency) and socket buffers (window, if non-zero) on a connected data
 /// socket. Throws std::system_error naming the option.
@@ -86,8 +99,8 @@ struct send_plan {
     std::uint64_t messages = 0;            ///< messages to send; 0 = until stop is set
 };
 
-/// Sends size-byte messages until `stop` is set or plan.messages are sent, then shuts the
-/// write side down. Every message carries the same bytes, the pattern from its start (as an
+/// Sends size-byte messages until `stop` is set or plan.messages are sent, then ends with
+/// finish_sending (write side shut, queued bytes acknowledged or drain_bound_ms passed). Every message carries the same bytes, the pattern from its start (as an
 /// application sending one buffer again and again; a GPU buffer can be sent no other way). A message the path cannot take when `stop` is set is abandoned (the
 /// receiver counts bytes, not messages). `pattern` comes from make_pattern_buffer(size).
 /// Returns loop_ok or an errno value (ETIMEDOUT: no progress for data_stream_timeout_s, or

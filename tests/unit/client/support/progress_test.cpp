@@ -31,9 +31,13 @@ TEST_CASE("time bound of a point from the spec") {
     core::run_spec s;
     s.warmup_s = 0.1;
     s.max_point_s = 1.0;
-    CHECK(*client::point_time_bound_s(s) == doctest::Approx(1.1));
+    // latency and bandwidth: the bandwidth point's close bound counts
+    CHECK(*client::point_time_bound_s(s) == doctest::Approx(1.1 + core::point_close_bound_s));
     s.duration_s = 2.0;
+    CHECK(*client::point_time_bound_s(s) == doctest::Approx(2.1 + core::point_close_bound_s));
+    s.tests = {core::test_kind::latency};  // a latency point ends after its batch: no close
     CHECK(*client::point_time_bound_s(s) == doctest::Approx(2.1));
+    s.tests = {core::test_kind::latency, core::test_kind::bandwidth};
     s.duration_s.reset();
     s.iterations = 1000;
     CHECK_FALSE(client::point_time_bound_s(s));
@@ -52,7 +56,9 @@ TEST_CASE("time bound of a sweep: every point, the drift reference readings, and
     CHECK(client::reference_point_count(s) == 2);
     s.tests = {core::test_kind::latency, core::test_kind::bandwidth};  // bandwidth has none
     CHECK(client::reference_point_count(s) == 2);
-    CHECK(*client::sweep_time_bound_s(s) == doctest::Approx((14 + 2) * (0.4 + client::point_overhead_s)));
+    // 7 latency points and 2 references at 0.4 s, 7 bandwidth points at 0.4 s + the close
+    CHECK(*client::sweep_time_bound_s(s) ==
+          doctest::Approx((7 + 2) * (0.4 + client::point_overhead_s) + 7 * (1.4 + client::point_overhead_s)));
     s.iterations = 100;
     CHECK_FALSE(client::sweep_time_bound_s(s));
 }
