@@ -506,8 +506,9 @@ std::string beta_check::message() const {
                                                                    (beta_gbit_per_s / measured_gbit_per_s - 1) * 100)
                                                      : std::string("is unbounded, above");
     return fmt::format("the fitted β {} the fastest bandwidth point ({} Gbit/s at {}), more than the {:.0f}% its precision allows: "
-                       "β was not measured (latency points at large sizes ran faster than the streams, as a token bucket's "
-                       "burst speeds single messages); {}",
+                       "β was not measured (latency points at large sizes ran faster than the streams: a shaper's burst speeds "
+                       "single messages on a shaped link; on loopback a lone message is one memory copy, faster per byte "
+                       "than a stream); {}",
                        beta, core::significant_text(measured_gbit_per_s, 3), core::format_size(measured_size_bytes),
                        tolerance * 100,
                        replaced ? fmt::format("predictions use the measured {} Gbit/s instead", core::significant_text(measured_gbit_per_s, 3))

@@ -52,7 +52,7 @@ tcp_point_counters combined(const tcp_point_counters& a, const tcp_point_counter
 
 std::optional<std::string> retransmit_warning(const tcp_point_counters& c) {
     if (!(c.retransmit_share() > retransmit_warning_share)) return std::nullopt;
-    return fmt::format("TCP retransmits: {} of the {} segments sent in the measured window were retransmissions ({:.2f}%, "
+    return fmt::format("TCP retransmits: {} of the {} segments sent in the measured window and its close were retransmissions ({:.2f}%, "
                        "above {:g}%): the path dropped packets (a shallow queue, loss or congestion), so the figure is "
                        "what TCP recovered to, not what the link carries",
                        c.retransmits, c.segments_sent, c.retransmit_share() * 100, retransmit_warning_share * 100);

@@ -70,7 +70,7 @@ std::vector<figure_verdict> rail_floor_verdicts(const run_result& run, double mi
                 v.reason = "moved no bytes in the measured window (link down, or its route leaves by another interface)";
             } else if (r.gbit_per_s < min_gbit) {
                 v.state = check_state::critical;
-                v.reason = fmt::format("below --min-gbit {} (each rail's floor)", message_figure(min_gbit));
+                v.reason = fmt::format("below --min-gbit {:g} (each rail's floor)", min_gbit);
             }
             out.push_back(std::move(v));
         }
@@ -130,7 +130,7 @@ std::vector<rail_problem> rail_sibling_problems(std::span<const run_result> runs
                            fmt::format("{}: {} Gbit/s at {}, {:.0f}% of the median of the link's {} rails ({}), below {}",
                                        rail_ends(*m.run, from, to, m.rail->name), message_figure(m.rail->gbit_per_s),
                                        format_size(key.second), 100 * share, rails.size(),
-                                       by_rate ? fmt::format("{:.3g}% of their link rates", 100 * median)
+                                       by_rate ? fmt::format("the median rail carries {:.3g}% of its link rate", 100 * median)
                                                : fmt::format("{} Gbit/s", message_figure(median)),
                                        fraction)});
         }

@@ -12,11 +12,13 @@
 #include "daemon/runtime/log.hpp"
 #include "daemon/store/result_store.hpp"
 #include "daemon/runs/run_manager.hpp"
+#include "daemon/runs/node_inspection.hpp"
 #include "daemon/runtime/auth.hpp"
 #include "daemon/runtime/sd_notify.hpp"
 #include "transport/socket.hpp"
 #include "transport/tls.hpp"
 #include "node/manifest.hpp"
+#include "node/inventory.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
@@ -154,6 +156,37 @@ private:
 /// Runs the I/O thread until it is stopped. Every connection contains its own failures
 /// (http_server.cpp); an exception that still escapes a handler is a bug, logged, and the
 /// loop goes on serving the others instead of ending the daemon.
+/// With the API on one address (the management network), the rails' data streams are taken
+/// on each rail's own addresses too (start_stream_listener: nothing but data streams there),
+/// so rails work without exposing the API on every interface. A daemon listening on every
+/// address (0.0.0.0, ::) needs none. The rails are those of the inventory at start-up; an
+/// address that cannot be bound is said and skipped.
+void listen_for_rail_streams(boost::asio::io_context& io, daemon::daemon_context& ctx, daemon::run_manager& runs,
+                             daemon::result_store& store, const transport::endpoint_address& ep) {
+    boost::system::error_code ec;
+    const auto listen_addr = boost::asio::ip::make_address(ep.host == "localhost" ? "127.0.0.1" : ep.host, ec);
+    if (ec || listen_addr.is_unspecified() || listen_addr.is_loopback()) return;
+    node::node_inventory inv;
+    try {
+        inv = daemon::read_node_inventory(ctx, listen_addr.to_string(), nlohmann::json());
+    } catch (const std::exception& e) {
+        daemon::log_warn("rails: cannot list them to take their data streams ({}); rails need listen = \"0.0.0.0:{}\"",
+                         e.what(), ep.port);
+        return;
+    }
+    for (const auto& rail : inv.rails)
+        for (const auto& cidr : rail.addresses) {
+            const auto addr = boost::asio::ip::make_address(cidr.substr(0, cidr.find('/')), ec);
+            if (ec || addr == listen_addr || addr.is_loopback() || (addr.is_v6() && addr.to_v6().is_link_local())) continue;
+            try {
+                daemon::start_stream_listener(io, {addr, ep.port}, ep.to_string(), ctx, runs, store);
+                daemon::log_info("rail {}: taking its data streams on {}:{} (no API there)", rail.name, addr.to_string(), ep.port);
+            } catch (const std::exception& e) {
+                daemon::log_warn("rail {}: cannot take data streams on {}: {}", rail.name, addr.to_string(), e.what());
+            }
+        }
+}
+
 void run_io_loop(boost::asio::io_context& io) {
     while (true) {
         try {
@@ -195,6 +228,7 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
                          "host memory (a test hook)");
     }
     daemon::start_http_server(io, ep.to_string(), ctx, runs, store);
+    listen_for_rail_streams(io, ctx, runs, store, ep);
     daemon::probe_scheduler probes(config.schedule, runs);
     daemon::inspect_scheduler inspector(ctx, runs, std::move(expect), ep.host == "localhost" ? "127.0.0.1" : ep.host);
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);

@@ -35,6 +35,11 @@ struct rail_selection {
     std::vector<std::string> exclude;  ///< applied after include, or after the default
 };
 
+/// Why `pattern` is not a rail pattern (empty, over 64 characters, a space or a slash),
+/// in words naming the pattern and what to give; empty when it is one. The daemon's [rails]
+/// table and `inspect --rails-include/--rails-exclude` apply the same rule.
+std::string rail_pattern_problem(const std::string& pattern);
+
 /// A GPU found on the PCI bus.
 struct gpu_entry {
     std::string bus_id;                     ///< "0000:19:00.0"

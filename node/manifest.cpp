@@ -1,7 +1,7 @@
-#include "transport/small_file.hpp"
 #include "node/manifest.hpp"
 
 #include "core/error.hpp"
+#include "transport/small_file.hpp"
 
 #include <cmath>
 #include <cpptoml.h>
@@ -160,6 +160,9 @@ node_manifest manifest_from_json(const nlohmann::json& j) {
             if (key == "nic_driver") m.nic_driver = driver_in(origin, v.get<std::string>());
             else (key == "nic_firmware" ? m.nic_firmware : m.gpu_driver) = v.get<std::string>();
         } else {
+            // An unsigned beyond int64 (18446744073709551615) would wrap to -1 here: out of range, said as given.
+            if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+                bad(origin, key, fmt::format("must be 0 to {}, not {}", key == "mtu" ? 65536 : 1024, v.get<std::uint64_t>()));
             const auto i = v.is_number_integer() ? std::optional<std::int64_t>(v.get<std::int64_t>()) : std::nullopt;
             const int n = count_in(origin, key, i, key == "mtu" ? 65536 : 1024);
             (key == "gpus" ? m.gpus : key == "rails" ? m.rails : m.mtu) = n;

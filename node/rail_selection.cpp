@@ -6,6 +6,14 @@
 
 namespace meshperf::node {
 
+std::string rail_pattern_problem(const std::string& p) {
+    if (!(p.empty() || p.size() > 64 || p.find_first_of(" \t/") != std::string::npos)) return {};
+    const auto shown = p.size() > 64 ? p.substr(0, 64) + "..." : p;
+    return fmt::format("\"{}\" is not an interface name pattern: give a name or a glob such as \"enp*\" or \"mlx5_*\" (no "
+                       "spaces or slashes, at most 64 characters)",
+                       shown);
+}
+
 namespace {
 
 bool matches(const std::string& pattern, const rail& r) {

@@ -146,6 +146,25 @@ bool bind_local(int fd, int family, const std::string& from) {
 
 }  // namespace
 
+std::vector<std::string> numeric_addresses(const std::string& host) noexcept {
+    std::vector<std::string> out;
+    try {
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* res = nullptr;
+        if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return out;
+        for (auto* ai = res; ai; ai = ai->ai_next) {
+            char text[NI_MAXHOST] = {};
+            if (::getnameinfo(ai->ai_addr, ai->ai_addrlen, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) out.emplace_back(text);
+        }
+        ::freeaddrinfo(res);
+    } catch (...) {
+        out.clear();
+    }
+    return out;
+}
+
 socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds timeout, const std::string& from) {
     const auto deadline = clock::now() + timeout;
     addrinfo hints{};

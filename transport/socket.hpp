@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <system_error>
 
@@ -18,6 +19,10 @@ struct endpoint_address {
     /// "host:port", with brackets around IPv6 literals.
     std::string to_string() const;
 };
+
+/// The numeric addresses ("10.0.0.1", "fe80::1") a host name or literal resolves to, for
+/// comparing addresses; empty when it does not resolve. Never throws.
+std::vector<std::string> numeric_addresses(const std::string& host) noexcept;
 
 /// Default port of meshperfd: one port carries the API, the peer session and data streams.
 inline constexpr std::uint16_t default_port = 7470;

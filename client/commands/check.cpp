@@ -1,4 +1,3 @@
-#include "transport/small_file.hpp"
 #include "client/commands/check.hpp"
 
 #include "client/collective/check.hpp"
@@ -12,6 +11,7 @@
 #include "core/prometheus.hpp"
 #include "core/rail_check.hpp"
 #include "node/manifest.hpp"
+#include "transport/small_file.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -35,13 +35,14 @@ int check_parse_failure(CLI::App& app, const CLI::ParseError& e, const std::stri
         if ((sub->get_name() == "check" || sub->get_name() == "inspect") && sub->parsed()) check = sub;
     if (!check) return -1;
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
-    if (hint.empty()) app.exit(e);
-    else std::fprintf(stderr, "meshperf: %s\n", hint.c_str());
     std::string what = hint.empty() ? e.what() : hint;
     std::replace(what.begin(), what.end(), '\n', ' ');
     std::replace(what.begin(), what.end(), '|', '/');
+    // The verdict first: scripts that merge stderr into stdout read its first line.
     std::printf("%s UNKNOWN - bad options: %s\n", check->get_name() == "inspect" ? "MESHPERF INSPECT" : "MESHPERF", what.c_str());
     std::fflush(stdout);
+    if (hint.empty()) app.exit(e);
+    else std::fprintf(stderr, "meshperf: %s\n", hint.c_str());
     return core::exit_code(core::check_state::unknown);
 }
 

@@ -107,6 +107,10 @@ int run_inspect(const inspect_options& o, const CLI::App& cmd, const common_opti
         throw client_error(exit_usage, "--rails-include/--rails-exclude are for this machine; with HOST the "
                                        "daemon's [rails] table picks the rails");
     if (const auto bad = prom_file_problem(o.prom_file); !bad.empty()) throw client_error(exit_usage, bad);
+    for (const auto* patterns : {&o.rails.include, &o.rails.exclude})
+        for (const auto& p : *patterns)
+            if (const auto why = node::rail_pattern_problem(p); !why.empty())
+                throw client_error(exit_usage, fmt::format("--rails-{}: {}", patterns == &o.rails.include ? "include" : "exclude", why));
     std::optional<node::node_manifest> expect;
     if (!o.expect.empty()) expect = node::load_manifest(o.expect);  // a bad manifest: UNKNOWN, as any option's mistake
     if (o.host.empty()) return print_verdict(inspect_here(o, expect), o.format, o.prom_file);
@@ -144,9 +148,10 @@ command_runner add_inspect_command(CLI::App& app, const common_options& common) 
         try {
             return run_inspect(*o, *cmd, common);
         } catch (const std::exception& e) {
+            // The verdict first: scripts that merge stderr into stdout read its first line.
+            const int rc = print_verdict(unknown_inspection(e.what()), o->format, "");
             std::fprintf(stderr, "meshperf: inspect: %s\n", e.what());
-            const auto doc = unknown_inspection(e.what());
-            return print_verdict(doc, o->format, "");
+            return rc;
         }
     };
 }

@@ -140,12 +140,17 @@ std::vector<analysis::rail_observation> rail_observations(const std::vector<core
 /// the matching said once, not once per link.
 class matrix_rails {
 public:
-    matrix_rails(const matrix_options& o, const std::vector<std::string>& names) : o_(o), names_(names), infos_(names.size()) {}
+    matrix_rails(const matrix_options& o, const std::vector<std::string>& names)
+        : o_(o), names_(names), infos_(names.size()), addresses_(names.size()) {}
 
     /// Keeps host h's /v1/info.
     void set_info(std::size_t h, json info) {
+        // The addresses the CLI reaches the daemon by: a rail on one of them is the control network.
+        auto addresses = o_.rails.given ? transport::numeric_addresses(transport::parse_endpoint(names_[h]).host)
+                                        : std::vector<std::string>{};
         std::lock_guard lock(m_);
         infos_[h] = std::move(info);
+        addresses_[h] = std::move(addresses);
     }
     /// The rails of from → to (none without --rails). Rails that cannot be paired are the
     /// link's problem (`problems`), and the link is then measured without rails.
@@ -154,7 +159,13 @@ public:
         rail_matching m;
         try {
             std::lock_guard lock(m_);
-            m = match_rails(rails_in_info(infos_[from]), rails_in_info(infos_[to]), o_.rails.request, names_[from], names_[to]);
+            std::vector<std::string> control_notes;
+            const auto from_rails =
+                without_control_rails(rails_in_info(infos_[from]), o_.rails.request, addresses_[from], names_[from], control_notes);
+            const auto to_rails =
+                without_control_rails(rails_in_info(infos_[to]), o_.rails.request, addresses_[to], names_[to], control_notes);
+            m = match_rails(from_rails, to_rails, o_.rails.request, names_[from], names_[to]);
+            m.notes.insert(m.notes.begin(), control_notes.begin(), control_notes.end());
         } catch (const core::spec_error& e) {
             problems.push_back(fmt::format("{} -> {}: the rails cannot be paired, so the link was measured without them: {}",
                                            names_[from], names_[to], e.what()));
@@ -176,6 +187,7 @@ private:
     const std::vector<std::string>& names_;
     std::mutex m_;
     std::vector<json> infos_;     // each daemon's GET /v1/info (null: it did not answer)
+    std::vector<std::vector<std::string>> addresses_;  // each daemon's numeric addresses, as the CLI reaches it
     std::set<std::string> said_;  // the notes already said
 };
 
@@ -588,6 +600,21 @@ void check_matrix_rail_options(matrix_options& o, const CLI::App& cmd) {
     }
 }
 
+/// A full matrix that will take 10 minutes or more says so before its first round, with the
+/// triage that finds bad hosts and links in a few rounds (stderr, even with --quiet).
+void say_full_matrix_cost(const matrix_options& o, const std::vector<std::string>& hosts) {
+    double link_s = 0;
+    for (const auto& spec : short_test_specs(transport::parse_endpoint(hosts[1]).to_string(), o.test))
+        link_s += sweep_time_bound_s(spec).value_or(0);
+    const double floor = full_matrix_floor_s(hosts.size(), o.max_parallel, link_s);
+    if (floor < 600) return;
+    std::fprintf(stderr, "matrix: a full matrix of %zu hosts is %zu rounds of up to %zu pairs at once: at least %s by the tests' "
+                         "time bounds (more where the CLI host's CPU binds). --mode triage finds the bad hosts, links and "
+                         "uplinks in a few rounds (docs/operations.md)\n",
+                 hosts.size(), analysis::round_count(hosts.size()), std::min(o.max_parallel, analysis::pairs_per_round(hosts.size())),
+                 about_duration(floor).c_str());
+}
+
 }  // namespace
 
 command_runner add_matrix_command(CLI::App& app, const common_options& common) {
@@ -671,6 +698,7 @@ command_runner add_matrix_command(CLI::App& app, const common_options& common) {
                 std::fprintf(stderr, "%s\n", parallel_limit_note(d, limit, triage ? "wave" : "round", triage ? "links" : "pairs").c_str());
         }
         if (const auto note = size_order_note(o->test); !note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
+        if (!triage) say_full_matrix_cost(*o, hosts);
         const auto started = std::chrono::steady_clock::now();
         matrix_runner m(*o, hosts, client_credentials(common.token_file, common.tls),
                         idle_connections_within(limit, o->max_parallel, hosts.size()));

@@ -11,25 +11,33 @@ namespace {
 
 std::string gbit(double g) { return significant_text(g, 3); }
 
+/// "ra0 -> rb0": the initiator's rail and the peer's it was matched with (the spec's), or
+/// the initiator's alone when the spec does not name the peer's.
+std::string rail_label(const core::run_result& run, const std::string& name) {
+    for (const auto& r : run.spec.rails)
+        if (r.name == name && !r.peer_name.empty()) return fmt::format("{} -> {}", name, r.peer_name);
+    return name;
+}
+
 }  // namespace
 
 rail_rows rail_table_rows(const core::run_result& run, core::test_kind test) {
     const bool bidir = test == core::test_kind::bidir;
     std::vector<std::vector<std::string>> rows;
-    if (bidir) rows.push_back({"size", "rail", "Gbit/s", "->peer", "<-peer", "link Gbit/s", "% of link"});
-    else rows.push_back({"size", "rail", "Gbit/s", "link Gbit/s", "% of link"});
+    if (bidir) rows.push_back({"size", "rail (initiator -> peer)", "Gbit/s", "->peer", "<-peer", "link Gbit/s", "% of link"});
+    else rows.push_back({"size", "rail (initiator -> peer)", "Gbit/s", "link Gbit/s", "% of link"});
     for (const auto& p : run.points) {
         if (p.test != test || p.rails.empty()) continue;
         for (const auto& r : p.rails) {
             if (r.failed) {  // its error is among the point's warnings
-                std::vector<std::string> row{core::format_size(p.size_bytes), r.name, "FAILED"};
+                std::vector<std::string> row{core::format_size(p.size_bytes), rail_label(run, r.name), "FAILED"};
                 if (bidir) row.insert(row.end(), {"-", "-"});
                 row.push_back(r.rate_gbit ? gbit(*r.rate_gbit) : "?");
                 row.push_back("-");
                 rows.push_back(std::move(row));
                 continue;
             }
-            std::vector<std::string> row{core::format_size(p.size_bytes), r.name, gbit(r.gbit_per_s)};
+            std::vector<std::string> row{core::format_size(p.size_bytes), rail_label(run, r.name), gbit(r.gbit_per_s)};
             if (bidir)
                 for (std::size_t f = 0; f < 2; ++f)
                     row.push_back(f < r.flow_gbit_per_s.size() ? gbit(r.flow_gbit_per_s[f]) : "-");

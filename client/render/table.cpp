@@ -218,6 +218,50 @@ std::string render_run_list(const json& list) {
     return rows.size() > 1 ? format_table(rows) : "no runs\n";
 }
 
+namespace {
+
+/// A /v1/info field as text: a string as it is, a number or true/false as JSON writes it,
+/// "?" for null, a missing key or another type (the daemon's JSON is not trusted here).
+std::string info_text(const json& j, const char* key) {
+    const auto it = j.is_object() ? j.find(key) : j.end();
+    if (it == j.end() || it->is_null() || it->is_object() || it->is_array()) return "?";
+    return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+}  // namespace
+
+std::string render_info_rails(const json& info) {
+    const auto it = info.is_object() ? info.find("rails") : info.end();
+    if (it == info.end() || !it->is_array()) return {};
+    if (it->empty()) return "rails: none\n";
+    std::vector<std::vector<std::string>> rows{{"rail", "RDMA", "addresses", "Gbit/s", "MTU", "link", "nearest GPUs"}};
+    for (const auto& r : *it) {
+        if (!r.is_object()) continue;
+        std::string addresses, gpus;
+        for (const auto& a : r.value("addresses", json::array()))
+            if (a.is_string()) addresses += (addresses.empty() ? "" : ",") + a.get<std::string>();
+        for (const auto& g : r.value("nearest_gpus", json::array()))
+            if (g.is_object())
+                gpus += fmt::format("{}{} {}", gpus.empty() ? "" : ", ", info_text(g, "cuda_index") == "?" ? info_text(g, "pci_bus_id")
+                                                                                                       : "cuda:" + info_text(g, "cuda_index"),
+                                    info_text(g, "path"));
+        const auto up = r.value("link_up", json());
+        rows.push_back({info_text(r, "name"), info_text(r, "rdma_device"), addresses.empty() ? "-" : addresses,
+                        info_text(r, "rate_gbit_per_s"), info_text(r, "mtu"),
+                        up.is_boolean() ? (up.get<bool>() ? "up" : "DOWN") : "?", gpus.empty() ? "-" : gpus});
+    }
+    std::string out = "rails:\n";
+    const auto table = format_table(rows);
+    std::size_t start = 0;
+    while (start < table.size()) {  // indented as the other sections
+        const auto end = table.find('\n', start);
+        out += "  " + table.substr(start, end == std::string::npos ? std::string::npos : end - start + 1);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return out;
+}
+
 std::string render_info(const json& info) {
     const auto& h = info.value("host", json::object());
     std::string out = fmt::format("meshperfd {} at {}\n  host {}  kernel {}  CPU {} ({} cores)\n", h.value("version", "?"),
@@ -255,6 +299,7 @@ std::string render_info(const json& info) {
                                    d["numa_node"].dump(), d["dma_buf_supported"].dump());
         }
     }
+    out += render_info_rails(info);
     const auto& q = info.value("queue", json::object());
     out += fmt::format("queue: {} waiting{}\n", q.value("queued", 0),
                        q.value("measuring", "").empty() ? "" : ", measuring: " + q.value("measuring", ""));

@@ -29,6 +29,10 @@ std::string render_run_list(const nlohmann::json& list);
 
 /// GET /v1/info as readable text.
 std::string render_info(const nlohmann::json& info);
+/// The "rails:" section of `info`'s table: one row per rail of /v1/info's rails (name, RDMA
+/// device, addresses, rate, MTU, link, nearest GPUs); "rails: none" for an empty list; empty
+/// when the daemon lists no rails at all (an older one).
+std::string render_info_rails(const nlohmann::json& info);
 
 /// The whole run as CSV: header row, then a row per point.
 std::string render_csv(const core::run_result& run);

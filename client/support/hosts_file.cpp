@@ -1,7 +1,7 @@
-#include "transport/small_file.hpp"
 #include "client/support/hosts_file.hpp"
 
 #include "client/support/daemon_client.hpp"
+#include "transport/small_file.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,5 +1,6 @@
 #include "client/support/progress.hpp"
 
+#include "analysis/matrix_schedule.hpp"
 #include "core/sweep_drift.hpp"
 
 #include <algorithm>
@@ -54,6 +55,14 @@ std::optional<double> estimate_seconds_left(std::size_t done, std::size_t total,
     const double s = per_point * left;
     if (!std::isfinite(s) || s < 0) return std::nullopt;
     return s;
+}
+
+double full_matrix_floor_s(std::size_t hosts, std::size_t parallel, double link_s) {
+    if (hosts < 2) return 0;
+    const auto rounds = static_cast<double>(analysis::round_count(hosts));
+    const auto pairs = static_cast<double>(analysis::pairs_per_round(hosts));
+    const auto waves = std::ceil(pairs / static_cast<double>(std::max<std::size_t>(parallel, 1)));
+    return rounds * waves * 2 * link_s;
 }
 
 std::optional<double> seconds_left_at(double fraction_done, double elapsed_s) {

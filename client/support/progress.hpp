@@ -29,6 +29,12 @@ std::optional<double> sweep_time_bound_s(const core::run_spec&);
 /// and joined, figures): measured on loopback and a 200 Mbit/s link at 10-40 ms.
 inline constexpr double point_overhead_s = 0.05;
 
+/// Seconds a full matrix of `hosts` takes at the least: round_count rounds, each in
+/// ceil(pairs_per_round / parallel) waves of pairs, each pair measured both ways one after
+/// the other at `link_s` a direction (the sweep bounds of a link's short tests). Before the
+/// first round, to say up front what a large full matrix costs.
+double full_matrix_floor_s(std::size_t hosts, std::size_t parallel, double link_s);
+
 /// Seconds left after `done` of `total` points took `elapsed_s`: the mean measured time per
 /// point so far times the points left; before the first point, `bound_s` times the points
 /// left. Nullopt when nothing sensible can be said (no points, no time known); never

@@ -1,6 +1,7 @@
 #include "client/support/rail_lookup.hpp"
 
 #include "core/error.hpp"
+#include "transport/socket.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>
@@ -55,7 +56,14 @@ std::vector<core::rail_pair> look_up_rails(const daemon_client& initiator, const
     rail_matching m;
     std::vector<std::string> pairing;
     try {
-        m = match_rails(rails_in_info(initiator_info), rails_in_info(peer_info), o.request, initiator_name, peer_name);
+        std::vector<std::string> control_notes;
+        const auto initiator_rails = without_control_rails(rails_in_info(initiator_info), o.request,
+                                                           transport::numeric_addresses(initiator.address().host),
+                                                           initiator_name, control_notes);
+        const auto peer_rails = without_control_rails(rails_in_info(peer_info), o.request,
+                                                      transport::numeric_addresses(peer.address().host), peer_name, control_notes);
+        m = match_rails(initiator_rails, peer_rails, o.request, initiator_name, peer_name);
+        m.notes.insert(m.notes.begin(), control_notes.begin(), control_notes.end());
         pairing = assign_nearest_gpus(m.rails, rails_in_info(initiator_info), rails_in_info(peer_info), gpus, initiator_name, peer_name);
     } catch (const core::spec_error& e) {
         throw client_error(exit_usage, e.what());

@@ -128,6 +128,40 @@ const side_rail* find(const std::vector<side_rail>& rails, const std::string& na
 
 }  // namespace
 
+nlohmann::json without_control_rails(const nlohmann::json& rails, const rail_request& request,
+                                     const std::vector<std::string>& daemon_addresses, const std::string& whose,
+                                     std::vector<std::string>& notes) {
+    if (request.rails != "all" || !rails.is_array() || daemon_addresses.empty()) return rails;
+    auto kept = nlohmann::json::array();
+    for (const auto& r : rails) {
+        std::string control;
+        if (r.is_object() && r.contains("addresses") && r["addresses"].is_array())
+            for (const auto& a : r["addresses"])
+                if (a.is_string()) {
+                    const auto addr = a.get<std::string>().substr(0, a.get<std::string>().find('/'));
+                    if (std::find(daemon_addresses.begin(), daemon_addresses.end(), addr) != daemon_addresses.end()) control = addr;
+                }
+        if (control.empty()) {
+            kept.push_back(r);
+            continue;
+        }
+        const auto name = r.is_object() && r.value("name", nlohmann::json()).is_string() ? r["name"].get<std::string>() : "?";
+        notes.push_back(fmt::format("{}'s rail {} ({}) carries the control connection to its daemon: the management network, "
+                                    "not measured as a rail (name it in --rails to measure it anyway)",
+                                    whose, name, control));
+    }
+    return kept;
+}
+
+namespace {
+
+/// `text` cut to `most` characters with "..." (a 100,000-character option is not echoed whole).
+std::string shortened(const std::string& text, std::size_t most) {
+    return text.size() <= most ? text : text.substr(0, most) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
+}  // namespace
+
 rail_matching match_rails(const json& initiator_rails, const json& peer_rails, const rail_request& req,
                           const std::string& initiator_name, const std::string& peer_name) {
     const auto a = read_side(initiator_rails, initiator_name), b = read_side(peer_rails, peer_name);
@@ -147,7 +181,8 @@ rail_matching match_rails(const json& initiator_rails, const json& peer_rails, c
         for (const auto& n : names) {
             const auto* r = find(a, n);
             if (!r)
-                throw core::spec_error(fmt::format("--rails {}: {} has no rail {}; its rails are {}{}", req.rails, initiator_name, n,
+                throw core::spec_error(fmt::format("--rails {}: {} has no rail {}; its rails are {}{}", shortened(req.rails, 80),
+                                                   initiator_name, shortened(n, 80),
                                                    names_of(a), find(b, n) ? fmt::format(" ({} is {}'s: --rails names the initiator's rails)", n, peer_name) : ""));
             if (std::find(selected.begin(), selected.end(), r) != selected.end())
                 throw core::spec_error(fmt::format("--rails names {} twice: give each rail once", n));

@@ -23,6 +23,15 @@ struct rail_matching {
     std::vector<std::string> notes;
 };
 
+/// With --rails all, leaves out of a /v1/info "rails" array the rails that carry the control
+/// connection: a rail with one of `daemon_addresses` (the daemon's address as the CLI reaches
+/// it) is the management network seen through a daemon that listens on every address, not a
+/// rail (docs/rails.md). Each one left out is said in `notes`, naming `whose` ("initiator
+/// A"); named rails (--rails a,b) are kept as asked. Returns the array without them.
+nlohmann::json without_control_rails(const nlohmann::json& rails, const rail_request& request,
+                                     const std::vector<std::string>& daemon_addresses, const std::string& whose,
+                                     std::vector<std::string>& notes);
+
 /// Matches `initiator_rails` with `peer_rails` (each a /v1/info "rails" array; the names
 /// say whose they are in messages). Throws core::spec_error, naming the rail and what
 /// exists, for: a rail name neither side has, a map pairing one rail twice, a selected

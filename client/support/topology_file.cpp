@@ -1,9 +1,9 @@
-#include "transport/small_file.hpp"
 #include "client/support/topology_file.hpp"
 
 #include "client/support/daemon_client.hpp"
 #include "core/error.hpp"
 #include "transport/socket.hpp"
+#include "transport/small_file.hpp"
 
 #include <algorithm>
 #include <cerrno>

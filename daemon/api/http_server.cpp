@@ -102,6 +102,9 @@ struct server_state {
     std::unique_ptr<asio::ssl::context> tls;  ///< set when the control plane is TLS
     std::size_t open_connections = 0;         ///< I/O thread only
     listening_socket listening;               ///< the socket accept_loop accepts on
+    /// A rail address's listener (start_stream_listener): data streams only, no API.
+    bool streams_only = false;
+    std::string api_address;                  ///< with streams_only: where the API is, for refusals
     idle_connections idle;
     std::uint64_t refused_heads = 0;          ///< requests refused for their head (I/O thread only)
     /// Runs routes' blocking work (store queries, rendering stored results) off the I/O
@@ -113,7 +116,8 @@ struct server_state {
 enum class channel_kind {
     plain,            ///< plain HTTP on a daemon without TLS: everything
     tls,              ///< TLS: everything but data streams (plain TCP by design)
-    plain_beside_tls  ///< plain HTTP on a daemon with TLS: data streams, /healthz, open /metrics
+    plain_beside_tls, ///< plain HTTP on a daemon with TLS: data streams, /healthz, open /metrics
+    streams_only      ///< a rail address of a daemon whose API listens elsewhere: data streams only
 };
 
 /// Turns the connection into the byte stream a session thread reads (plain socket or TLS).
@@ -298,6 +302,10 @@ std::optional<upgrade_refusal> refuse_upgrade(server_state& s, const request& re
         const auto r = auth_reply(a, wait);
         return upgrade_refusal{r.status, r.body["error"].get<std::string>()};
     }
+    if (ask.is_session() && kind == channel_kind::streams_only)
+        return upgrade_refusal{403, fmt::format("this address takes the rails' data streams only: open peer sessions on the "
+                                                "daemon's listen address ({})",
+                                                s.api_address)};
     if (ask.is_session() && kind == channel_kind::plain_beside_tls)
         return upgrade_refusal{403, "this meshperfd requires TLS for peer sessions: give the initiating daemon --tls-cert, "
                                     "--tls-key and --tls-ca too"};
@@ -499,6 +507,15 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
             co_await handle_upgrade(s, stream, kind, hand_over, buffer, req, target);
             co_return;
         }
+        if (kind == channel_kind::streams_only) {  // the API is not served on the rails' addresses
+            response refused = plain_error(req.version(), 403,
+                                           fmt::format("this address takes the rails' data streams only: the API of this "
+                                                       "meshperfd is on {}",
+                                                       s.api_address));
+            auto refusing = write_refusal(stream, refused);
+            co_await std::move(refusing);
+            co_return;
+        }
         route_outcome outcome = route_request(s, api, req, tcp, kind, path, query);
         if (outcome.event_stream) {
             auto events = stream_events(stream, req, std::move(outcome.event_stream));
@@ -587,8 +604,8 @@ asio::awaitable<void> serve_connection(std::shared_ptr<server_state> state, tcp:
             co_return;
         }
     }
-    if (!s.tls) {
-        auto plain = serve_plain(s, beast::tcp_stream(std::move(socket)), channel_kind::plain);
+    if (s.streams_only || !s.tls) {  // data streams are plain TCP, with or without TLS on the API
+        auto plain = serve_plain(s, beast::tcp_stream(std::move(socket)), s.streams_only ? channel_kind::streams_only : channel_kind::plain);
         co_await std::move(plain);
         co_return;
     }
@@ -649,8 +666,12 @@ std::uint16_t start_http_server(asio::io_context& io, const std::string& listen,
     return start_http_server(io, tcp::endpoint(addr, ep.port), ctx, runs, store, limits);
 }
 
-std::uint16_t start_http_server(asio::io_context& io, const tcp::endpoint& endpoint, daemon_context& ctx, run_manager& runs,
-                                result_store& store, const http_limits& limits) {
+namespace {
+
+/// Binds `endpoint` and starts accepting on it; `streams_only` with the API's address for a
+/// rail address's listener.
+std::uint16_t start_listener(asio::io_context& io, const tcp::endpoint& endpoint, daemon_context& ctx, run_manager& runs,
+                             result_store& store, const http_limits& limits, const std::string* streams_only_api) {
     boost::system::error_code ec;
     tcp::acceptor acceptor(io);
     acceptor.open(endpoint.protocol());
@@ -666,13 +687,29 @@ std::uint16_t start_http_server(asio::io_context& io, const tcp::endpoint& endpo
     // Owned by the accept loop and every connection's coroutine: freed with the last of them.
     auto state = std::make_shared<server_state>(ctx, runs, store, limits);
     state->listening = {acceptor.local_endpoint().address().to_string(), port};
-    if (ctx.tls_server) {
+    if (streams_only_api) {
+        state->streams_only = true;
+        state->api_address = *streams_only_api;
+    }
+    if (ctx.tls_server && !streams_only_api) {
         // Asio's context takes a reference of its own on the SSL_CTX.
         SSL_CTX_up_ref(ctx.tls_server->native());
         state->tls = std::make_unique<asio::ssl::context>(ctx.tls_server->native());
     }
     asio::co_spawn(io, accept_loop(std::move(state), std::move(acceptor)), asio::detached);
     return port;
+}
+
+}  // namespace
+
+std::uint16_t start_http_server(asio::io_context& io, const tcp::endpoint& endpoint, daemon_context& ctx, run_manager& runs,
+                                result_store& store, const http_limits& limits) {
+    return start_listener(io, endpoint, ctx, runs, store, limits, nullptr);
+}
+
+std::uint16_t start_stream_listener(asio::io_context& io, const tcp::endpoint& endpoint, const std::string& api_address,
+                                    daemon_context& ctx, run_manager& runs, result_store& store, const http_limits& limits) {
+    return start_listener(io, endpoint, ctx, runs, store, limits, &api_address);
 }
 
 }  // namespace meshperf::daemon

@@ -35,4 +35,12 @@ std::uint16_t start_http_server(boost::asio::io_context& io, const std::string& 
 std::uint16_t start_http_server(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
                                 daemon_context& ctx, run_manager& runs, result_store& store, const http_limits& limits = {});
 
+/// A listener on a rail's address for a daemon whose API listens on another (its management
+/// address): it accepts the rails' data streams (GET /v1/stream upgrades a session expects)
+/// and nothing else, answering 403 with `api_address` to anything else. So rails work while
+/// the API stays on the management network. Returns the port bound; throws as above.
+std::uint16_t start_stream_listener(boost::asio::io_context& io, const boost::asio::ip::tcp::endpoint& endpoint,
+                                    const std::string& api_address, daemon_context& ctx, run_manager& runs, result_store& store,
+                                    const http_limits& limits = {});
+
 }  // namespace meshperf::daemon

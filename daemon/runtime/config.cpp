@@ -1,9 +1,10 @@
-#include "transport/small_file.hpp"
 #include "daemon/runtime/config.hpp"
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
+#include "node/inventory.hpp"
 #include "transport/socket.hpp"
+#include "transport/small_file.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -209,10 +210,7 @@ void read_rails(const table_reader& t, daemon_config& c) {
         const auto patterns = t.strings(key, false, false);
         if (!patterns) continue;
         for (const auto& p : *patterns)
-            if (p.empty() || p.size() > 64 || p.find_first_of(" \t/") != std::string::npos)
-                t.fail(key, fmt::format("\"{}\" is not an interface name pattern: give a name or a glob such as \"enp*\" "
-                                        "or \"mlx5_*\" (no spaces or slashes, at most 64 characters)",
-                                        p));
+            if (const auto why = node::rail_pattern_problem(p); !why.empty()) t.fail(key, why);
         (std::string_view(key) == "include" ? c.rails.include : c.rails.exclude) = *patterns;
     }
 }

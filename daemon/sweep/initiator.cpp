@@ -200,6 +200,14 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     const auto byte_cap = agreed_byte_cap(ctx.limits, ok.body);
     run.peer = core::host_info_from_json(ok.body.value("host", json::object()));
     run.peer.address = spec.peer;
+    // A daemon listening on every address (0.0.0.0, ::) names itself by the address its
+    // session to the peer leaves from, not "0.0.0.0:7470".
+    try {
+        if (const auto listen = transport::parse_endpoint(run.initiator.address);
+            !session_ip.empty() && (listen.host == "0.0.0.0" || listen.host == "::"))
+            run.initiator.address = transport::endpoint_address{session_ip, listen.port}.to_string();
+    } catch (const core::spec_error&) {  // an address this daemon did not write: kept as it is
+    }
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
 
     auto transport = spec.transport == core::transport_kind::rdma

@@ -409,5 +409,16 @@ grep -q "meshperf-healthcheck.*inspect: CRITICAL: MESHPERF INSPECT CRITICAL" "$h
 wait_for 40 "$NODE_A resumed after the inspection's drain" '[ "$(node_field %T)" = idle ]'
 step "8. INSPECT_ARGS with a manifest of 99 rails: drained, reason '$reason8'; without it: resumed"
 
+# 9. A configuration mistake is the check's own, never the node's: a manifest that is not
+#    there (one bad rollout) makes inspect UNKNOWN (exit 3), which is logged, and the node
+#    stays up: two health checks later it is still idle, with no drain reason.
+echo "INSPECT_ARGS=\"--expect $WORK/no-such-node.toml\"" >"$WORK/extra-settings.conf"
+wait_hc_runs 2 30
+[ "$(node_field %T)" = idle ] || fail "a missing manifest drained $NODE_A: $(node_field %T) '$(node_field %E)'"
+grep -q "meshperf-healthcheck.*inspect: UNKNOWN: MESHPERF INSPECT UNKNOWN - .*no-such-node.toml: no such file" "$hc_log" \
+    || fail "the inspection's UNKNOWN was not logged: $(grep inspect "$hc_log" | tail -3)"
+: >"$WORK/extra-settings.conf"
+step "9. INSPECT_ARGS naming a missing manifest: UNKNOWN logged, $NODE_A still idle"
+
 say "PASS in $(elapsed) s"
 exit 0

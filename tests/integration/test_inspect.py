@@ -239,8 +239,9 @@ class InspectTest(unittest.TestCase):
             (["--expect", big], "more than the 1 MiB"),
             (["--no-such-option"], "bad options"),
         ]
+        local = ["--sysfs-root", self.tree("local")]  # in process, no daemon
         for args, why in cases:
-            for where in ([d.address], ["--sysfs-root", self.tree("healthy")]):
+            for where in ([d.address], local):
                 with self.subTest(args=args, where=where[0]):
                     rc, out, err = run_cli("inspect", *where, *args, timeout=30)
                     self.assertUnknown(rc, out, err, why)

@@ -125,4 +125,33 @@ cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --memory cuda:auto --test 
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "give --rails" "$WORK/auto2.err" || fail "--memory cuda:auto without --rails: exit $rc: $(cat "$WORK/auto2.err")"
 say "cuda:auto: refused without a GPU near the rails (exit 2) and without --rails (exit 2)"
+
+# The management network is not a rail (issue 47 item 6). Both daemons restarted with the
+# default rail rule: A on 0.0.0.0 (its control veth is an interface like the rails), B with
+# its API on its control address only. `--rails all` must measure ra0..ra2 alone (A's
+# control veth left out, said on stderr), B taking the rails' streams on its rail addresses,
+# where nothing but data streams is served (its API there: 403 naming the API's address).
+kill "$PID_A" "$PID_B"; wait "$PID_A" "$PID_B" 2>/dev/null
+netns_start_daemon "$NS_A" 0.0.0.0 a2; PID_A=$NETNS_PID
+netns_start_daemon "$NS_B" "$ADDR_B" b2; PID_B=$NETNS_PID
+netns_wait_ready "$NS_A" "$ADDR_A" "$PID_A" a2
+netns_wait_ready "$NS_B" "$ADDR_B" "$PID_B" b2
+grep -q "rail rb0: taking its data streams on 10.61.0.2:$PORT" "$WORK/meshperfd-b2.log" \
+    || fail "B does not take rb0's streams: $(cat "$WORK/meshperfd-b2.log")"
+cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails all --test bandwidth --sizes 64K --duration 1 --warmup 0.2 \
+    --format json -o "$WORK/mgmt.json" 2>"$WORK/mgmt.err" || fail "sweep --rails all, API on B's control address: $(cat "$WORK/mgmt.err")"
+grep -q "carries the control connection to its daemon" "$WORK/mgmt.err" || fail "A's control veth not said left out: $(cat "$WORK/mgmt.err")"
+python3 - "$WORK/mgmt.json" <<'PY' || fail "the rails measured with the API on the management address"
+import json, sys
+p = json.load(open(sys.argv[1]))["points"][0]
+names = sorted(r["name"] for r in p["rails"])
+print(f"netns-rails: API on the control address: rails {names}, " + ", ".join(f"{r['name']} {r['gbit_per_s']*1000:.1f} Mbit/s" for r in p["rails"]))
+sys.exit(0 if names == ["ra0", "ra1", "ra2"] and all(r["gbit_per_s"] > 0.05 and not r.get("failed") for r in p["rails"]) else 1)
+PY
+code=$(ip netns exec "$NS_A" curl -s -o "$WORK/rail-api.txt" -w '%{http_code}' -H "Authorization: Bearer $(cat "$TOKEN")" \
+    "http://10.61.0.2:$PORT/v1/info")
+[[ $code == 403 ]] && grep -q "data streams only: the API of this meshperfd is on $ADDR_B:$PORT" "$WORK/rail-api.txt" \
+    || fail "B's API answered on a rail address: $code $(cat "$WORK/rail-api.txt")"
+netns_healthy "$NS_B" "$ADDR_B" || fail "B does not answer on its control address"
+say "management network: A's control veth left out of --rails all; B's API on its control address only (403 on a rail), rails measured"
 say "PASS"

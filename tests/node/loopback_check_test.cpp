@@ -94,4 +94,10 @@ TEST_CASE("the manifest's loopback_floor_gbit: TOML and JSON, refused when not a
                          doctest::Contains("loopback_floor_gbit must be"), core::spec_error);
 }
 
+TEST_CASE("a manifest count beyond int64 is refused as given, not wrapped to -1") {
+    const auto huge = nlohmann::json::parse(R"({"gpus": 18446744073709551615})");
+    CHECK_THROWS_WITH_AS(manifest_from_json(huge), doctest::Contains("gpus must be 0 to 1024, not 18446744073709551615"),
+                         core::spec_error);
+}
+
 }  // namespace loopback_check_test

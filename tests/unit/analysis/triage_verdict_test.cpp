@@ -186,3 +186,74 @@ TEST_CASE("triage verdict: bad group labels are refused") {
 }
 
 }  // namespace triage_verdict_test
+
+namespace triage_verdict_ambiguity_test {
+
+using namespace meshperf::analysis;
+
+namespace {
+
+/// Groups of 4 hosts: every in-group link, and `cross` links between groups, each at full
+/// rate unless it crosses into or out of `slow_group` (half).
+matrix_analysis grouped_matrix(std::size_t groups, std::size_t slow_group, std::vector<std::size_t>& group_of) {
+    const std::size_t per = 4, hosts = groups * per;
+    group_of.clear();
+    for (std::size_t h = 0; h < hosts; ++h) group_of.push_back(h / per);
+    std::vector<link_sample> v;
+    auto add = [&](std::size_t from, std::size_t to) {
+        link_sample s;
+        s.from = from;
+        s.to = to;
+        const bool slow = group_of[from] != group_of[to] && (group_of[from] == slow_group || group_of[to] == slow_group);
+        s.gbit_per_s = slow ? 0.5 : 1.0;
+        v.push_back(s);
+    };
+    for (std::size_t a = 0; a < hosts; ++a)
+        for (std::size_t b = 0; b < hosts; ++b)
+            if (a != b && group_of[a] == group_of[b]) add(a, b);
+    // Between each two groups: host i of one to host i of the other, both ways (few, as a
+    // triage's shift rounds measure, so the healthy in-group links hold the median).
+    for (std::size_t g = 0; g < groups; ++g)
+        for (std::size_t k = g + 1; k < groups; ++k)
+            for (std::size_t i = 0; i < per; ++i) {
+                add(g * per + i, k * per + i);
+                add(k * per + i, g * per + i);
+            }
+    return analyze_matrix(hosts, v);
+}
+
+}  // namespace
+
+TEST_CASE("triage verdict: with two groups a slow uplink is named with the other group, which the readings cannot rule out") {
+    std::vector<std::size_t> group_of;
+    const auto a = grouped_matrix(2, 1, group_of);  // group 1's uplink is the slow one
+    const auto v = judge_groups(a, group_of, 2);
+    std::size_t named = 0;
+    for (const auto& u : v.uplinks)
+        if (u.bad) {
+            ++named;
+            CHECK(u.cross_bad == 8);
+            REQUIRE(u.or_groups.size() == 1);
+            CHECK(u.or_groups[0] == 1 - u.group);  // either uplink: both are said
+        }
+    CHECK(named == 1);
+    const std::vector<std::string> names{"A", "B"};
+    const auto j = to_json(v, names);
+    bool said = false;
+    for (const auto& u : j["uplinks"])
+        if (u["bad"].get<bool>()) said = u.contains("or_groups") && u["or_groups"].size() == 1;
+    CHECK(said);
+}
+
+TEST_CASE("triage verdict: with three groups the slow uplink is told apart from the others") {
+    std::vector<std::size_t> group_of;
+    const auto a = grouped_matrix(3, 2, group_of);
+    const auto v = judge_groups(a, group_of, 3);
+    REQUIRE(v.uplinks.size() == 3);
+    CHECK(v.uplinks[2].bad);
+    CHECK(v.uplinks[2].or_groups.empty());  // groups 0 and 1 read fine between themselves
+    CHECK_FALSE(v.uplinks[0].bad);
+    CHECK_FALSE(v.uplinks[1].bad);
+}
+
+}  // namespace triage_verdict_ambiguity_test

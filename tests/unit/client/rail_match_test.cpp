@@ -46,6 +46,30 @@ TEST_CASE("rails of both daemons are matched by subnet, the lower link rate kept
     CHECK(m.notes.empty());
 }
 
+TEST_CASE("--rails all leaves out the rail that carries the control connection; named rails are kept") {
+    using meshperf::client::without_control_rails;
+    // The initiator daemon is reached at 10.60.0.1: its ra0 is the management network.
+    std::vector<std::string> notes;
+    const auto a = without_control_rails(side_a(), {}, {"10.60.0.1"}, "initiator A", notes);
+    REQUIRE(a.size() == 2);
+    CHECK(a[0]["name"] == "ra1");
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("initiator A's rail ra0 (10.60.0.1) carries the control connection") == 0);
+    // The peer's matching rail goes the same way; the rest match.
+    const auto b = without_control_rails(side_b(), {}, {"10.60.0.2"}, "peer B", notes);
+    const auto m = match_rails(a, b, {}, "initiator A", "peer B");
+    REQUIRE(m.rails.size() == 2);
+    CHECK(m.rails[0].name == "ra1");
+    // A peer reached by an address no rail has: nothing left out.
+    notes.clear();
+    CHECK(without_control_rails(side_b(), {}, {"192.0.2.9"}, "peer B", notes).size() == 3);
+    CHECK(notes.empty());
+    // Rails named on the command line are measured as asked.
+    rail_request named;
+    named.rails = "ra0,ra1";
+    CHECK(without_control_rails(side_a(), named, {"10.60.0.1"}, "initiator A", notes).size() == 3);
+}
+
 TEST_CASE("rail names, maps and one-sided rails are refused with what exists") {
     CHECK(error_of(side_a(), side_b(), {"ra9", ""}).find("has no rail ra9; its rails are ra0, ra1, ra2") != std::string::npos);
     CHECK(error_of(side_a(), side_b(), {"rb0", ""}).find("is peer B's") != std::string::npos);
@@ -132,6 +156,15 @@ TEST_CASE("streams are split by rail, rail-major, and judged against the link ra
     CHECK(v[1].figure.rail == "r1");
     CHECK(v[1].reason.find("45% of the link") != std::string::npos);
     CHECK_THROWS_AS(core::rail_verdicts(run, 1.5), core::spec_error);
+    // --min-gbit with --rails is each rail's floor: the slow rail is named, the fast one OK
+    // (the aggregate, 13.5 Gbit/s, would have passed a 5 Gbit/s floor).
+    const auto floor = core::rail_floor_verdicts(run, 5.0);
+    REQUIRE(floor.size() == 2);
+    CHECK(floor[0].state == core::check_state::ok);
+    CHECK(floor[1].state == core::check_state::critical);
+    CHECK(floor[1].figure.rail == "r1");
+    CHECK(floor[1].reason == "below --min-gbit 5 (each rail's floor)");
+    CHECK_THROWS_AS(core::rail_floor_verdicts(run, 0), core::spec_error);
     core::check_result r;
     r.target = {"b:7470", "tcp", "a:7470"};
     r.state = core::check_state::ok;

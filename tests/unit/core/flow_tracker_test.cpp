@@ -31,6 +31,32 @@ point_result point_of(const flow_figures& f) {
 
 TEST_SUITE("flow_tracker") {
 
+TEST_CASE("a window that holds no bytes: figures over the whole point, warm-up included") {
+    // A lossy path: 3000 bytes arrived in the warm-up, none after it up to the cap.
+    flow_tracker t(2, 0.1);
+    t.add(0.05, counts{1000, 2000});
+    t.add(0.1, counts{1000, 2000});
+    t.add(0.5, counts{1000, 2000});
+    t.add(1.1, counts{1000, 2000});
+    CHECK(t.window_empty());
+    CHECK_THROWS_AS(t.figures("initiator->peer", 100), insane_figure);
+    const auto f = t.whole_point_figures("initiator->peer", 100);
+    CHECK(f.bytes == 3000);
+    CHECK(f.seconds == Approx(1.1));
+    CHECK(f.gbit_per_s == Approx(3000 * 8 / 1.1 / 1e9));
+    CHECK(f.stream_gbit_per_s.size() == 2);
+    check_sane(point_of(f));
+    // Bytes in the window: not empty.
+    t.add(1.2, counts{1100, 2000});
+    CHECK_FALSE(t.window_empty());
+    // Nothing at all: no figure, said.
+    flow_tracker none(1, 0.1);
+    none.add(0.5, counts{0});
+    none.add(1.1, counts{0});
+    CHECK(none.window_empty());
+    CHECK_THROWS_AS(none.whole_point_figures("x", 100), insane_figure);
+}
+
 TEST_CASE("snapshots during the warm-up are ignored; the first after it is the baseline") {
     flow_tracker t(1, 0.5);
     CHECK_FALSE(t.warmed_up());

@@ -145,7 +145,7 @@ TEST_CASE("the retransmit warning: above 1% of the segments sent, naming the cou
     CHECK_FALSE(retransmit_warning(counters(0, 0)).has_value());
     const auto w = retransmit_warning(counters(412, 20311));
     REQUIRE(w.has_value());
-    CHECK(*w == "TCP retransmits: 412 of the 20311 segments sent in the measured window were retransmissions (2.03%, above "
+    CHECK(*w == "TCP retransmits: 412 of the 20311 segments sent in the measured window and its close were retransmissions (2.03%, above "
                 "1%): the path dropped packets (a shallow queue, loss or congestion), so the figure is what TCP recovered "
                 "to, not what the link carries");
 }

@@ -128,7 +128,7 @@ TEST_CASE("check --rails: a failed rail is CRITICAL with its error, whatever its
     // The table: the rail FAILED, the aggregate over the two that worked.
     const auto table = meshperf::client::rail_table_rows(run, core::test_kind::bandwidth);
     REQUIRE(table.rows.size() == 5);
-    CHECK(table.rows[2][1] == "ra1");
+    CHECK(table.rows[2][1] == "ra1 -> rb1");  // both ends' rails named
     CHECK(table.rows[2][2] == "FAILED");
     CHECK(table.rows[4][1] == "all 2 (1 failed)");
     CHECK(table.rows[4][4] == "95.0");  // 0.38 of 2 x 0.2

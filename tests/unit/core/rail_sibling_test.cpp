@@ -67,7 +67,7 @@ TEST_CASE("rails of mixed speeds are compared by their share of their own link r
     const auto problems = core::rail_sibling_problems(slow, "a", "b", 0.9);
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].text.find("rail r2") != std::string::npos);
-    CHECK(problems[0].text.find("of their link rates") != std::string::npos);
+    CHECK(problems[0].text.find("the median rail carries") != std::string::npos);
 }
 
 TEST_CASE("failed, idle and latency rails are left out; one rail alone has no siblings") {

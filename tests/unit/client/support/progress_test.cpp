@@ -43,6 +43,15 @@ TEST_CASE("time bound of a point from the spec") {
     CHECK_FALSE(client::point_time_bound_s(s));
 }
 
+TEST_CASE("the least time of a full matrix: rounds, waves of pairs, both directions") {
+    // 4 hosts: 3 rounds of 2 pairs; 2 at once: one wave; 2 directions of 1 s.
+    CHECK(client::full_matrix_floor_s(4, 2, 1.0) == doctest::Approx(3 * 1 * 2 * 1.0));
+    CHECK(client::full_matrix_floor_s(4, 1, 1.0) == doctest::Approx(3 * 2 * 2 * 1.0));
+    // 10,000 hosts, every pair of a round at once, 0.6 s a direction: 9,999 rounds, ~3.3 h.
+    CHECK(client::full_matrix_floor_s(10000, 5000, 0.6) == doctest::Approx(9999 * 2 * 0.6));
+    CHECK(client::full_matrix_floor_s(1, 1, 1.0) == 0);
+}
+
 TEST_CASE("time bound of a sweep: every point, the drift reference readings, and the per-point overhead") {
     core::run_spec s;
     s.warmup_s = 0.1;
