@@ -82,6 +82,15 @@ grep -q "rail ra2: .*CRITICAL" "$WORK/check.txt" || fail "check does not name ra
 ! grep -Eq "rail ra[01]: [^,]*CRITICAL" "$WORK/check.txt" || fail "check calls a full-rate rail CRITICAL"
 for r in ra0 ra1; do grep -q "^OK: rail $r: " "$WORK/check.txt" || fail "check's details have no OK line for rail $r: $(cat "$WORK/check.txt")"; done
 grep -q "^CRITICAL: rail ra2: " "$WORK/check.txt" || fail "check's details have no CRITICAL line for rail ra2"
+# --min-gbit with --rails is each rail's floor (issue 47 item 5): the aggregate (~0.45 Gbit/s)
+# would pass 0.15; ra2 (~0.095) must not, and is named.
+cli check "$ADDR_B:$PORT" --initiator "$ADDR_A:$PORT" --rails all --min-gbit 0.15 --ignore-counters --max-time 2 \
+    >"$WORK/floor.txt" 2>"$WORK/floor.err"
+rc=$?
+say "check --rails all --min-gbit 0.15: exit $rc: $(head -1 "$WORK/floor.txt")"
+[[ $rc -eq 2 ]] && grep -q "^CRITICAL: rail ra2: .*below --min-gbit 0.15 (each rail's floor)" "$WORK/floor.txt" \
+    || fail "check --rails all --min-gbit 0.15 should exit 2 naming ra2, got $rc: $(cat "$WORK/floor.txt" "$WORK/floor.err")"
+! grep -Eq "^CRITICAL: rail ra[01]: " "$WORK/floor.txt" || fail "a full-rate rail below 0.15: $(cat "$WORK/floor.txt")"
 # matrix --rails all: each direction over the three rails at once; rail 2 below 0.7 of 0.2 Gbit/s
 # makes both links bad (their aggregate figures are equal, so the bandwidth rule flags neither).
 # 0.7 as for check: one run here read the full-rate rails of B -> A at 79% of the link
@@ -113,6 +122,18 @@ matrix_rail2_bad rate "below 0.7 x link rate 0.2" --min-rate-fraction 0.7 --expe
 # Without --min-rate-fraction or a manifest: rail 2 is slow against its link's other rails
 # (100 of 200 Mbit/s), so both links are bad for it alone.
 matrix_rail2_bad siblings "of the median of the link's 3 rails"
+# matrix --rails all without --test (issue 47 item 7): bandwidth over the rails, said, never
+# every link unreachable; latency over every rail at once: refused, exit 2, with what to give.
+cli matrix --hosts "$ADDR_A:$PORT,$ADDR_B:$PORT" --rails all --max-time 0.5 --no-retest -q --format json \
+    -o "$WORK/default.json" >/dev/null 2>"$WORK/default.err"
+rc=$?
+[[ $rc -le 1 ]] && grep -q "measuring bandwidth over every rail at once" "$WORK/default.err" \
+    && python3 -c "import json,sys; m=json.load(open(sys.argv[1])); sys.exit(0 if all(l['reachable'] for l in m['links']) else 1)" "$WORK/default.json" \
+    || fail "matrix --rails all without --test: exit $rc: $(cat "$WORK/default.err")"
+cli matrix --hosts "$ADDR_A:$PORT,$ADDR_B:$PORT" --rails all --test latency,bandwidth -q >/dev/null 2>"$WORK/lat.err"
+rc=$?
+[[ $rc -eq 2 ]] && grep -q "add --rails-serial" "$WORK/lat.err" || fail "matrix --rails all --test latency: exit $rc: $(cat "$WORK/lat.err")"
+say "matrix --rails all: bandwidth by default (said), latency over all rails at once refused (exit 2)"
 cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --rails ra7 --test bandwidth >/dev/null 2>"$WORK/bad.err"
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "its rails are ra0, ra1, ra2" "$WORK/bad.err" || fail "--rails ra7: exit $rc: $(cat "$WORK/bad.err")"

@@ -4,6 +4,7 @@
 #include "client/render/table.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
@@ -111,6 +112,22 @@ TEST_CASE("a result without the precision method renders as before: no marker, n
     const auto text = client::render_run_table(run_of({latency_point(64, 0.004)}));
     CHECK(text.find("±0.4%\n") != std::string::npos);
     CHECK(text.find("blocks") == std::string::npos);
+}
+
+TEST_CASE("info's table lists the rails, and hostile rail entries render as '?' instead of throwing") {
+    const auto info = nlohmann::json::parse(R"({"host": {"version": "0.1.0"}, "transports": [], "rails": [
+        {"name": "ra0", "rdma_device": null, "addresses": ["10.61.0.1/24"], "rate_gbit_per_s": 0.2, "mtu": 1500,
+         "link_up": true, "nearest_gpus": [{"cuda_index": 3, "pci_bus_id": "0000:19:00.0", "path": "PIX"}]},
+        {"name": "ra1", "addresses": "not a list", "link_up": "maybe", "nearest_gpus": [7]},
+        17]})");
+    const auto text = client::render_info(info);
+    CHECK(text.find("rails:\n") != std::string::npos);
+    CHECK(text.find("ra0") != std::string::npos);
+    CHECK(text.find("10.61.0.1/24") != std::string::npos);
+    CHECK(text.find("cuda:3 PIX") != std::string::npos);
+    CHECK(text.find("ra1") != std::string::npos);
+    CHECK(client::render_info_rails(nlohmann::json::parse(R"({"rails": []})")) == "rails: none\n");
+    CHECK(client::render_info_rails(nlohmann::json::object()).empty());  // an older daemon: no section
 }
 
 }  // TEST_SUITE
