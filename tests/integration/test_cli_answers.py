@@ -366,3 +366,28 @@ class Issue26RoughEdgeTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FullMatrixCostTests(unittest.TestCase):
+    """A full matrix that will take 10 minutes or more says so before its first round, with
+    the triage it could run instead (issue 47 item 16): 60 hosts at closed ports with 5 s
+    points (59 rounds, at least ~22 min), so the probes fail at once and nothing is measured."""
+
+    def test_a_large_full_matrix_states_its_time_up_front(self):
+        tmp = tempfile.mkdtemp(prefix="meshperf-cost-")
+        try:
+            hosts = os.path.join(tmp, "hosts.txt")
+            with open(hosts, "w") as f:
+                f.write("".join(f"127.0.0.1:{p}\n" for p in range(1, 61)))
+            rc, out, err = run_cli("matrix", "--hosts", hosts, "--mode", "full", "--max-time", "5", "-q", timeout=60)
+            self.assertNotEqual(rc, 0, out + err)
+            first = err.splitlines()[0] if err else ""
+            self.assertIn("a full matrix of 60 hosts is 59 rounds", first, err[:2000])
+            self.assertIn("--mode triage finds", first)
+            # A small one says nothing of the kind.
+            with open(hosts, "w") as f:
+                f.write("127.0.0.1:1\n127.0.0.1:2\n127.0.0.1:3\n")
+            rc, out, err = run_cli("matrix", "--hosts", hosts, "--mode", "full", "-q", timeout=60)
+            self.assertNotIn("a full matrix of", err)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
