@@ -43,7 +43,9 @@ using device_sweep = std::function<copy_result(copy_kind, const copy_options&)>;
 /// the others never wait for it), and each GPU loading the size (untimed copies) after its
 /// timed batches until every GPU's are done (copy_options::timed_done, keep_loading). The first exception of any thread stops the others (at
 /// their next size) and is rethrown after all have joined; options.stop stops all.
-/// options.on_point is called under a lock, from the GPUs' threads. Throws
+/// options.on_point is called under a lock, from the GPUs' threads. Each thread's first CUDA
+/// work is the sweep's: run_copy_sweep makes its GPU current and binds the thread to the
+/// GPU's NUMA node before it allocates the pinned host buffer. Throws
 /// core::spec_error for p2p or a device_count below 1.
 all_gpu_copy run_on_all_gpus(copy_kind kind, int device_count, const copy_options& options,
                              const device_sweep& sweep = run_copy_sweep);

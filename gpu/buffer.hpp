@@ -38,15 +38,26 @@ private:
 };
 
 /// Copies n bytes from host memory into dst at byte `offset` (offset + n <= dst.size()) and
-/// waits until they are there. Throws std::system_error naming the copy.
+/// waits until they are in device memory (the legacy stream is synchronized after the copy:
+/// a copy from pageable memory may return once the bytes are staged, before the DMA to the
+/// device ends). Throws std::system_error naming the copy.
 void copy_to_device(const device_buffer& dst, const void* src, std::size_t n, std::size_t offset = 0);
 
 /// Copies n bytes (<= src.size()) of src into host memory and waits for them.
 /// Throws std::system_error naming the copy.
 void copy_to_host(void* dst, const device_buffer& src, std::size_t n);
 
-/// Sets bytes [offset, offset + n) of dst to zero and waits. Throws std::system_error.
+/// Sets bytes [offset, offset + n) of dst to zero and waits until device memory is written
+/// (cudaMemset is asynchronous to the host for device memory: the legacy stream is
+/// synchronized after it). Throws std::system_error.
 void zero_device(const device_buffer& dst, std::size_t offset, std::size_t n);
+
+/// Sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on buf's allocation (cuPointerSetAttribute, through
+/// the driver entry point): synchronous memory operations on it (cudaMemcpy, cudaMemset)
+/// then finish before they return, which a NIC reading or writing it through GPUDirect RDMA
+/// needs. Call it on every buffer registered with an RDMA device. Throws std::system_error
+/// (cu_category()) when the driver refuses, ENOSYS when it lacks the entry point.
+void enable_sync_memops(const device_buffer& buf);
 
 /// Page-locked host memory, usable by copies to and from any device (cudaHostAllocPortable).
 class pinned_buffer {

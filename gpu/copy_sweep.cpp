@@ -6,6 +6,7 @@
 #include "gpu/detail/cuda_check.hpp"
 #include "gpu/detail/kernels.hpp"
 #include "gpu/detail/stream_event.hpp"
+#include "gpu/numa_binding.hpp"
 #include "gpu/pattern.hpp"
 #include "gpu/status.hpp"
 
@@ -230,6 +231,14 @@ copy_result run_copy_sweep(copy_kind kind, const copy_options& o) {
     if (dst >= 0) require_device(dst);
 
     const std::uint64_t max_bytes = *std::max_element(o.sizes.begin(), o.sizes.end());
+    // In this order (run_on_all_gpus calls this on a fresh thread per GPU): the executing GPU
+    // made current, then the thread bound to that GPU's NUMA node where sysfs knows it, then
+    // the buffers allocated, so the pinned host buffer is placed near the GPU it feeds. The
+    // binding lasts the sweep (the thread issuing the copies stays near the GPU too) and is
+    // undone on return.
+    const int exec_device = src >= 0 ? src : dst;
+    detail::set_device(exec_device);
+    const scoped_numa_binding near_gpu(device_numa_node(exec_device));
     sweeper sw(kind, o, src, dst, max_bytes);
     copy_result r;
     r.kind = kind;

@@ -35,12 +35,15 @@ private:
 };
 
 /// An exported range, with what ibv_reg_dmabuf_mr(pd, offset, length, iova, fd, access)
-/// needs: the fd, offset 0 into it, the length, and the device address to use as iova.
+/// needs: the fd, the buffer's offset into it, the buffer's length, and the device address
+/// to use as iova. The dma-buf covers the page-aligned range containing the buffer
+/// (page_aligned_range in dmabuf_range.hpp): offset is 0 when the buffer starts on a page.
 struct dmabuf_export {
     dmabuf_fd fd;
-    std::uint64_t offset = 0;   ///< offset of the buffer's start within the dma-buf
-    std::size_t length = 0;     ///< buffer.allocated_size(): a multiple of the host page size
-    std::uint64_t iova = 0;     ///< the device pointer as an integer
+    std::uint64_t offset = 0;        ///< offset of the buffer's start within the dma-buf
+    std::size_t length = 0;          ///< buffer.allocated_size(): the bytes to register
+    std::uint64_t iova = 0;          ///< the device pointer as an integer
+    std::size_t dmabuf_length = 0;   ///< bytes the dma-buf covers (>= offset + length, whole pages)
 };
 
 /// How the driver maps the dma-buf.
@@ -53,10 +56,12 @@ enum class dmabuf_mapping {
 /// False without a driver or when the attribute cannot be read.
 bool dmabuf_supported(int device) noexcept;
 
-/// Exports the whole of buffer (allocated_size()) as a dma-buf fd. Throws std::system_error:
+/// Exports the whole of buffer (allocated_size()) as a dma-buf fd: the page-aligned range
+/// that contains it, since cudaMalloc aligns to 256 bytes only. Throws std::system_error:
 /// category cuda_category() when CUDA is unusable, cu_category() when the driver refuses
 /// (CUDA_ERROR_NOT_SUPPORTED: no dma-buf support, see core::plan_gpu_registration), or
-/// ENOSYS when the driver lacks cuMemGetHandleForAddressRange (older than CUDA 11.7).
+/// ENOSYS when the driver lacks cuMemGetHandleForAddressRange (older than CUDA 11.7). A
+/// driver refusal of a range widened to whole pages says so in its message.
 dmabuf_export export_dmabuf(const device_buffer& buffer, dmabuf_mapping mapping = dmabuf_mapping::driver_default);
 
 }  // namespace meshperf::gpu

@@ -30,6 +30,7 @@ driver_api load() {
     resolve("cuDeviceGet", 2000, api.device_get);
     resolve("cuDeviceGetAttribute", 2000, api.device_get_attribute);
     resolve("cuMemGetHandleForAddressRange", 11070, api.mem_get_handle_for_address_range);
+    resolve("cuPointerSetAttribute", 6000, api.pointer_set_attribute);
     return api;
 }
 

@@ -56,7 +56,11 @@ std::unique_ptr<transport::tcp::staged_stream> make_cuda_stream(int device, tran
 /// buffer, which must outlive it.
 class cuda_buffer_view final : public transport::rdma::device_allocation {
 public:
-    explicit cuda_buffer_view(const gpu::device_buffer& buffer) : buffer_(buffer) {}
+    /// Sets SYNC_MEMOPS on the buffer: the NIC reads and writes it through GPUDirect RDMA, so
+    /// its memsets and copies must be complete when they return.
+    explicit cuda_buffer_view(const gpu::device_buffer& buffer) : buffer_(buffer) {
+        if (buffer_) gpu::enable_sync_memops(buffer_);
+    }
     std::byte* data() const noexcept override { return static_cast<std::byte*>(buffer_.data()); }
     std::size_t size() const noexcept override { return buffer_.allocated_size(); }
     transport::rdma::dmabuf_region dmabuf() override {

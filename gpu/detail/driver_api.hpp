@@ -13,6 +13,7 @@ struct driver_api {
     PFN_cuDeviceGet_v2000 device_get = nullptr;
     PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
     PFN_cuMemGetHandleForAddressRange_v11070 mem_get_handle_for_address_range = nullptr;
+    PFN_cuPointerSetAttribute_v6000 pointer_set_attribute = nullptr;
     PFN_cuGetErrorName_v6000 get_error_name = nullptr;
     PFN_cuGetErrorString_v6000 get_error_string = nullptr;
 };

@@ -20,11 +20,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <doctest/doctest.h>
 #include <string>
 #include <vector>
 
 using namespace meshperf::gpu;
+
+namespace {
+
+/// Whether this machine's sysfs lists PCI devices at all (gVisor may not).
+bool sysfs_lists_pci_devices() {
+    std::error_code ec;
+    return std::filesystem::is_directory("/sys/bus/pci/devices", ec) &&
+           std::filesystem::directory_iterator("/sys/bus/pci/devices", ec) != std::filesystem::directory_iterator();
+}
+
+}  // namespace
 
 TEST_CASE("inventory lists every device with its PCIe place") {
     const auto inv = take_inventory();
@@ -37,7 +50,12 @@ TEST_CASE("inventory lists every device with its PCIe place") {
         CHECK(d.uuid.rfind("GPU-", 0) == 0);
         CHECK(d.memory_bytes > (1ull << 30));
         CHECK(normalize_bus_id(d.pci_bus_id) == d.pci_bus_id);
-        CHECK(locate_pci_device(d.pci_bus_id).has_value());
+        // Under gVisor (the H200 kind) /sys/bus/pci/devices may be absent: the GPU's PCIe
+        // place is then unknown to this machine, not wrong.
+        if (sysfs_lists_pci_devices())
+            CHECK(locate_pci_device(d.pci_bus_id).has_value());
+        else
+            MESSAGE("skipped: /sys/bus/pci/devices is absent here (a sandbox such as gVisor): no PCIe place to check");
         CHECK(d.dma_buf_supported.has_value());  // the entry point mechanism reached the driver
         CHECK(d.compute_capability_major >= 5);
     }
@@ -89,7 +107,15 @@ TEST_CASE("collective device: the ops at device addresses (GPUDirect RDMA's) mov
     auto* slot = static_cast<std::byte*>(dev.buffer(region::scratch).data());  // stands for a receive slot
     dev.upload_at(send, acc.data(), acc.size());
     dev.upload_at(slot, piece.data(), piece.size());
-    CHECK_NOTHROW(dev.flush_rdma_writes());  // a no-op where the GPU orders the NIC's writes itself
+    // A no-op where the GPU orders the NIC's writes itself; where it neither orders nor can
+    // flush them (a VM that does not report the flush option), flush_rdma_writes refuses with
+    // ENOTSUP on purpose: that is this machine's answer, not a fault.
+    try {
+        dev.flush_rdma_writes();
+    } catch (const std::system_error& e) {
+        if (e.code() != std::errc::not_supported) throw;
+        MESSAGE("flush_rdma_writes refused on this machine (ENOTSUP, as designed): " << e.what());
+    }
     dev.add_at(type, send + off, slot, n);
     dev.copy_at(recv + off, slot, n);
     std::vector<std::byte> summed(acc.size()), copied(n);
@@ -211,6 +237,11 @@ TEST_CASE("dma-buf: export where the driver supports it, a driver error otherwis
         CHECK(e.fd.get() >= 0);
         CHECK(e.length == b.allocated_size());
         CHECK(e.iova == reinterpret_cast<std::uintptr_t>(b.data()));
+        CHECK(e.offset == reinterpret_cast<std::uintptr_t>(b.data()) % host_page_size());
+        CHECK(e.dmabuf_length % host_page_size() == 0);
+        CHECK(e.offset + e.length <= e.dmabuf_length);
+        MESSAGE("dma-buf export: buffer " << b.data() << ", offset " << e.offset << ", length " << e.length
+                                          << ", dma-buf " << e.dmabuf_length << " B");
     } else {
         MESSAGE("cuda:0 has no dma-buf support (proprietary kernel module?)");
         try {

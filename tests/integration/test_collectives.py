@@ -270,7 +270,7 @@ class Faults(CollectiveCase):
     def test_gpu_memory_without_a_gpu_fails_at_the_start_with_the_sweeps_reason(self):
         ranks = self.start(2)
         status, info = ranks[0].http("GET", "/v1/info")
-        if info.get("gpu", {}).get("available"):
+        if info.get("gpus", {}).get("available"):  # /v1/info's key (daemon/api/api_routes.cpp)
             self.skipTest("this host has a GPU: tests/gpu/device-check runs collectives from GPU memory")
         doc = self.run_collective(ranks, ops=["allreduce"], sizes="64K", iterations=2, memory="cuda:0")
         self.assertEqual(doc["state"], "failed")
