@@ -246,7 +246,7 @@ bad "unknown dtype" --hosts "$HOSTFILE" --dtype fp7
 #    tbf queue (50 ms) now and then over the longer steps and recovers, and the mean read
 #    -1.2..-5.4% of the goodput in four runs here, so 32 MiB is printed, not judged. A miss
 #    fails the test; a job on the shared CPUs is what label rig's second try of the whole test
-#    is for (scripts/run-tests reports it: issue 48).
+#    is for (scripts/run-tests reports it).
 busbw_check() {  # OP
     local op=$1
     collective "$op" --hosts "$HOSTFILE" --op "$op" --algo ring --sizes 16M..32M --iterations 8 --warmup 1

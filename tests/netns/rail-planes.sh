@@ -72,7 +72,7 @@ netns_on_failure() { for f in "$WORK"/meshperfd-*.log; do say "--- $(basename "$
 # A verdict that misses fails the test: three pairs at once share the 2 CPUs, and one
 # clean-clone CI run read one link's two rails at 74% of the others' median, a bad link by
 # the bandwidth rule that no rail explained; label rig's second try of the whole test is for
-# that (scripts/run-tests reports it: issue 48).
+# that (scripts/run-tests reports it).
 matrix_verdict() {
     matrix_try "$@" || fail "matrix --rails verdict ($1)"
 }

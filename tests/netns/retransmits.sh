@@ -62,7 +62,7 @@ shape() {  # QDISC_ARGS: the same tbf on both ends of the link
 # the peer then ends the run, correctly ("sent nothing for 10 s, not even a heartbeat"; one
 # clean-clone CI run in several, 2026-12-07). That is the link starving the control path,
 # not a counter fault: the test fails, saying so, and label rig's second try of the whole
-# test (scripts/run-tests, which reports it: issue 48) is what absorbs it.
+# test (scripts/run-tests, which reports it) is what absorbs it.
 sweep() {  # NAME ARG...: a sweep from A to B, its result in $WORK/NAME.json
     local name=$1
     shift
