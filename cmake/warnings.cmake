@@ -40,3 +40,9 @@ endif()
 add_library(meshperf_defaults INTERFACE)
 target_link_libraries(meshperf_defaults INTERFACE meshperf_warnings meshperf_sanitize)
 target_include_directories(meshperf_defaults INTERFACE ${PROJECT_SOURCE_DIR})
+# __FILE__ relative to the source root ("tests/unit/core/sizes_test.cpp"): the unity sources
+# include each file by its absolute path, so every doctest assertion's __FILE__ (and, without
+# NDEBUG, every assert()'s) put the checkout's path into the preprocessed source, and a clean
+# clone in another folder missed ccache on each such batch. ccache does not hash the map's
+# argument; debug info is not remapped (scripts/ccache-env).
+target_compile_options(meshperf_defaults INTERFACE $<$<COMPILE_LANGUAGE:C,CXX>:-fmacro-prefix-map=${PROJECT_SOURCE_DIR}/=>)
