@@ -13,6 +13,7 @@
 #include "daemon/store/result_store.hpp"
 #include "daemon/runs/run_manager.hpp"
 #include "daemon/runtime/auth.hpp"
+#include "daemon/runtime/peer_policy.hpp"
 #include "daemon/runtime/sd_notify.hpp"
 #include "transport/socket.hpp"
 #include "transport/tls.hpp"
@@ -232,6 +233,7 @@ int main(int argc, char** argv) {
         require_listen_address(options.listen, ep);
         daemon::daemon_context ctx;
         fill_context(ctx, options, config, ep);
+        daemon::install_connect_policy(ctx);  // before any thread connects anywhere
         serve(ctx, options, config, ep, std::move(expect));
     } catch (const core::spec_error& e) {
         daemon::log_error("{}", e.what());
