@@ -1,6 +1,7 @@
 #include "daemon/runtime/config.hpp"
 
 #include "core/error.hpp"
+#include "core/toml_nesting.hpp"
 #include "core/sizes.hpp"
 #include "transport/socket.hpp"
 
@@ -332,6 +333,7 @@ double parse_duration_s(std::string_view text, std::string_view what) {
 
 daemon_config parse_config(std::string_view text, const std::string& origin) {
     std::shared_ptr<cpptoml::table> root;
+    core::check_toml_nesting(text, origin);  // cpptoml recurses: a deep file would overflow the stack
     try {
         std::istringstream in{std::string(text)};
         cpptoml::parser parser(in);
