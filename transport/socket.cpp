@@ -277,6 +277,13 @@ std::string interface_for_address(const std::string& ip) {
     return name;
 }
 
+bool peer_has_closed(int fd) {
+    if (fd < 0) return false;
+    pollfd p{fd, static_cast<short>(POLLRDHUP), 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
 std::string peer_ip(int fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;

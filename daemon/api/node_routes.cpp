@@ -7,6 +7,7 @@
 #include "daemon/runtime/metrics.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -38,9 +39,35 @@ json node_info(const api_state& s, const json& gpus) {
     return cached;
 }
 
-api_reply handle_inspect(const api_state& s, const std::string& body, bool post) {
+namespace {
+
+/// Inspections asked over the API at once (issue 47, item 15: 40 at once took 1.1 GB and
+/// the worker pool): one runs, the others are refused with Retry-After.
+std::atomic<int> api_inspections{0};
+
+}  // namespace
+
+std::shared_ptr<void> take_inspection_slot() {
+    if (api_inspections.fetch_add(1) >= max_api_inspections) {
+        api_inspections.fetch_sub(1);
+        return nullptr;
+    }
+    return std::shared_ptr<void>(nullptr, [](void*) { api_inspections.fetch_sub(1); });
+}
+
+api_reply inspection_busy_reply() {
+    auto r = api_error(503, fmt::format("this daemon is already inspecting its node for another client (at most {} at once): "
+                                        "retry in {} s, or read the last scheduled inspection at GET /v1/inspect/last",
+                                        max_api_inspections, inspection_retry_after_s));
+    r.body["retry_after_s"] = inspection_retry_after_s;
+    r.retry_after_s = inspection_retry_after_s;
+    return r;
+}
+
+api_reply handle_inspect(const api_state& s, const std::string& body, bool post, std::function<bool()> abandoned) {
     node_inspection_request req;
     req.control_address = s.listening.address;
+    req.abandoned = std::move(abandoned);
     if (post && !body.empty()) {
         const auto j = json::parse(body, nullptr, false);
         if (j.is_discarded() || !j.is_object())
@@ -62,7 +89,9 @@ api_reply handle_inspect(const api_state& s, const std::string& body, bool post)
             }
         }
     }
-    auto doc = node::to_json(inspect_node(s.ctx, req, &s.runs));
+    const auto result = inspect_node(s.ctx, req, &s.runs);
+    if (was_abandoned(result)) return api_error(503, "the inspection stopped: its client left");  // nobody reads it
+    auto doc = node::to_json(result);
     // With scheduled inspections, /metrics carries theirs: the same manifest and loopback
     // every time, so an engineer's ad-hoc manifest never sets off an alert.
     const bool scheduled = s.ctx.inspections && s.ctx.inspections->schedule().enabled();
