@@ -180,7 +180,7 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
     ctx.host = daemon::local_host_info(ep.to_string());
     boost::asio::io_context io(1);
     daemon::baseline_store baselines(store.path());
-    daemon::metrics_registry metrics;
+    daemon::metrics_registry metrics(config.metrics_max_peers);
     ctx.baselines = &baselines;
     ctx.metrics = &metrics;
     daemon::run_manager runs(ctx, store);
