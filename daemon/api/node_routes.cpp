@@ -20,22 +20,38 @@ namespace meshperf::daemon {
 using nlohmann::json;
 
 json node_info(const api_state& s, const json& gpus) {
-    // /v1/info is answered on the I/O thread and polled (matrix probes, dashboards): the
-    // sysfs walk (milliseconds on an 8-rail node) is done at most once a second.
+    // /v1/info is polled (matrix probes, dashboards) and its interface scan takes seconds on a
+    // node with 10,000 veths (issue 47, item 12): it runs on the worker pool, at most once a
+    // second, and by one worker at a time; a caller that finds a scan under way takes the
+    // previous answer instead of waiting for it.
     static std::mutex m;
     static const daemon_context* cached_for = nullptr;
     static std::filesystem::path cached_root;
     static std::chrono::steady_clock::time_point cached_at;
+    static bool scanning = false;
     static json cached;
-    const auto now = std::chrono::steady_clock::now();
-    std::lock_guard lock(m);
-    if (cached_for != &s.ctx || cached_root != s.ctx.sysfs_root || now - cached_at > std::chrono::seconds(1)) {
-        const auto inv = read_node_inventory(s.ctx, s.listening.address, gpus);
-        cached = {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
-        cached_for = &s.ctx;
-        cached_root = s.ctx.sysfs_root;
-        cached_at = now;
+    {
+        std::lock_guard lock(m);
+        const bool same = cached_for == &s.ctx && cached_root == s.ctx.sysfs_root;
+        if (same && std::chrono::steady_clock::now() - cached_at <= std::chrono::seconds(1)) return cached;
+        if (same && scanning) return cached;
+        scanning = true;
     }
+    json fresh;
+    try {
+        const auto inv = read_node_inventory(s.ctx, s.listening.address, gpus);
+        fresh = {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
+    } catch (...) {
+        std::lock_guard lock(m);
+        scanning = false;
+        throw;
+    }
+    std::lock_guard lock(m);
+    scanning = false;
+    cached = std::move(fresh);
+    cached_for = &s.ctx;
+    cached_root = s.ctx.sysfs_root;
+    cached_at = std::chrono::steady_clock::now();
     return cached;
 }
 

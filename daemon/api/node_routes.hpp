@@ -14,7 +14,8 @@ namespace meshperf::daemon {
 
 /// {"rails": [...], "gpu_rail_pairs": [...]} for GET /v1/info (node/inventory.hpp);
 /// `gpus` is /v1/info's CUDA part (gpu_info()), whose ordinals the GPUs are given. Read
-/// at most once a second (a cached answer is at most 1 s old); /v1/inspect always reads.
+/// at most once a second and by one caller at a time (others get the previous answer, at
+/// most 1 s plus one scan old); /v1/inspect always reads. Blocking: off the I/O thread.
 nlohmann::json node_info(const api_state&, const nlohmann::json& gpus);
 
 /// GET /v1/inspect (`body` empty) or POST /v1/inspect with {"expect": {manifest keys}}:
