@@ -2,7 +2,7 @@
 /// The one way meshperf writes a JSON document as text: strings that are not valid UTF-8
 /// (an interface or host name may hold any byte but '/' and NUL) are written with U+FFFD in
 /// place of each bad byte, as the daemon's API writes them, instead of nlohmann's
-/// type_error.316 ending the program with nothing printed (issue 47, item 9).
+/// type_error.316 ending the program with nothing printed.
 #include <nlohmann/json.hpp>
 #include <string>
 

@@ -1,5 +1,5 @@
 #pragma once
-/// Names as Linux allows them (issue 47, item 8): an interface may be called `c@tl`, `ra"q`
+/// Names as Linux allows them: an interface may be called `c@tl`, `ra"q`
 /// or hold bytes that are not UTF-8, and meshperf must measure it; a name must never leave
 /// the sysfs directory it is looked up in. The one place those names are judged.
 #include <cstddef>

@@ -1,7 +1,7 @@
 #pragma once
 /// A bound on how deep a TOML text nests, checked before cpptoml parses it: cpptoml parses
 /// (and frees) arrays, inline tables and dotted keys recursively, so 30,000 nested inline
-/// tables or 100,000 nested arrays overflowed the stack of both binaries (issue 47, item 11).
+/// tables or 100,000 nested arrays overflowed the stack of both binaries.
 #include <cstddef>
 #include <string>
 #include <string_view>

@@ -21,7 +21,7 @@ using nlohmann::json;
 
 json node_info(const api_state& s, const json& gpus) {
     // /v1/info is polled (matrix probes, dashboards) and its interface scan takes seconds on a
-    // node with 10,000 veths (issue 47, item 12): it runs on the worker pool, at most once a
+    // node with 10,000 veths: it runs on the worker pool, at most once a
     // second, and by one worker at a time; a caller that finds a scan under way takes the
     // previous answer instead of waiting for it.
     static std::mutex m;
@@ -57,7 +57,7 @@ json node_info(const api_state& s, const json& gpus) {
 
 namespace {
 
-/// Inspections asked over the API at once (issue 47, item 15: 40 at once took 1.1 GB and
+/// Inspections asked over the API at once (40 at once took 1.1 GB and
 /// the worker pool): one runs, the others are refused with Retry-After.
 std::atomic<int> api_inspections{0};
 

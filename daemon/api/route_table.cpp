@@ -24,8 +24,8 @@ route_outcome get_healthz(const route_call& c) { return reply_only(handle_health
 route_outcome get_metrics(const route_call& c) { return reply_only(handle_metrics(c.api)); }
 // /v1/info with the node's rails and GPU pairing (node_routes.hpp), the GPUs numbered as
 // the info's CUDA part numbers them.
-// On the worker pool: the interface scan takes seconds on a node with 10,000 veths (issue 47,
-// item 12), and /healthz must not wait behind it on the I/O thread.
+// On the worker pool: the interface scan takes seconds on a node with 10,000 veths, and
+// /healthz must not wait behind it on the I/O thread.
 route_outcome get_info(const route_call& c) {
     route_outcome out;
     out.offload = [api = c.api]() mutable {

@@ -28,7 +28,7 @@ struct node_inspection_request {
     std::string who = "inspect";                ///< the measurement gate's holder while measuring
     /// Set: true once whoever asked has gone (the API's client closed its connection). The
     /// inspection checks it before each stage (waiting for the one running, the inventory,
-    /// the checks, the loopback and GPU copies) and stops there (issue 47, item 15).
+    /// the checks, the loopback and GPU copies) and stops there.
     std::function<bool()> abandoned;
 };
 

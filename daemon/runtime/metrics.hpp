@@ -23,7 +23,7 @@
 ///   error and congestion counter of the NIC or RDMA port (initiator or peer side) rose
 ///   over the latest run's points together; traffic counters are left to node_exporter
 /// - meshperf_metrics_evicted_peers_total: (peer, transport) pairs whose series were dropped to
-///   keep at most `max_peers` of them (the least recently measured go first: issue 47, item 13)
+///   keep at most `max_peers` of them (the least recently measured go first)
 /// - the latest inspection's families (daemon/runtime/inspect_metrics.hpp: those of
 ///   node/inspect_textfile.hpp, meshperf_inspect_state, meshperf_inspect_findings{state},
 ///   meshperf_inspect_timestamp_seconds, rail rates, PCIe links, GPU-rail pairs, the same

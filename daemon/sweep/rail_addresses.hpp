@@ -1,5 +1,5 @@
 #pragma once
-/// Where a run's rails may take its streams (issue 47, item 10). A run spec's rails come from
+/// Where a run's rails may take its streams. A run spec's rails come from
 /// the request, so neither end trusts them alone: the initiator's streams must leave from its
 /// own addresses towards addresses its allow-list admits, and the peer accepts a spec only
 /// when every rail's peer_address is one of its own, before any data stream (and the token
