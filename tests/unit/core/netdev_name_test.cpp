@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace netdev_name_test {  // one per test file: the unit tests are built in batches (unity build)
 
@@ -22,10 +23,10 @@ using nlohmann::json;
 TEST_SUITE("netdev_name") {
 
 TEST_CASE("the names Linux allows (dev_valid_name) and no others") {
-    for (const std::string n : {"eth0", "c@tl", "ra\"q", "a\\b", "{x}", "a=b,c", "ra\xff\xfe", "123456789012345", "-", "...",
+    for (const auto& n : std::vector<std::string>{"eth0", "c@tl", "ra\"q", "a\\b", "{x}", "a=b,c", "ra\xff\xfe", "123456789012345", "-", "...",
                                 "\x1b[31m", "enp24s0np0"})
         CHECK_MESSAGE(valid_netdev_name(n), n);
-    for (const std::string n : {"", ".", "..", "a/b", "../etc", "eth0:1", "eth 1", "tab\tx", "nl\nx", "cr\rx", "vt\vx", "ff\fx",
+    for (const auto& n : std::vector<std::string>{"", ".", "..", "a/b", "../etc", "eth0:1", "eth 1", "tab\tx", "nl\nx", "cr\rx", "vt\vx", "ff\fx",
                                 "1234567890123456", std::string("a\0b", 3)})
         CHECK_FALSE_MESSAGE(valid_netdev_name(n), n);
     // As it arrives in JSON from a peer: each byte that was not UTF-8 is U+FFFD (3 bytes) and counts as one.
@@ -40,7 +41,7 @@ TEST_CASE("the names Linux allows (dev_valid_name) and no others") {
 }
 
 TEST_CASE("a point measured on interfaces c@tl and ra\"q reads back; a name with '/' does not") {
-    for (const std::string name : {"c@tl", "ra\"q", "ra{=},\\", to_valid_utf8("ra\xff\xfe")}) {
+    for (const auto& name : std::vector<std::string>{"c@tl", "ra\"q", "ra{=},\\", to_valid_utf8("ra\xff\xfe")}) {
         point_result p;
         p.test = test_kind::bandwidth;
         p.size_bytes = 1 << 20;
