@@ -13,7 +13,7 @@ RSS bounded; hostile_harness.check_daemon).
 - item 15: 40 POST /v1/inspect at once on a large fixture: one runs, the others 503 with
   Retry-After, /healthz fast, RSS bounded; a client that leaves stops its inspection;
 - item 12: /v1/info polled by two clients on a node with 1,000 interfaces (a network
-  namespace of dummies, root only): /healthz stays under 100 ms.
+  namespace of veths, root only): /healthz stays under 0.5 s and under half the scan's time.
 
 Needs $MESHPERF_SYSFS_FIXTURE (tests/node/make_sysfs_fixture) for the sysfs cases and
 promtool for the exposition checks; a case whose tool is missing is skipped, saying so.
@@ -144,8 +144,13 @@ class InputTests(unittest.TestCase):
         status, raw = api_post_json(a, "/v1/runs", json.dumps(spec).encode(), headers=[f"Authorization: Bearer {self.token}"])
         self.assertEqual(status, 202, raw[:300])
         run_id = json.loads(raw)["id"]
-        status, raw = wait_run_end(a, run_id, deadline_s=30)
-        return json.loads(raw) if status == 200 else {"state": f"GET answered {status}"}
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            status, doc = a.http("GET", f"/v1/runs/{run_id}", headers={"Authorization": f"Bearer {self.token}"})
+            if status != 200 or doc.get("state") not in ("queued", "running"):
+                return doc if status == 200 else {"state": f"GET answered {status}"}
+            time.sleep(0.1)
+        return {"state": "still running after 30 s"}
 
     def test_rail_addresses_pass_the_allow_list_and_the_peers_inventory(self):
         self.token = "issue47-item10-token"
@@ -319,12 +324,14 @@ class InputTests(unittest.TestCase):
 
     def test_info_polled_on_a_node_with_1000_interfaces(self):
         if os.geteuid() != 0 or not shutil.which("ip"):
-            self.skipTest("needs root and iproute2 (a network namespace of 1,000 dummy interfaces)")
+            self.skipTest("needs root and iproute2 (a network namespace of 1,000 veth interfaces)")
         ns = f"mp-inputs-{os.getpid()}"
         veth = f"mpi{os.getpid() % 100000}"
         subprocess.run(["ip", "netns", "add", ns], check=True)
         try:
-            batch = "".join(f"link add d{i} type dummy\n" for i in range(1000))
+            # veth pairs (500 pairs: 1,000 interfaces), as a Kubernetes node has one per pod;
+            # dummies need a kernel module a container may lack.
+            batch = "".join(f"link add v{i}a type veth peer name v{i}b\n" for i in range(500))
             subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch.encode(), check=True, timeout=60)
             subprocess.run(["ip", "link", "add", veth, "type", "veth", "peer", "name", "mpi-in", "netns", ns], check=True)
             subprocess.run(["ip", "addr", "add", "10.251.47.1/30", "dev", veth], check=True)
@@ -334,14 +341,15 @@ class InputTests(unittest.TestCase):
                 subprocess.run(["ip", "-n", ns, *cmd], check=True)
             token = "issue47-item12"
             port = free_port()
-            log = open(os.path.join(self.tmp, "ns-daemon.log"), "w")
-            proc = subprocess.Popen(["ip", "netns", "exec", ns, DAEMON, "--listen", f"10.251.47.2:{port}", "--state-dir",
-                                     self.tmp, "--token-file", write_token_file(token)], stdout=log, stderr=subprocess.STDOUT)
-            try:
-                self.poll_info_while_probing(proc, port, token)
-            finally:
-                proc.terminate()
-                proc.wait(10)
+            with open(os.path.join(self.tmp, "ns-daemon.log"), "w") as log:
+                proc = subprocess.Popen(["ip", "netns", "exec", ns, DAEMON, "--listen", f"10.251.47.2:{port}", "--state-dir",
+                                         self.tmp, "--token-file", write_token_file(token)], stdout=log,
+                                        stderr=subprocess.STDOUT)
+                try:
+                    self.poll_info_while_probing(proc, port, token)
+                finally:
+                    proc.terminate()
+                    proc.wait(10)
         finally:
             subprocess.run(["ip", "link", "del", veth], check=False)
             subprocess.run(["ip", "netns", "del", ns], check=False)
@@ -389,7 +397,9 @@ class InputTests(unittest.TestCase):
             p.join(60)
         print(f"hostile: /v1/info with 1,000 interfaces ({first * 1000:.0f} ms alone), two pollers: slowest /healthz "
               f"{worst * 1000:.1f} ms", flush=True)
-        self.assertLess(worst, 0.1)
+        # The scan alone took `first` (seconds on a busy 2-CPU machine): on the I/O thread it
+        # delayed /healthz by about that much; off it, /healthz waits for nothing.
+        self.assertLess(worst, min(0.5, first / 2))
         self.assertIsNone(proc.poll())
 
 
