@@ -68,7 +68,8 @@ std::shared_ptr<void> take_inspection_slot() {
         api_inspections.fetch_sub(1);
         return nullptr;
     }
-    return std::shared_ptr<void>(nullptr, [](void*) { api_inspections.fetch_sub(1); });
+    // Not null (a null shared_ptr reads as "no place"): it points at the count it gives back to.
+    return std::shared_ptr<void>(&api_inspections, [](void*) { api_inspections.fetch_sub(1); });
 }
 
 api_reply inspection_busy_reply() {
