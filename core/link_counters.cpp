@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
+#include "core/netdev_name.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -62,14 +63,12 @@ namespace {
 /// Most counters one directory may hold in a peer's report (mlx5's hw_counters: about 60).
 constexpr std::size_t max_counters_per_group = 512;
 
-/// A counter, interface or device name as sysfs spells them: 1..64 of [A-Za-z0-9_.:+-].
-/// Anything else from a peer is refused, so no odd byte reaches the stored result.
+/// A counter name from a peer's report: a file of one sysfs directory (valid_sysfs_file_name).
+/// Anything else is refused, so no name can reach outside the directory it is read from.
 const std::string& checked_name(const std::string& name, std::string_view field) {
-    const bool ok = !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char ch) {
-        const auto u = static_cast<unsigned char>(ch);
-        return std::isalnum(u) || ch == '_' || ch == '.' || ch == ':' || ch == '+' || ch == '-';
-    });
-    if (!ok) throw spec_error(fmt::format("\"{}\" holds a name that is not a sysfs name (1 to 64 letters, digits, _.:+-)", field));
+    if (!valid_sysfs_file_name(name))
+        throw spec_error(fmt::format("\"{}\" holds a name that cannot be a sysfs file (1 to 64 bytes, no '/' or NUL, not . or ..)",
+                                     field));
     return name;
 }
 
@@ -121,7 +120,10 @@ std::string text_field(const json& j, const char* field, std::string_view part) 
     if (!j.contains(field) || !j.at(field).is_string())
         throw spec_error(fmt::format("{} counters without a text \"{}\"", part, field));
     const auto& text = j.at(field).get_ref<const std::string&>();
-    checked_name(text, field);
+    if (!valid_netdev_name(text))
+        throw spec_error(fmt::format("\"{}\" holds a name Linux does not give an interface or device (1 to 15 bytes, no '/', ':' "
+                                     "or white space, not . or ..)",
+                                     field));
     return text;
 }
 

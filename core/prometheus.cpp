@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "core/utf8.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -47,7 +48,11 @@ bool valid_label_name(std::string_view n) {
     return std::all_of(n.begin(), n.end(), name_char);
 }
 
-std::string escape_label_value(std::string_view v) {
+namespace {
+
+/// `v` with backslash, double quote and line feed escaped, bytes as they are: a series'
+/// identity, so two values that differ only in bytes that are not UTF-8 stay two series.
+std::string escape_quoted(std::string_view v) {
     std::string out;
     out.reserve(v.size());
     for (char c : v) {
@@ -59,7 +64,12 @@ std::string escape_label_value(std::string_view v) {
     return out;
 }
 
-std::string escape_help(std::string_view v) {
+}  // namespace
+
+std::string escape_label_value(std::string_view v) { return escape_quoted(to_valid_utf8(v)); }
+
+std::string escape_help(std::string_view raw) {
+    const auto v = to_valid_utf8(raw);
     std::string out;
     out.reserve(v.size());
     for (char c : v) {
@@ -130,7 +140,7 @@ void exposition::add(std::string_view name, std::span<const metric_label> labels
     for (std::size_t i = 0; i < labels.size(); ++i)
         rendered_labels += fmt::format("{}{}=\"{}\"", i ? "," : "", labels[i].name, escape_label_value(labels[i].value));
     std::string identity(suffix);
-    for (const metric_label* l : sorted) identity += fmt::format(",{}=\"{}\"", l->name, escape_label_value(l->value));
+    for (const metric_label* l : sorted) identity += fmt::format(",{}=\"{}\"", l->name, escape_quoted(l->value));
     const auto at = std::lower_bound(f->series.begin(), f->series.end(), identity);
     if (at != f->series.end() && *at == identity)
         throw spec_error(fmt::format("{}{}{{{}}} is added twice", name, suffix, rendered_labels));

@@ -36,10 +36,12 @@ bool valid_metric_name(std::string_view);
 /// True for a valid label name: [a-zA-Z_][a-zA-Z0-9_]*, not starting with "__" (reserved).
 bool valid_label_name(std::string_view);
 
-/// Label value escaped for the text format: backslash → \\, double quote → \", line feed → \n.
+/// Label value escaped for the text format: backslash → \\, double quote → \", line feed → \n;
+/// bytes that are not UTF-8 (an interface or host name may hold any) become U+FFFD, as the
+/// JSON API writes them, since Prometheus refuses a scrape with one.
 std::string escape_label_value(std::string_view);
 
-/// HELP text escaped for the text format: backslash → \\, line feed → \n.
+/// HELP text escaped for the text format: backslash → \\, line feed → \n; not UTF-8 → U+FFFD.
 std::string escape_help(std::string_view);
 
 /// A sample value as the text format writes it: "NaN", "+Inf", "-Inf", or the shortest

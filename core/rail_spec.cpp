@@ -1,6 +1,7 @@
 #include "core/rail_spec.hpp"
 
 #include "core/error.hpp"
+#include "core/netdev_name.hpp"
 
 #include <algorithm>
 #include <arpa/inet.h>
@@ -18,13 +19,6 @@ namespace {
 bool is_ip_literal(const std::string& a) {
     unsigned char buf[16];
     return ::inet_pton(AF_INET, a.c_str(), buf) == 1 || ::inet_pton(AF_INET6, a.c_str(), buf) == 1;
-}
-
-bool printable_name(const std::string& n) {
-    if (n.empty() || n.size() > 64) return false;
-    for (unsigned char c : n)
-        if (c <= 0x20 || c >= 0x7f) return false;
-    return true;
 }
 
 std::string rail_text(const json& v, const std::string& key) {
@@ -48,8 +42,10 @@ void validate_rails(const std::vector<rail_pair>& rails) {
     std::set<std::string> names, locals, peers;
     for (std::size_t i = 0; i < rails.size(); ++i) {
         const auto& r = rails[i];
-        if (!printable_name(r.name) || !printable_name(r.peer_name))
-            throw spec_error(fmt::format("rail {}: its names must be 1 to 64 printable ASCII characters", i));
+        if (!valid_netdev_name(r.name) || !valid_netdev_name(r.peer_name))
+            throw spec_error(fmt::format("rail {}: its names must be interface names as Linux allows them (1 to 15 bytes, no "
+                                         "'/', ':' or white space, not . or ..)",
+                                         i));
         if (!is_ip_literal(r.local_address) || !is_ip_literal(r.peer_address))
             throw spec_error(fmt::format("rail {}: local_address '{}' and peer_address '{}' must be IP addresses (the CLI "
                                          "takes them from both daemons' GET /v1/info)",

@@ -34,7 +34,8 @@ void check_memory_domain(std::string_view field, const std::string& m);
 /// Most rails one run carries (a node has at most 8–16 NICs).
 inline constexpr std::size_t max_rails = 16;
 
-/// Checks a rail list: at most max_rails, names unique and printable, addresses IPv4 or
+/// Checks a rail list: at most max_rails, names unique and interface names as Linux allows them
+/// (valid_netdev_name), addresses IPv4 or
 /// IPv6 literals, no local or peer address twice, rates positive and finite, memories empty
 /// or "host" / "cuda:N". Throws
 /// spec_error naming the rail and what to do.

@@ -14,6 +14,7 @@
 #include "daemon/runs/run_manager.hpp"
 #include "daemon/runs/node_inspection.hpp"
 #include "daemon/runtime/auth.hpp"
+#include "daemon/runtime/peer_policy.hpp"
 #include "daemon/runtime/sd_notify.hpp"
 #include "transport/socket.hpp"
 #include "transport/tls.hpp"
@@ -212,7 +213,7 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
     ctx.host = daemon::local_host_info(ep.to_string());
     boost::asio::io_context io(1);
     daemon::baseline_store baselines(store.path());
-    daemon::metrics_registry metrics;
+    daemon::metrics_registry metrics(config.metrics_max_peers);
     ctx.baselines = &baselines;
     ctx.metrics = &metrics;
     daemon::run_manager runs(ctx, store);
@@ -266,6 +267,7 @@ int main(int argc, char** argv) {
         require_listen_address(options.listen, ep);
         daemon::daemon_context ctx;
         fill_context(ctx, options, config, ep);
+        daemon::install_connect_policy(ctx);  // before any thread connects anywhere
         serve(ctx, options, config, ep, std::move(expect));
     } catch (const core::spec_error& e) {
         daemon::log_error("{}", e.what());

@@ -1,6 +1,7 @@
 #include "node/manifest.hpp"
 
 #include "core/error.hpp"
+#include "core/toml_nesting.hpp"
 #include "transport/small_file.hpp"
 
 #include <cmath>
@@ -78,6 +79,7 @@ std::optional<double>* copy_floor_field(node_manifest& m, const std::string& key
 
 node_manifest parse_manifest(std::string_view text, const std::string& origin) {
     std::shared_ptr<cpptoml::table> root;
+    core::check_toml_nesting(text, origin);  // cpptoml recurses: a deep file would overflow the stack
     try {
         std::istringstream in{std::string(text)};
         root = cpptoml::parser(in).parse();

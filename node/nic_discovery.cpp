@@ -1,5 +1,6 @@
 #include "node/nic_discovery.hpp"
 
+#include "core/netdev_name.hpp"
 #include "node/sysfs_text.hpp"
 
 #include <algorithm>
@@ -85,7 +86,7 @@ std::string netdev_of_soft_device(const fs::path& root, const std::string& devic
     const auto dev = root / "class/infiniband" / device;
     const auto is_netdev = [&](const std::string& name) {
         std::error_code ec;
-        return !name.empty() && name.find('/') == std::string::npos && fs::is_directory(root / "class/net" / name, ec);
+        return core::valid_netdev_name(name) && fs::is_directory(root / "class/net" / name, ec);
     };
     for (const auto& port : names_in(dev / "ports"))
         for (const auto& index : names_in(dev / "ports" / port / "gid_attrs/ndevs"))

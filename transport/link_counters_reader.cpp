@@ -1,5 +1,7 @@
 #include "transport/link_counters_reader.hpp"
 
+#include "core/netdev_name.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -61,13 +63,15 @@ std::optional<core::counter_values> link_counter_probe::read_noting(const fs::pa
 
 link_counter_probe::reading link_counter_probe::read_now() {
     reading r;
-    if (!target_.interface.empty()) {
+    // Names may come from a run spec: one Linux would not give (a '/', "..") reads nothing,
+    // so no name leaves its sysfs directory.
+    if (!target_.interface.empty() && core::valid_netdev_name(target_.interface)) {
         const auto netdev = root_ / "class" / "net" / target_.interface;
         r.nic = read_noting(netdev / "statistics");
         if (r.nic)
             if (const auto flaps = read_number(netdev / "carrier_changes")) (*r.nic)["carrier_changes"] = *flaps;
     }
-    if (!target_.rdma_device.empty()) {
+    if (!target_.rdma_device.empty() && core::valid_netdev_name(target_.rdma_device)) {
         const auto port = root_ / "class" / "infiniband" / target_.rdma_device / "ports" / std::to_string(target_.rdma_port);
         r.port = read_noting(port / "counters");
         r.hw = read_noting(port / "hw_counters");

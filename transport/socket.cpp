@@ -1,6 +1,7 @@
 #include "transport/socket.hpp"
 
 #include "core/error.hpp"
+#include "transport/connect_policy.hpp"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <optional>
 #include <poll.h>
 #include <sys/socket.h>
 #include <system_error>
@@ -144,6 +146,18 @@ bool bind_local(int fd, int family, const std::string& from) {
     return true;
 }
 
+/// The connect policy's reason to refuse this resolved address (transport/connect_policy.hpp).
+std::optional<std::string> refusal_of(const addrinfo* ai) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (ai->ai_family == AF_INET)
+        ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(ai->ai_addr)->sin_addr, text, sizeof text);
+    else if (ai->ai_family == AF_INET6)
+        ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(ai->ai_addr)->sin6_addr, text, sizeof text);
+    else
+        return "not an IPv4 or IPv6 address";
+    return connect_refusal(text);
+}
+
 }  // namespace
 
 std::vector<std::string> numeric_addresses(const std::string& host) noexcept {
@@ -178,8 +192,15 @@ socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds time
         throw resolve_error(to.host, rc);
     }
     int last_err = ECONNREFUSED;
+    std::string refused;  // the policy's reason, when it refused an address
+    bool tried = false;   // whether the policy let any address through
     socket_fd result;
     for (auto* ai = res; ai && !result; ai = ai->ai_next) {
+        if (auto why = refusal_of(ai)) {
+            if (refused.empty()) refused = std::move(*why);
+            continue;
+        }
+        tried = true;
         socket_fd s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
         if (!s) { last_err = errno; continue; }
         if (!from.empty() && !bind_local(s.get(), ai->ai_family, from)) { last_err = EAFNOSUPPORT; continue; }
@@ -195,6 +216,9 @@ socket_fd connect_tcp(const endpoint_address& to, std::chrono::milliseconds time
         result = std::move(s);
     }
     ::freeaddrinfo(res);
+    if (!result && !tried && !refused.empty())
+        throw std::system_error(EACCES, std::generic_category(),
+                                fmt::format("connect to {} refused before any packet: {}", to.to_string(), refused));
     if (!result) throw_errno(last_err, fmt::format("connect to {}", to.to_string()));
     return result;
 }
@@ -270,6 +294,13 @@ std::string interface_for_address(const std::string& ip) {
     }
     ::freeifaddrs(list);
     return name;
+}
+
+bool peer_has_closed(int fd) {
+    if (fd < 0) return false;
+    pollfd p{fd, static_cast<short>(POLLRDHUP), 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
 std::string peer_ip(int fd) {

@@ -100,6 +100,11 @@ bool try_set_busy_poll(int fd, int usec);
 
 /// Address of the local end of a connected socket ("10.0.0.1"), without the port.
 std::string local_ip(int fd);
+/// Whether the other end of connected socket `fd` has closed or reset it (it shut its
+/// writing side down: POLLRDHUP, or the socket is in error), without waiting or reading:
+/// work done for a client that has left can stop.
+bool peer_has_closed(int fd);
+
 /// Address of the remote end of a connected socket, without the port.
 std::string peer_ip(int fd);
 /// The network interface that holds address `ip` ("10.0.0.1" -> "ens7"); empty when no

@@ -235,7 +235,7 @@ std::string render_collective_check(const collective_verdict& v, output_format f
                                            {"what", v.what},
                                            {"summary", v.summary},
                                            {"line", nagios_line(v)}}
-                                          .dump(2) +
+                                          .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                                       "\n";
                            },
                            .nagios = [&] { return nagios_line(v) + "\n"; }});

@@ -1,6 +1,7 @@
 // meshperf baseline save|show|delete PEER: baselines kept by the initiating daemon per peer,
 // transport, test and size (PUT/GET/DELETE /v1/baselines), for `meshperf check --baseline stored`.
 #include "client/commands/commands.hpp"
+#include "core/json_text.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/render/table.hpp"
@@ -79,7 +80,7 @@ command_runner add_baseline_command(CLI::App& app, const common_options& common)
         if (show->parsed()) {
             const auto doc = initiator.get(query(peer, o->test.transport));
             write_output("", render(o->format, {.table = [&] { return render_baselines(doc); },
-                                                .json = [&] { return doc.dump(2) + "\n"; }}));
+                                                .json = [&] { return core::json_text(doc, 2) + "\n"; }}));
             return exit_ok;
         }
         if (!save->parsed()) {

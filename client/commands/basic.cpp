@@ -1,4 +1,5 @@
 #include "client/support/cli_wording.hpp"
+#include "core/json_text.hpp"
 #include "client/render/collective.hpp"
 #include "client/collective/run.hpp"
 #include "client/commands/commands.hpp"
@@ -61,7 +62,7 @@ command_runner add_info_command(CLI::App& app, const common_options& common) {
     add_format_option(*cmd, *format, {output_format::table, output_format::json});
     return [host, format, &common] {
         const auto info = daemon_client(*host, client_credentials(common.token_file, common.tls)).get("/v1/info");
-        write_output("", render(*format, {.table = [&] { return render_info(info); }, .json = [&] { return info.dump(2) + "\n"; }}));
+        write_output("", render(*format, {.table = [&] { return render_info(info); }, .json = [&] { return core::json_text(info, 2) + "\n"; }}));
         return exit_ok;
     };
 }
@@ -106,7 +107,7 @@ command_runner add_runs_command(CLI::App& app, const common_options& common) {
     return [=, &common] {
         const auto list = fetch_run_pages(daemon_client(*host, client_credentials(common.token_file, common.tls)), *limit, *peer);
         write_output("", render(*format, {.table = [&] { return render_run_list(list); },
-                                          .json = [&] { return list.dump(2) + "\n"; }}));
+                                          .json = [&] { return core::json_text(list, 2) + "\n"; }}));
         return exit_ok;
     };
 }

@@ -1,4 +1,5 @@
 #include "client/commands/check.hpp"
+#include "core/json_text.hpp"
 
 #include "client/collective/check.hpp"
 #include "client/commands/commands.hpp"
@@ -25,7 +26,7 @@ namespace meshperf::client {
 using nlohmann::json;
 
 std::string render_check(const core::check_result& r, output_format format) {
-    return render(format, {.json = [&] { return core::to_json(r).dump(2) + "\n"; },
+    return render(format, {.json = [&] { return core::json_text(core::to_json(r), 2) + "\n"; },
                            .nagios = [&] { return core::nagios_output(r) + "\n"; }});
 }
 

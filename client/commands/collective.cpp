@@ -2,6 +2,7 @@
 // coordinator, followed on stderr, rendered with client/render/collective, and, with
 // --predict, set against the α–β model of the ring's links (client/collective/predict).
 #include "client/collective/links.hpp"
+#include "core/json_text.hpp"
 #include "client/render/collective.hpp"
 #include "client/collective/run.hpp"
 #include "client/collective/spec_options.hpp"
@@ -147,7 +148,7 @@ command_runner add_collective_command(CLI::App& app, const common_options& commo
             preds = predict_run(out.run, *links);
             out.doc = with_predictions(std::move(out.doc), preds);
         }
-        if (!o->output.empty()) write_output(o->output, out.doc.dump(2) + "\n");
+        if (!o->output.empty()) write_output(o->output, core::json_text(out.doc, 2) + "\n");
         if (!o->svg.empty() && !out.run.points.empty())
             write_output(o->svg, render_collective_svg(out.run, predicted_times(preds)));
         write_output("", render_collective(o->format, out.run, out.doc, preds));

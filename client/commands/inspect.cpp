@@ -6,6 +6,7 @@
 // this process inspects this machine. --loopback adds each RDMA device's loopback,
 // --gpu-copies host<->GPU copies on every GPU at once.
 #include "client/commands/commands.hpp"
+#include "core/json_text.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/nagios_check.hpp"
 #include "client/support/output_format.hpp"
@@ -88,7 +89,7 @@ json unknown_inspection(const std::string& why) {
 
 int print_verdict(const json& doc, output_format format, const std::string& prom_file) {
     const auto text = render(format, {.table = [&] { return doc.value("text", std::string()); },
-                                      .json = [&] { return doc.dump(2) + "\n"; },
+                                      .json = [&] { return core::json_text(doc, 2) + "\n"; },
                                       .nagios = [&] { return doc.value("nagios_text", std::string()); }});
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);

@@ -2,6 +2,7 @@
 // process, or on HOST's node by its meshperfd (POST /v1/local). Built in every meshperf: the
 // in-process sweep is local_here.cpp or, without CUDA, local_here_unavailable.cpp.
 #include "client/support/cli_wording.hpp"
+#include "core/json_text.hpp"
 #include "client/commands/commands.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/daemon_client.hpp"
@@ -128,7 +129,7 @@ command_runner add_local_command(CLI::App& app, const common_options& common) {
         std::string text;
         try {
             if (doc.value("schema", "") != "meshperf.local/1") throw std::runtime_error("its schema is not meshperf.local/1");
-            text = render(o->format, {.table = [&] { return render_local_table(doc); }, .json = [&] { return doc.dump(2) + "\n"; }});
+            text = render(o->format, {.table = [&] { return render_local_table(doc); }, .json = [&] { return core::json_text(doc, 2) + "\n"; }});
         } catch (const std::exception& e) {
             throw client_error(exit_unreachable, fmt::format("{} returned a copy sweep this meshperf cannot read: {}",
                                                              o->host.empty() ? "the sweep" : o->host,

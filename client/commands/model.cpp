@@ -122,7 +122,7 @@ command_runner add_model_command(CLI::App& app, const common_options&) {
                                                           {"held_out", held_out},
                                                           {"predictions", preds},
                                                           {"worst_abs_rel_error", worst}}
-                                                         .dump(2) +
+                                                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
                                                      "\n";
                                           }}));
         return exit_ok;

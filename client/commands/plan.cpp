@@ -3,6 +3,7 @@
 // from --from, --matrix or --alpha-us/--beta-gbit), runs the model and renders the answer,
 // in that order.
 #include "client/commands/commands.hpp"
+#include "core/json_text.hpp"
 #include "core/figure_text.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/output_format.hpp"
@@ -393,7 +394,7 @@ std::string plan_json(const plan_inputs& in, const plan_outcome& out) {
     }
     doc["warnings"] = json::array();
     for (const auto& w : out.warnings) doc["warnings"].push_back(analysis::to_json(w));
-    return doc.dump(2) + "\n";
+    return core::json_text(doc, 2) + "\n";
 }
 
 /// The table's topology line: nodes, ranks, NICs and the intra-node link.

@@ -1,4 +1,5 @@
 #include "client/commands/commands.hpp"
+#include "core/json_text.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/progress.hpp"
@@ -277,7 +278,7 @@ std::string render_serial(output_format format, const std::vector<measured_run>&
         for (const auto& p : m.run.points) csv += core::to_csv_row(m.run, p) + "\n";
         docs.push_back(json::parse(render_run(output_format::json, m.run, m.doc)));
     }
-    return render(format, {.table = [&] { return table; }, .json = [&] { return docs.dump(2) + "\n"; }, .csv = [&] { return csv; }});
+    return render(format, {.table = [&] { return table; }, .json = [&] { return core::json_text(docs, 2) + "\n"; }, .csv = [&] { return csv; }});
 }
 
 /// Exit code of a finished run: 0, or 1 when it failed or its daemon could not store it.

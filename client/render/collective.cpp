@@ -1,4 +1,5 @@
 #include "client/render/collective.hpp"
+#include "core/json_text.hpp"
 
 #include "client/render/figure_text.hpp"
 #include "client/render/table.hpp"
@@ -130,7 +131,7 @@ std::string render_collective_csv(const core::collective_result& run, const run_
 std::string render_collective(output_format format, const core::collective_result& run, const json& doc,
                               const run_predictions& preds) {
     return render(format, {.table = [&] { return render_collective_table(run, preds); },
-                           .json = [&] { return doc.dump(2) + "\n"; },
+                           .json = [&] { return core::json_text(doc, 2) + "\n"; },
                            .csv = [&] { return render_collective_csv(run, preds); }});
 }
 

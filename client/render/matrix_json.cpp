@@ -1,4 +1,5 @@
 #include "client/render/matrix_json.hpp"
+#include "core/json_text.hpp"
 #include "core/figure_text.hpp"
 
 #include <fmt/format.h>
@@ -76,7 +77,7 @@ json matrix_link_json(const matrix_document& d, std::size_t i) {
 }
 
 void write_matrix_json(const matrix_document& d, const text_sink& out) {
-    const std::string around = document_around_links(d).dump(2);
+    const std::string around = core::json_text(document_around_links(d), 2);
     // The placeholder is a top-level value: "links" at an indent of 2 spaces.
     const std::string marker = fmt::format("\n  \"links\": \"{}\"", links_placeholder);
     const auto at = around.find(marker);
@@ -89,7 +90,7 @@ void write_matrix_json(const matrix_document& d, const text_sink& out) {
         out("[\n");
         for (std::size_t i = 0; i < d.a.links.size(); ++i) {
             // An element of links[] sits at an indent of 4 spaces.
-            std::string text = indented(matrix_link_json(d, i).dump(2), 4);
+            std::string text = indented(core::json_text(matrix_link_json(d, i), 2), 4);
             text += i + 1 < d.a.links.size() ? ",\n" : "\n";
             out(text);
         }

@@ -1,4 +1,5 @@
 #include "client/render/run_output.hpp"
+#include "core/json_text.hpp"
 
 #include "client/render/table.hpp"
 #include "client/support/run_model.hpp"
@@ -7,7 +8,7 @@ namespace meshperf::client {
 
 std::string render_run(output_format format, const core::run_result& run, const nlohmann::json& doc) {
     return render(format, {.table = [&] { return render_run_table(run); },
-                           .json = [&] { return with_model(doc, run).dump(2) + "\n"; },
+                           .json = [&] { return core::json_text(with_model(doc, run), 2) + "\n"; },
                            .csv = [&] { return render_csv(run); }});
 }
 

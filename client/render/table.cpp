@@ -1,4 +1,5 @@
 #include "client/render/table.hpp"
+#include "core/json_text.hpp"
 
 #include "client/support/cli_wording.hpp"
 #include "client/render/figure_text.hpp"
@@ -291,12 +292,12 @@ std::string render_info(const json& info) {
         else {
             out += "GPUs:\n";
             const auto& inv = g["inventory"];
-            out = out.substr(0, out.size() - 1) + fmt::format(" driver {}, runtime {}, nvidia-peermem {}\n", inv.value("driver_version", json("?")).dump(),
-                                                              inv.value("runtime_version", json("?")).dump(), inv.value("nvidia_peermem_loaded", false) ? "loaded" : "not loaded");
+            out = out.substr(0, out.size() - 1) + fmt::format(" driver {}, runtime {}, nvidia-peermem {}\n", core::json_text(inv.value("driver_version", json("?"))),
+                                                              core::json_text(inv.value("runtime_version", json("?"))), inv.value("nvidia_peermem_loaded", false) ? "loaded" : "not loaded");
             for (const auto& d : inv.value("devices", json::array()))
                 out += fmt::format("  {} {}  {}  PCIe {}  NUMA {}  dma-buf {}\n", d.value("memory", "?"), d.value("name", "?"),
                                    core::format_size(d.value("memory_bytes", std::uint64_t{0})), d.value("pci_bus_id", "?"),
-                                   d["numa_node"].dump(), d["dma_buf_supported"].dump());
+                                   core::json_text(d["numa_node"]), core::json_text(d["dma_buf_supported"]));
         }
     }
     out += render_info_rails(info);

@@ -1,4 +1,5 @@
 #include "client/support/daemon_client.hpp"
+#include "core/json_text.hpp"
 
 #include "core/error.hpp"
 #include "transport/http_client.hpp"
@@ -116,9 +117,9 @@ json daemon_client::get(const std::string& target, std::chrono::milliseconds tim
     return call("GET", target, "", timeout);
 }
 json daemon_client::del(const std::string& target) const { return call("DELETE", target, "", call_timeout); }
-json daemon_client::put(const std::string& target, const json& body) const { return call("PUT", target, body.dump(), call_timeout); }
+json daemon_client::put(const std::string& target, const json& body) const { return call("PUT", target, core::json_text(body), call_timeout); }
 json daemon_client::post(const std::string& target, const json& body, std::chrono::seconds timeout) const {
-    return call("POST", target, body.dump(), timeout);
+    return call("POST", target, core::json_text(body), timeout);
 }
 
 json daemon_client::run_streaming(const json& spec, const std::function<void(const json&)>& on_event) const {
@@ -134,7 +135,7 @@ json daemon_client::post_streaming(const std::string& target, const json& body,
     transport::http_request req;
     req.method = "POST";
     req.target = target;
-    req.body = body.dump();
+    req.body = core::json_text(body);
     req.headers["Content-Type"] = "application/json";
     req.headers["Accept"] = "application/x-ndjson";
     if (!creds_.token.empty()) req.headers["Authorization"] = "Bearer " + creds_.token;

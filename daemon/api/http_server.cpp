@@ -421,7 +421,7 @@ bool is_upgrade_request(const request& req, const std::string& path) {
 
 /// Runs a plain request through the route table (daemon/api/route_table.hpp): open routes
 /// first, then the TLS-only refusal and the token, then 404 or the route's handler.
-route_outcome route_request(server_state& s, api_state& api, const request& req, const beast::tcp_stream& tcp,
+route_outcome route_request(server_state& s, api_state& api, const request& req, beast::tcp_stream& tcp,
                             channel_kind kind, const std::string& path, const std::string& query) {
     std::string id;
     const route* r = find_route(path, id);
@@ -433,7 +433,7 @@ route_outcome route_request(server_state& s, api_state& api, const request& req,
         if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) return reply_only(auth_reply(a, wait));
         if (!r) return reply_only(api_error(404, fmt::format("no such endpoint {} (see docs/api.md)", path)));
     }
-    return call_route(*r, route_call{api, req, query, id});
+    return call_route(*r, route_call{api, req, query, id, tcp.socket().native_handle()});
 }
 
 /// Closes a connection after a refusal without losing the answer: closing with unread

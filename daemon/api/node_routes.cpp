@@ -7,6 +7,7 @@
 #include "daemon/runtime/metrics.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -19,28 +20,71 @@ namespace meshperf::daemon {
 using nlohmann::json;
 
 json node_info(const api_state& s, const json& gpus) {
-    // /v1/info is answered on the I/O thread and polled (matrix probes, dashboards): the
-    // sysfs walk (milliseconds on an 8-rail node) is done at most once a second.
+    // /v1/info is polled (matrix probes, dashboards) and its interface scan takes seconds on a
+    // node with 10,000 veths: it runs on the worker pool, at most once a
+    // second, and by one worker at a time; a caller that finds a scan under way takes the
+    // previous answer instead of waiting for it.
     static std::mutex m;
     static const daemon_context* cached_for = nullptr;
     static std::filesystem::path cached_root;
     static std::chrono::steady_clock::time_point cached_at;
+    static bool scanning = false;
     static json cached;
-    const auto now = std::chrono::steady_clock::now();
-    std::lock_guard lock(m);
-    if (cached_for != &s.ctx || cached_root != s.ctx.sysfs_root || now - cached_at > std::chrono::seconds(1)) {
-        const auto inv = read_node_inventory(s.ctx, s.listening.address, gpus);
-        cached = {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
-        cached_for = &s.ctx;
-        cached_root = s.ctx.sysfs_root;
-        cached_at = now;
+    {
+        std::lock_guard lock(m);
+        const bool same = cached_for == &s.ctx && cached_root == s.ctx.sysfs_root;
+        if (same && std::chrono::steady_clock::now() - cached_at <= std::chrono::seconds(1)) return cached;
+        if (same && scanning) return cached;
+        scanning = true;
     }
+    json fresh;
+    try {
+        const auto inv = read_node_inventory(s.ctx, s.listening.address, gpus);
+        fresh = {{"rails", node::rails_json(inv)}, {"gpu_rail_pairs", node::pairing_json(inv)}};
+    } catch (...) {
+        std::lock_guard lock(m);
+        scanning = false;
+        throw;
+    }
+    std::lock_guard lock(m);
+    scanning = false;
+    cached = std::move(fresh);
+    cached_for = &s.ctx;
+    cached_root = s.ctx.sysfs_root;
+    cached_at = std::chrono::steady_clock::now();
     return cached;
 }
 
-api_reply handle_inspect(const api_state& s, const std::string& body, bool post) {
+namespace {
+
+/// Inspections asked over the API at once (40 at once took 1.1 GB and
+/// the worker pool): one runs, the others are refused with Retry-After.
+std::atomic<int> api_inspections{0};
+
+}  // namespace
+
+std::shared_ptr<void> take_inspection_slot() {
+    if (api_inspections.fetch_add(1) >= max_api_inspections) {
+        api_inspections.fetch_sub(1);
+        return nullptr;
+    }
+    // Not null (a null shared_ptr reads as "no place"): it points at the count it gives back to.
+    return std::shared_ptr<void>(&api_inspections, [](void*) { api_inspections.fetch_sub(1); });
+}
+
+api_reply inspection_busy_reply() {
+    auto r = api_error(503, fmt::format("this daemon is already inspecting its node for another client (at most {} at once): "
+                                        "retry in {} s, or read the last scheduled inspection at GET /v1/inspect/last",
+                                        max_api_inspections, inspection_retry_after_s));
+    r.body["retry_after_s"] = inspection_retry_after_s;
+    r.retry_after_s = inspection_retry_after_s;
+    return r;
+}
+
+api_reply handle_inspect(const api_state& s, const std::string& body, bool post, std::function<bool()> abandoned) {
     node_inspection_request req;
     req.control_address = s.listening.address;
+    req.abandoned = std::move(abandoned);
     if (post && !body.empty()) {
         const auto j = json::parse(body, nullptr, false);
         if (j.is_discarded() || !j.is_object())
@@ -62,7 +106,9 @@ api_reply handle_inspect(const api_state& s, const std::string& body, bool post)
             }
         }
     }
-    auto doc = node::to_json(inspect_node(s.ctx, req, &s.runs));
+    const auto result = inspect_node(s.ctx, req, &s.runs);
+    if (was_abandoned(result)) return api_error(503, "the inspection stopped: its client left");  // nobody reads it
+    auto doc = node::to_json(result);
     // With scheduled inspections, /metrics carries theirs: the same manifest and loopback
     // every time, so an engineer's ad-hoc manifest never sets off an alert.
     const bool scheduled = s.ctx.inspections && s.ctx.inspections->schedule().enabled();

@@ -3,6 +3,7 @@
 #include "daemon/api/local_copy_route.hpp"
 #include "daemon/api/monitoring_routes.hpp"
 #include "daemon/api/node_routes.hpp"
+#include "transport/socket.hpp"
 
 #include <cctype>
 #include <fmt/format.h>
@@ -23,12 +24,18 @@ route_outcome get_healthz(const route_call& c) { return reply_only(handle_health
 route_outcome get_metrics(const route_call& c) { return reply_only(handle_metrics(c.api)); }
 // /v1/info with the node's rails and GPU pairing (node_routes.hpp), the GPUs numbered as
 // the info's CUDA part numbers them.
+// On the worker pool: the interface scan takes seconds on a node with 10,000 veths, and
+// /healthz must not wait behind it on the I/O thread.
 route_outcome get_info(const route_call& c) {
-    auto reply = handle_info(c.api);
-    auto node = node_info(c.api, reply.body["gpus"]);
-    reply.body["rails"] = std::move(node["rails"]);
-    reply.body["gpu_rail_pairs"] = std::move(node["gpu_rail_pairs"]);
-    return reply_only(std::move(reply));
+    route_outcome out;
+    out.offload = [api = c.api]() mutable {
+        auto reply = handle_info(api);
+        auto node = node_info(api, reply.body["gpus"]);
+        reply.body["rails"] = std::move(node["rails"]);
+        reply.body["gpu_rail_pairs"] = std::move(node["gpu_rail_pairs"]);
+        return reply;
+    };
+    return out;
 }
 // Store reads go to the worker pool (route_outcome::offload).
 route_outcome get_runs(const route_call& c) {
@@ -46,8 +53,13 @@ route_outcome delete_run(const route_call& c) { return reply_only(handle_cancel_
 // The node's inspection reads configuration space and sysfs: on the worker pool.
 route_outcome inspect_route(const route_call& c, bool post) {
     if (post && sends_other_than_json(c.req)) return reply_only(api_error(415, "send the manifest as application/json"));
+    auto slot = take_inspection_slot();
+    if (!slot) return reply_only(inspection_busy_reply());
     route_outcome out;
-    out.offload = [api = c.api, body = c.req.body(), post] { return handle_inspect(api, body, post); };
+    // Stops when its client leaves (the connection's socket stays open while the work runs).
+    out.offload = [api = c.api, body = c.req.body(), post, slot = std::move(slot), fd = c.client_fd] {
+        return handle_inspect(api, body, post, [fd] { return transport::peer_has_closed(fd); });
+    };
     return out;
 }
 route_outcome get_inspect(const route_call& c) { return inspect_route(c, false); }

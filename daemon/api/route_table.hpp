@@ -32,6 +32,9 @@ struct route_call {
     const http_request& req;
     std::string query;  ///< the target after '?', as sent
     std::string id;     ///< for a prefix route (/v1/runs/{id}): what follows the prefix
+    /// The connection's socket (-1: none), open until the reply is written: offloaded work
+    /// may ask transport::peer_has_closed whether its client is still there.
+    int client_fd = -1;
 };
 
 /// A route's answer: a reply to write, or work the connection finishes on its own.

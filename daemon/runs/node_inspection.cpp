@@ -8,6 +8,7 @@
 #include "node/loopback_check.hpp"
 #include "node/read_inventory.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fmt/format.h>
 #include <mutex>
@@ -75,30 +76,59 @@ node::node_inventory read_node_inventory(const daemon_context& ctx, const std::s
     return node::read_inventory(in);
 }
 
+namespace {
+
+constexpr const char* abandoned_text = "the client that asked for this inspection left: stopped";
+
+/// Throws when the client has left (caught below, like any failure of the inspection).
+struct client_left {};
+
+void stop_if_abandoned(const node_inspection_request& req) {
+    if (req.abandoned && req.abandoned()) throw client_left{};
+}
+
+}  // namespace
+
 node::inspect_result inspect_node(daemon_context& ctx, const node_inspection_request& req, const run_manager* runs) {
-    std::unique_lock<std::mutex> one_at_a_time;
-    if (ctx.inspections) one_at_a_time = ctx.inspections->exclusive();
     const auto host = ctx.host.hostname.empty() ? ctx.host.address : ctx.host.hostname;
     node::inspect_result r;
     try {
-        r = node::inspect(read_node_inventory(ctx, req.control_address, gpu_info()), req.expect, host);
+        stop_if_abandoned(req);
+        std::unique_lock<std::mutex> one_at_a_time;
+        if (ctx.inspections) one_at_a_time = ctx.inspections->exclusive();
+        stop_if_abandoned(req);
+        auto inventory = read_node_inventory(ctx, req.control_address, gpu_info());
+        stop_if_abandoned(req);
+        r = node::inspect(std::move(inventory), req.expect, host);
         require_listable(ctx.sysfs_root, r);
         if (req.loopback || req.gpu_copies) {
+            stop_if_abandoned(req);
             std::string busy;
             const auto lease = gate_when_idle(ctx, req.who, runs, busy);
             if (req.loopback)
                 node::add_loopback_findings(r, lease ? transport::measure_rnic_loopback({}) : transport::rnic_loopback_survey{{}, busy},
                                             req.expect);
-            if (req.gpu_copies)
+            if (req.gpu_copies) {
+                stop_if_abandoned(req);
                 node::add_gpu_copy_findings(r, lease ? node::survey_gpu_copies() : node::gpu_copy_survey{nullptr, busy, false},
                                             req.expect);
+            }
         }
+    } catch (const client_left&) {
+        r.host = host;
+        r.findings.push_back({core::check_state::unknown, "inspect", "node", abandoned_text});
+        r.state = core::worst(r.state, core::check_state::unknown);
     } catch (const std::exception& e) {
         r.host = host;
         r.findings.push_back({core::check_state::unknown, "inspect", "node", fmt::format("the inspection failed: {}", e.what())});
         r.state = core::worst(r.state, core::check_state::unknown);
     }
     return r;
+}
+
+bool was_abandoned(const node::inspect_result& r) {
+    return std::any_of(r.findings.begin(), r.findings.end(),
+                       [](const auto& f) { return f.check == "inspect" && f.message == abandoned_text; });
 }
 
 }  // namespace meshperf::daemon

@@ -7,6 +7,7 @@
 #include "daemon/runtime/context.hpp"
 #include "node/inspect.hpp"
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -25,6 +26,10 @@ struct node_inspection_request {
     /// The API's listening address (as bound): its interface is not a rail (node/read_inventory.hpp).
     std::string control_address;
     std::string who = "inspect";                ///< the measurement gate's holder while measuring
+    /// Set: true once whoever asked has gone (the API's client closed its connection). The
+    /// inspection checks it before each stage (waiting for the one running, the inventory,
+    /// the checks, the loopback and GPU copies) and stops there.
+    std::function<bool()> abandoned;
 };
 
 /// The CUDA ordinals of /v1/info's "gpus" part (gpu_info(): {"inventory": {"devices":
@@ -41,7 +46,11 @@ node::node_inventory read_node_inventory(const daemon_context&, const std::strin
 /// and the GPU copies take the measurement gate (once, for both) only when it is free and no
 /// run waits in `runs` (may be null); otherwise neither is measured, an UNKNOWN finding each
 /// saying why (node/loopback_check.hpp, node/gpu_copy_check.hpp), and nothing waits for
-/// anything.
+/// anything. Stopped because `req.abandoned` said so: the findings so far and an UNKNOWN
+/// "inspect" finding saying the client left (was_abandoned() tells).
 node::inspect_result inspect_node(daemon_context&, const node_inspection_request&, const run_manager* runs);
+
+/// Whether `r` is an inspection inspect_node stopped because its client left.
+bool was_abandoned(const node::inspect_result& r);
 
 }  // namespace meshperf::daemon

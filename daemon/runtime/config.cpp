@@ -1,6 +1,7 @@
 #include "daemon/runtime/config.hpp"
 
 #include "core/error.hpp"
+#include "core/toml_nesting.hpp"
 #include "core/sizes.hpp"
 #include "node/inventory.hpp"
 #include "transport/socket.hpp"
@@ -31,7 +32,7 @@ const std::map<std::string, std::vector<std::string>, std::less<>>& known_keys()
         {"daemon", {"listen", "state_dir", "token_file"}},
         {"auth", {"metrics_require_token", "failed_auth_free_attempts", "failed_auth_first_delay", "failed_auth_max_delay"}},
         {"limits", {"max_streams", "max_qps", "max_iterations", "max_point_duration", "max_run_duration", "max_bytes_per_point",
-                    "max_queued_runs", "max_connections", "allowed_peer_cidrs", "initiator_silence"}},
+                    "max_queued_runs", "max_connections", "allowed_peer_cidrs", "initiator_silence", "metrics_max_peers"}},
         {"store", {"max_runs", "max_age_days", "max_bytes", "integrity_check", "max_pending", "retry_interval"}},
         {"schedule", {"peers", "transports", "tests", "memory", "sizes", "interval", "jitter", "point_duration"}},
         {"rails", {"include", "exclude"}},
@@ -331,6 +332,7 @@ double parse_duration_s(std::string_view text, std::string_view what) {
 
 daemon_config parse_config(std::string_view text, const std::string& origin) {
     std::shared_ptr<cpptoml::table> root;
+    core::check_toml_nesting(text, origin);  // cpptoml recurses: a deep file would overflow the stack
     try {
         std::istringstream in{std::string(text)};
         cpptoml::parser parser(in);
@@ -376,6 +378,7 @@ daemon_config parse_config(std::string_view text, const std::string& origin) {
     if (auto v = l.duration("max_point_duration", 0.01, 86400)) c.limits.max_duration_s = *v;
     if (auto v = l.duration("max_run_duration", 0.01, 7 * 86400)) c.limits.max_run_s = *v;
     if (auto v = l.duration("initiator_silence", 2, 600)) c.limits.initiator_silence_s = *v;
+    if (auto v = l.integer("metrics_max_peers", 1, 100'000)) c.metrics_max_peers = static_cast<std::size_t>(*v);
     if (c.limits.max_run_s < c.limits.max_duration_s)
         l.fail("max_run_duration", fmt::format("({} s) must not be shorter than max_point_duration ({} s)", c.limits.max_run_s,
                                                c.limits.max_duration_s));

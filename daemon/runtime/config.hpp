@@ -62,6 +62,7 @@ struct daemon_config {
     // [limits]
     core::run_limits limits;                  ///< bounds on every run started or served
     cidr_list allowed_peers;                  ///< empty: any address (the token still has to match)
+    std::size_t metrics_max_peers = 256;      ///< (peer, transport) pairs /metrics keeps series for
 
     // [schedule]
     probe_config schedule;

@@ -4,6 +4,7 @@
 #include "core/prometheus.hpp"
 #include "core/units.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <span>
 
@@ -58,6 +59,7 @@ void metrics_registry::record_run(const core::run_result& run, std::chrono::syst
     p.last_run_unix_s = std::chrono::duration<double>(finished.time_since_epoch()).count();
     p.last_ok = run.state == "completed";
     if (run.state == "failed") ++p.failures;
+    p.recorded = ++record_seq_;
     std::map<counter_key, double> increases;
     for (const auto& point : run.points) {
         add_side(increases, "initiator", point.link.initiator);
@@ -76,6 +78,31 @@ void metrics_registry::record_run(const core::run_result& run, std::chrono::syst
         }
     }
     if (!increases.empty()) counter_increase_[{peer, transport}] = std::move(increases);
+    evict_locked();
+}
+
+namespace {
+
+/// Erases the entries of `m` whose key starts with (peer, transport).
+template <class Map>
+void erase_peer(Map& m, const std::string& peer, const std::string& transport) {
+    std::erase_if(m, [&](const auto& kv) { return std::get<0>(kv.first) == peer && std::get<1>(kv.first) == transport; });
+}
+
+}  // namespace
+
+void metrics_registry::evict_locked() {
+    while (peers_.size() > max_peers_) {
+        const auto oldest = std::min_element(peers_.begin(), peers_.end(),
+                                             [](const auto& a, const auto& b) { return a.second.recorded < b.second.recorded; });
+        const auto [peer, transport] = oldest->first;
+        peers_.erase(oldest);
+        erase_peer(bandwidth_bps_, peer, transport);
+        erase_peer(latency_ns_, peer, transport);
+        erase_peer(retransmit_ratio_, peer, transport);
+        counter_increase_.erase({peer, transport});
+        ++evicted_;
+    }
 }
 
 std::string metrics_registry::render(std::size_t queued) const {
@@ -101,6 +128,9 @@ std::string metrics_registry::render(std::size_t queued) const {
               "How much an error or congestion counter of the NIC or RDMA port (side: initiator or peer) rose over the "
               "latest run's points to a peer; meaning: fatal, error, symbol_rate or congestion (docs/counters.md); traffic "
               "counters: node_exporter's netdev and infiniband collectors.");
+    e.declare("meshperf_metrics_evicted_peers_total", metric_type::counter,
+              "Peers (with their transport) whose series were dropped to keep /metrics bounded ([limits] metrics_max_peers): "
+              "the least recently measured go first.");
     e.add("meshperf_build_info", {{"version", MESHPERF_VERSION}}, 1);
     e.add("meshperf_run_queue_length", std::span<const core::metric_label>{}, static_cast<double>(queued));
     std::lock_guard lock(m_);
@@ -108,6 +138,7 @@ std::string metrics_registry::render(std::size_t queued) const {
         const auto it = runs_by_state_.find(s);
         e.add("meshperf_runs_total", {{"state", s}}, it == runs_by_state_.end() ? 0.0 : static_cast<double>(it->second));
     }
+    e.add("meshperf_metrics_evicted_peers_total", std::span<const core::metric_label>{}, static_cast<double>(evicted_));
     for (const auto& [key, p] : peers_) {
         const auto& [peer, transport] = key;
         e.add("meshperf_run_failures_total", {{"peer", peer}, {"transport", transport}}, static_cast<double>(p.failures));

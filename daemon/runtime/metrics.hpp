@@ -22,6 +22,8 @@
 /// - meshperf_link_counter_increase{peer, transport, side, device, counter, meaning}: how much each
 ///   error and congestion counter of the NIC or RDMA port (initiator or peer side) rose
 ///   over the latest run's points together; traffic counters are left to node_exporter
+/// - meshperf_metrics_evicted_peers_total: (peer, transport) pairs whose series were dropped to
+///   keep at most `max_peers` of them (the least recently measured go first)
 /// - the latest inspection's families (daemon/runtime/inspect_metrics.hpp: those of
 ///   node/inspect_textfile.hpp, meshperf_inspect_state, meshperf_inspect_findings{state},
 ///   meshperf_inspect_timestamp_seconds, rail rates, PCIe links, GPU-rail pairs, the same
@@ -40,8 +42,15 @@
 
 namespace meshperf::daemon {
 
+/// How many (peer, transport) pairs /metrics keeps series for by default ([limits]
+/// metrics_max_peers): every distinct peer of a run adds series, and runs name any peer.
+inline constexpr std::size_t default_metrics_max_peers = 256;
+
 class metrics_registry {
 public:
+    /// Keeps the series of at most `max_peers` (peer, transport) pairs (at least 1).
+    explicit metrics_registry(std::size_t max_peers = default_metrics_max_peers) : max_peers_(max_peers ? max_peers : 1) {}
+
     /// Takes the figures of a finished run (completed, failed or cancelled; the points it
     /// measured count either way). Called on the executor thread; thread-safe.
     void record_run(const core::run_result& run, std::chrono::system_clock::time_point finished =
@@ -64,7 +73,13 @@ private:
         double last_run_unix_s = 0;
         bool last_ok = false;
         std::uint64_t failures = 0;
+        std::uint64_t recorded = 0;  ///< when its latest run was recorded (record_seq_): the eviction order
     };
+    /// Drops the least recently recorded pairs and all their series until max_peers_ remain.
+    void evict_locked();
+    std::size_t max_peers_;
+    std::uint64_t record_seq_ = 0;
+    std::uint64_t evicted_ = 0;
     mutable std::mutex m_;
     std::map<std::string, std::uint64_t> runs_by_state_;
     std::map<peer_key, peer_state> peers_;

@@ -1,6 +1,7 @@
 #include "daemon/runtime/peer_policy.hpp"
 
 #include "core/error.hpp"
+#include "transport/connect_policy.hpp"
 #include "transport/socket.hpp"
 
 #include <fmt/format.h>
@@ -51,6 +52,22 @@ void check_run_target(const daemon_context& ctx, const std::string& peer) {
         throw core::spec_error(fmt::format("peer {} ({}) is outside this daemon's allowed_peer_cidrs ({}): refused by its configuration",
                                            peer, list, ctx.allowed_peers.to_string()));
     }
+}
+
+std::optional<std::string> outgoing_refusal(const cidr_list& allowed, const std::string& ip) {
+    if (allowed.empty()) return std::nullopt;
+    const auto parsed = parse_ip_address(ip);
+    if (parsed && allowed.contains(parsed->unmapped())) return std::nullopt;
+    return fmt::format("address {} is not in this daemon's allowed_peer_cidrs ({}): refused by its configuration", ip,
+                       allowed.to_string());
+}
+
+void install_connect_policy(const daemon_context& ctx) {
+    if (ctx.allowed_peers.empty()) {
+        transport::set_connect_policy({});
+        return;
+    }
+    transport::set_connect_policy([allowed = ctx.allowed_peers](const std::string& ip) { return outgoing_refusal(allowed, ip); });
 }
 
 }  // namespace meshperf::daemon

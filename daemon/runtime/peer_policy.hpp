@@ -20,4 +20,14 @@ std::optional<std::string> incoming_peer_refusal(const daemon_context& ctx, std:
 /// on the executor thread, not the I/O thread.
 void check_run_target(const daemon_context& ctx, const std::string& peer);
 
+/// Why this daemon may not connect to `ip` (an IP literal), or std::nullopt when it may:
+/// the allow-list, as for incoming peers.
+std::optional<std::string> outgoing_refusal(const cidr_list& allowed, const std::string& ip);
+
+/// Routes every outbound connection of the process (transport::connect_tcp: peer sessions,
+/// data streams on any rail, collective ranks and their mesh, rail probes) through
+/// outgoing_refusal with a copy of ctx.allowed_peers. Call once at start, before any thread
+/// connects.
+void install_connect_policy(const daemon_context& ctx);
+
 }  // namespace meshperf::daemon

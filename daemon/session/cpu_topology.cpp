@@ -1,5 +1,7 @@
 #include "daemon/session/cpu_topology.hpp"
 
+#include "core/netdev_name.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -67,8 +69,7 @@ host_cpu_facts read_host_cpu_facts(const std::string& sys_root) {
 }
 
 std::optional<int> interface_numa_node(const std::string& interface, const std::string& sys_root) {
-    if (interface.empty() || interface.size() > 15 || interface.find('/') != std::string::npos || interface[0] == '.')
-        return std::nullopt;
+    if (!core::valid_netdev_name(interface)) return std::nullopt;  // never outside class/net
     std::ifstream in(fs::path(sys_root) / "class/net" / interface / "device/numa_node");
     int node = -1;
     if (!(in >> node) || node < 0) return std::nullopt;

@@ -14,6 +14,7 @@
 #include "daemon/session/session_opening.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "daemon/sweep/tcp_points.hpp"
+#include "daemon/sweep/rail_addresses.hpp"
 #include "transport/http_client.hpp"
 
 #include <algorithm>
@@ -183,6 +184,7 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     const auto& spec = run.spec;
     for (const auto& memory : core::side_memories(spec, true)) require_memory_domain(memory, "initiator");
     const auto peer = transport::parse_endpoint(spec.peer);
+    check_initiator_rails(ctx, spec);  // before the session: no stream, no token, goes where the request alone says
     gate_hold gate(ctx.gate, "run " + run.id);
     auto ch = open_session(ctx, peer, gate, emit, cancel);
     guard_session_socket(ch.fd());

@@ -4,6 +4,7 @@
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/runtime/log.hpp"
 #include "daemon/sweep/point_harness.hpp"
+#include "daemon/sweep/rail_addresses.hpp"
 #include "daemon/sweep/rdma_points.hpp"
 #include "daemon/session/run_placement.hpp"
 #include "daemon/session/session_protocol.hpp"
@@ -23,6 +24,7 @@ void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& 
     core::run_spec spec;
     try {
         spec = core::run_spec_from_json(hello.body.at("spec"), ctx.limits);
+        check_responder_rails(spec);  // the token's streams come to this host's own addresses only
     } catch (const std::exception& e) {
         throw session_error(fmt::format("this peer refuses the run spec: {}", e.what()));
     }

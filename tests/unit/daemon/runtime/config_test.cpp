@@ -217,6 +217,10 @@ TEST_CASE("config: limits max_qps, max_bytes_per_point, max_queued_runs, max_con
     CHECK(c.limits.max_bytes_per_point == (64ull << 30));
     CHECK(c.limits.max_queued_runs == 3);
     CHECK(c.limits.max_connections == 200);
+    CHECK(d.metrics_max_peers == 256);
+    CHECK(example_config().metrics_max_peers == d.metrics_max_peers);
+    CHECK(parse_config("[limits]\nmetrics_max_peers = 10\n", "t").metrics_max_peers == 10);
+    CHECK_THROWS_AS(parse_config("[limits]\nmetrics_max_peers = 0\n", "t"), core::spec_error);
     CHECK(parse_config("[limits]\nmax_bytes_per_point = \"1.5T\"\n", "t").limits.max_bytes_per_point == (3ull << 39));
     CHECK(parse_config("[limits]\nmax_bytes_per_point = \"512 MiB\"\n", "t").limits.max_bytes_per_point == (512ull << 20));
     CHECK(parse_config("[limits]\nmax_bytes_per_point = 1048576\n", "t").limits.max_bytes_per_point == (1ull << 20));

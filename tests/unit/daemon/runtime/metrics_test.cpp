@@ -1,6 +1,7 @@
 #include "daemon/runtime/metrics.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <string>
 
 namespace metrics_test {  // one per test file: the unit tests are built in batches (unity build)
@@ -112,6 +113,30 @@ TEST_CASE("metrics: the latest run's retransmit ratio and error-counter increase
     m.record_run(clean);
     text = m.render(0);
     CHECK(has_line(text, "meshperf_link_counter_increase{peer=\"node2:7470\",transport=\"tcp\",side=\"peer\",device=\"eth1\",counter=\"carrier_changes\",meaning=\"error\"} 0"));
+}
+
+TEST_CASE("metrics: at most max_peers peers keep series; the least recently measured go, counted (issue 47 item 13)") {
+    daemon::metrics_registry m(3);
+    for (int i = 0; i < 2000; ++i) m.record_run(run_with_points(fmt::format("10.9.{}.{}:1", i / 250, i % 250), "failed"));
+    auto text = m.render(0);
+    CHECK(has_line(text, "# TYPE meshperf_metrics_evicted_peers_total counter"));
+    CHECK(has_line(text, "meshperf_metrics_evicted_peers_total 1997"));
+    CHECK(text.size() < 8000);  // three peers' series, not 2,000
+    for (const auto* gone : {"10.9.0.0:1", "10.9.7.246:1"}) CHECK(text.find(gone) == std::string::npos);
+    for (const auto* kept : {"10.9.7.247:1", "10.9.7.248:1", "10.9.7.249:1"}) {
+        CHECK(has_line(text, fmt::format("meshperf_last_run_success{{peer=\"{}\",transport=\"tcp\"}} 0", kept)));
+        CHECK(has_line(text, fmt::format("meshperf_bandwidth_bits_per_second{{peer=\"{}\",transport=\"tcp\",test=\"bandwidth\","
+                                         "size_bytes=\"1048576\"}} 9410000000",
+                                         kept)));
+    }
+    // Measuring a kept peer again makes it the most recent: the next new peer evicts another.
+    m.record_run(run_with_points("10.9.7.247:1", "completed"));
+    m.record_run(run_with_points("new:1", "completed"));
+    text = m.render(0);
+    CHECK(text.find("10.9.7.247:1") != std::string::npos);
+    CHECK(text.find("10.9.7.248:1") == std::string::npos);
+    CHECK(has_line(text, "meshperf_metrics_evicted_peers_total 1998"));
+    CHECK(has_line(text, "meshperf_runs_total{state=\"failed\"} 2000"));  // the run counters keep every run
 }
 
 }  // namespace metrics_test
