@@ -180,6 +180,10 @@ json to_json(const point_result& p) {
     j["cpu"] = {{"initiator_percent", p.cpu.local_percent}, {"peer_percent", p.cpu.remote_percent}};
     j["duration_s"] = p.duration_s;
     j["verified"] = p.verified;
+    if (p.verified) {
+        j["verified_bytes"] = p.verified_bytes;
+        j["verified_by"] = p.verified_by;
+    }
     j["warnings"] = p.warnings;
     if (p.placement) j["placement"] = to_json(*p.placement);
     if (!p.rails.empty()) {
@@ -250,6 +254,8 @@ point_result point_result_from_json(const json& j) {
     }
     p.duration_s = num_from(j, "duration_s");
     p.verified = j.value("verified", false);
+    p.verified_bytes = j.value("verified_bytes", std::uint64_t{0});
+    p.verified_by = j.value("verified_by", std::string{});
     p.warnings = j.value("warnings", std::vector<std::string>{});
     if (const auto r = j.find("rails"); r != j.end() && r->is_array())
         for (const auto& x : *r) p.rails.push_back(rail_figures_from_json(x));

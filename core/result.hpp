@@ -95,7 +95,12 @@ struct point_result {
     precision_info precision;
     cpu_usage cpu;
     double duration_s = 0;          ///< measured window (latency: sum of sampled RTTs' wall time)
-    bool verified = false;          ///< --verify was on and every byte matched
+    bool verified = false;          ///< data was actually checked against the pattern (at either end) and matched
+    /// Bytes compared with the pattern and found equal, both ends together (0: none; a
+    /// mismatch fails the point instead), and which end checked them: "initiator", "peer"
+    /// or "both" (empty when nothing was checked). Absent from older results.
+    std::uint64_t verified_bytes = 0;
+    std::string verified_by;
     std::vector<std::string> warnings;
     std::optional<point_placement> placement;  ///< where the measuring threads ran; empty in older results
     /// TCP counters of the point's sending streams (bandwidth and bidir over TCP); empty in

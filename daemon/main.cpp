@@ -223,6 +223,10 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
         ctx.collective_hooks.corrupt = true;
         daemon::log_warn("MESHPERF_TEST_CORRUPT_COLLECTIVE=1: this daemon corrupts the collective data it sends (a test hook)");
     }
+    if (const char* hook = std::getenv("MESHPERF_TEST_CORRUPT_TCP"); hook && std::string_view(hook) == "1") {
+        ctx.sweep_hooks.corrupt_tcp = true;
+        daemon::log_warn("MESHPERF_TEST_CORRUPT_TCP=1: this daemon corrupts the TCP sweep data it sends (a test hook)");
+    }
     if (const char* hook = std::getenv("MESHPERF_TEST_EMULATED_GPU"); hook && std::string_view(hook) == "1") {
         ctx.collective_hooks.emulated_gpu = true;
         daemon::log_warn("MESHPERF_TEST_EMULATED_GPU=1: this daemon serves --memory cuda:N collectives from a GPU emulated in "

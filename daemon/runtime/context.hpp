@@ -6,6 +6,7 @@
 #include "daemon/runtime/auth.hpp"
 #include "daemon/runtime/measurement_gate.hpp"
 #include "daemon/test_hooks/collective_hooks.hpp"
+#include "daemon/test_hooks/sweep_hooks.hpp"
 #include "daemon/runtime/self_peer.hpp"
 #include "daemon/runtime/stream_registry.hpp"
 #include "node/inventory.hpp"
@@ -40,6 +41,8 @@ struct daemon_context {
     inspection_state* inspections = nullptr;
     /// Test hooks of collective runs, from the daemon's environment (collective_test_hooks).
     collective_test_hooks collective_hooks;
+    /// Test hooks of sweep points, from the daemon's environment (sweep_test_hooks).
+    sweep_test_hooks sweep_hooks;
     /// TLS for the control plane (--tls-cert/--tls-key/--tls-ca); both null when off. The
     /// server context encrypts the API and incoming sessions, the client context the
     /// sessions this daemon opens (presenting the same certificate: mutual TLS).

@@ -33,7 +33,13 @@ core::point_result assemble_point(const point_inputs& in) {
     p.precision.target = in.spec.precision;
     p.cpu.local_percent = percent(in.local_cpu_s, in.local_wall_s);
     p.cpu.remote_percent = percent(in.peer_cpu_s, in.peer_wall_s);
-    p.verified = in.spec.verify;
+    // What was checked, not what was asked: --verify with nothing compared reads unverified.
+    if (in.spec.verify) {
+        p.verified_bytes = in.verified_here + in.verified_at_peer;
+        p.verified = p.verified_bytes > 0;
+        if (p.verified)
+            p.verified_by = in.verified_here && in.verified_at_peer ? "both" : in.verified_here ? "initiator" : "peer";
+    }
 
     if (in.test == core::test_kind::latency) {
         p.rtt_ns = in.latency->rtt_ns;

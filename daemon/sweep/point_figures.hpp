@@ -35,6 +35,9 @@ struct point_inputs {
     /// their bytes), and rails of `run_rails` the point left out, failed in an earlier one.
     std::vector<core::rail_failure> failed_rails, dropped_rails;
     const std::vector<core::rail_pair>* run_rails = nullptr;  ///< the run's rails (null: spec.rails)
+    /// Bytes checked against the pattern here and at the peer (its point_done's
+    /// verified_bytes): the point says it was verified only when some end checked data.
+    std::uint64_t verified_here = 0, verified_at_peer = 0;
 };
 
 /// Builds the point and runs core::check_sane on it (throws core::insane_figure).

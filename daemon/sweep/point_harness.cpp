@@ -183,8 +183,10 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     link.at_end();
     ops.finish(peer_done);
     if (cancel.load()) throw run_cancelled();
+    // Name the end whose check failed: corruption seen here came from the peer's sending side or the path.
     if (ops.verify_failed() || peer_flag(peer_done, "verify_failed"))
-        throw session_error("data verification failed: received bytes did not match the pattern (data corrupted)");
+        throw session_error(fmt::format("data verification failed {}: received bytes did not match the pattern (data corrupted)",
+                                        ops.verify_failed() ? "at the initiator" : "at the peer"));
     if (const auto e = ops.error(); !e.empty()) throw session_error(fmt::format("{} failed here: {}", ops.data_path_name(), e));
     if (const auto e = peer_text(peer_done, "error"); !e.empty())
         throw session_error(fmt::format("{} failed at the peer: {}", ops.data_path_name(), e));

@@ -245,6 +245,8 @@ public:
         in.peer_cpu_s = peer_done.value("cpu_s", 0.0);
         in.peer_wall_s = peer_done.value("wall_s", 0.0);
         in.sender_is_local = !spec_.reverse;
+        in.verified_here = side_.verified_bytes();
+        in.verified_at_peer = peer_done.value("verified_bytes", std::uint64_t{0});  // an older peer: none said
         if (byte_cap_reached_) in.byte_cap_reached = byte_cap_;
         if (tolerant_) {
             auto failed = side_.failed_rails("at the initiator");
@@ -324,7 +326,7 @@ public:
     }
     json done_fields() override {
         // Our own QPs that failed on a rail: the initiator keeps the other rails (it asked to).
-        json done = {{"active_messages", side_.active_messages(tolerant_)}};
+        json done = {{"active_messages", side_.active_messages(tolerant_)}, {"verified_bytes", side_.verified_bytes()}};
         if (tolerant_)
             if (const auto failed = side_.failed_rails("at the peer"); !failed.empty() && side_.error(true).empty())
                 done["failed_rails"] = point_rails::to_json(failed);

@@ -131,6 +131,7 @@ public:
     void connect() override {
         side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, open_streams(ctx_, spec_, peer_, token_, roles_),
                                                   roles_, byte_cap_, memory_.for_point(spec_, roles_));
+        if (ctx_.sweep_hooks.corrupt_tcp) side_->corrupt_sent_for_test();
         side_->pin_to(cpus_);
     }
 
@@ -204,6 +205,8 @@ public:
         in.peer_cpu_s = peer_done.value("cpu_s", 0.0);
         in.peer_wall_s = peer_done.value("wall_s", 0.0);
         in.sender_is_local = !spec_.reverse;
+        in.verified_here = side_->verified_bytes();
+        in.verified_at_peer = peer_done.value("verified_bytes", std::uint64_t{0});  // an older peer: none said
         if (stopped_at_byte_cap(peer_done)) in.byte_cap_reached = byte_cap_;
         if (key_.test == core::test_kind::latency) {
             in.latency = &side_->latency();
@@ -314,6 +317,7 @@ public:
         }
         side_ = std::make_unique<tcp::point_side>(spec_, key_.test, key_.size, std::move(fds), roles_, byte_cap_,
                                                   memory_.for_point(spec_, roles_));
+        if (ctx_.sweep_hooks.corrupt_tcp) side_->corrupt_sent_for_test();
         side_->pin_to(cpus_);
     }
 
@@ -373,7 +377,8 @@ public:
         json done = {{"byte_cap_reached", side_->byte_cap_reached() || capped_here_},
                      {"measured_bytes", side_->measured_bytes()},
                      {"begin_ns", side_->begin_ns()},
-                     {"end_ns", side_->end_ns()}};
+                     {"end_ns", side_->end_ns()},
+                     {"verified_bytes", side_->verified_bytes()}};
         if (const auto c = side_->sent_tcp_counters()) done["tcp_counters"] = core::to_json(*c);
         if (tolerant_ && error().empty())  // streams that failed on some rails only: the initiator keeps the others
             if (const auto failed = tcp_rails::side_rail_failures(*side_, spec_, roles_, "at the peer"); !failed.empty())

@@ -135,10 +135,13 @@ for _ in $(seq 100); do
     sleep 0.05
 done
 out=$(pre)
-wait "$sweep" || fail "the sweep during prestop.sh failed: $(cat "$work/sweep.log")"
+# Asked the moment prestop.sh returns, before anything waits for the sweep: a hook that
+# returns while the run goes on must be caught here (after the sweep ends it reads idle anyway).
 info=$(timeout 5 "$MESHPERF" --token-file "$work/token" info "$A" --format json)
-echo "$info" | grep -q '"measuring": *""' || fail "prestop.sh returned while the daemon still measured: $info"
+echo "$info" | grep -q '"measuring": *""' || fail "prestop.sh returned while the daemon still measured: $info (its output: $out)"
 grep -q 'waiting: measuring' <<<"$out" || fail "prestop.sh did not wait: $out"
+tail -n 1 <<<"$out" | grep -q 'idle$' || fail "prestop.sh did not end on an idle daemon: $out"
+wait "$sweep" || fail "the sweep during prestop.sh failed: $(cat "$work/sweep.log")"
 say "prestop.sh during a sweep: waited $(grep -c waiting <<<"$out") s, returned when it ended ($(tail -n 1 <<<"$out"))"
 say "PASS"
 exit 0

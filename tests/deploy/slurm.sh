@@ -28,7 +28,12 @@
 #     CRITICAL; restored, the health check resumes the node the prolog drained;
 #  8. INSPECT_ARGS with a manifest the node does not meet: the health check's inspection is
 #     CRITICAL and drains the node with inspect's line; without it, the node is resumed.
-# Skips (77) when not root, a tool is missing, or slurmctld/slurmd cannot start here.
+# Skips (77) only for a capability probed up front: not root, a tool missing, no network
+# namespace, veth or tbf (tests/netns/lib.sh), or no mount+UTS namespace with an overlay on
+# /etc (what each slurmd runs in). After the probes everything is the test's to get right:
+# a Slurm daemon that exits, nodes that do not register (the first health check runs before
+# registration, so a wrong CRITICAL drains the node there) or a failing tc is a FAIL, so a
+# broken health check under MESHPERF_DEPLOY_DIR cannot turn into a skip.
 # Every process (munged, slurmctld, slurmd, jobs, daemons) and the namespace are removed on
 # every exit path.
 set -u
@@ -96,12 +101,19 @@ kill_mount_namespaces() {
 }
 trap 'rc=$?; kill_mount_namespaces; (exit $rc); netns_cleanup' EXIT
 
+# The last capability probe: a mount and UTS namespace with an overlay on /etc, as each
+# slurmd gets below. Past this point nothing skips.
+mkdir -p "$WORK/probe/upper" "$WORK/probe/work"
+unshare --mount --uts sh -c "mount -t overlay overlay -o lowerdir=/etc,upperdir='$WORK/probe/upper',workdir='$WORK/probe/work' /etc && hostname mp30probe" \
+    >"$WORK/probe.err" 2>&1 || skip "no mount+UTS namespace with an overlay on /etc here: $(cat "$WORK/probe.err")"
+for t in slurmctld slurmd; do "$t" -V >/dev/null 2>&1 || skip "$t -V does not run here"; done
+
 # The namespace, then everything the cleanup of lib.sh does not know about: job processes
 # slurmd left behind (slurmstepd), and munged.
 mkdir -p "$WORK/log"
 chmod 755 "$WORK"
 netns_add "$NS_B"
-ip link add "$IF_A" type veth peer name "$IF_B" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+ip link add "$IF_A" type veth peer name "$IF_B" 2>"$WORK/err" || fail "cannot create a veth pair ($(cat "$WORK/err")); veth was probed up front"
 NETNS_LINKS+=("$IF_A")
 ip link set "$IF_B" netns "$NS_B" || fail "moving $IF_B"
 ip addr add "$ADDR_A/24" dev "$IF_A" && ip link set "$IF_A" up || fail "$IF_A"
@@ -109,7 +121,7 @@ ip -n "$NS_B" addr add "$ADDR_B/24" dev "$IF_B" && ip -n "$NS_B" link set "$IF_B
 shape() {  # RATE_MBIT: the mp30a -> mp30b direction, the one mp30a's check sends on
     ip link set "$IF_A" up
     tc qdisc replace dev "$IF_A" root tbf rate "${1}mbit" burst "$BUCKET_BYTES" latency 50ms 2>"$WORK/err" \
-        || skip "tbf not available ($(cat "$WORK/err"))"
+        || fail "tc qdisc replace tbf ${1}mbit on $IF_A failed ($(cat "$WORK/err")); tbf was probed up front"
 }
 shape "$HEALTHY_MBIT"
 # mp30b -> mp30a stays at the healthy rate (the matrix measures both directions)
@@ -218,7 +230,7 @@ munged -F -f --socket="$WORK/munge/munge.socket" --key-file="$WORK/munge/munge.k
     >>"$WORK/log/munged.out" 2>&1 &
 netns_track_pid $!
 for _ in $(seq 50); do [ -S "$WORK/munge/munge.socket" ] && break; sleep 0.1; done
-[ -S "$WORK/munge/munge.socket" ] || skip "munged did not start: $(tail -5 "$WORK/log/munged.log" 2>/dev/null)"
+[ -S "$WORK/munge/munge.socket" ] || fail "munged did not start: $(tail -5 "$WORK/log/munged.log" 2>/dev/null)"
 
 # slurmctld checks that its host name is SlurmctldHost's: a UTS namespace gives it that name.
 unshare --uts sh -c "hostname mp30ctl && exec slurmctld -D -f '$SLURM_CONF'" >>"$WORK/log/slurmctld.out" 2>&1 &
@@ -247,11 +259,13 @@ done
 deadline=$(( $(date +%s) + 40 ))
 while :; do
     for p in "$PID_CTLD" "$PID_SLURMD_a" "$PID_SLURMD_b"; do
-        kill -0 "$p" 2>/dev/null || { show_logs; skip "slurmctld or slurmd exited at start (logs above): Slurm cannot run here"; }
+        kill -0 "$p" 2>/dev/null || fail "slurmctld or slurmd exited at start (logs below)"
     done
     states=$(timeout 5 sinfo -h -N -o '%N %T' 2>/dev/null | sort | tr '\n' ' ')
     case $states in *"$NODE_A idle"*"$NODE_B idle"*) break ;; esac
-    [ "$(date +%s)" -lt "$deadline" ] || { show_logs; skip "the nodes did not register in 40 s (states: $states): Slurm cannot run here"; }
+    # The health check ran before registration: a drain now is its verdict on a healthy link.
+    case $states in *"$NODE_A drain"*) fail "$NODE_A drained at registration on a healthy link: '$(timeout 5 sinfo -h -N -n "$NODE_A" -o %E)'" ;; esac
+    [ "$(date +%s)" -lt "$deadline" ] || fail "the nodes did not register idle in 40 s (states: $states; logs below)"
     sleep 0.5
 done
 step "Slurm up: $states"

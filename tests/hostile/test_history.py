@@ -36,7 +36,8 @@ STORE_FILE = "meshperf.db"
 
 
 def seed_copies(db_path, run_id, copies):
-    """Copies every row naming `run_id` `copies` times with new ids; returns the ids."""
+    """Copies every row naming `run_id` `copies` times with new ids; returns the ids and
+    (table, column) of the first table found naming it, for stored_ids."""
     con = sqlite3.connect(db_path)
     try:
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table' "
@@ -64,9 +65,21 @@ def seed_copies(db_path, run_id, copies):
                                   for c, v in zip(cols, row)]
                         con.execute(f'INSERT INTO "{t}" ({", ".join(chr(34) + c + chr(34) for c in cols)}) '
                                     f'VALUES ({", ".join("?" * len(cols))})', values)
-        return ids
+        return ids, (plans[0][0], plans[0][3][0][0])
     finally:
         con.close()
+
+
+def stored_ids(db_path, where, candidates):
+    """Which of `candidates` the store still holds (read from SQLite itself, not the API):
+    what retention at start left, i.e. every run paging must reach."""
+    table, col = where
+    con = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        held = {r[0] for r in con.execute(f'SELECT DISTINCT "{col}" FROM "{table}"')}
+    finally:
+        con.close()
+    return held & set(candidates)
 
 
 def read_history(tc, d, limit, pages, deadline=None):
@@ -129,7 +142,7 @@ class HistoryLoadTests(unittest.TestCase):
             self.assertEqual(strict_json(self, raw, "the run")["state"], "completed", raw[:300])
             a.stop(signal.SIGTERM)
             t0 = time.monotonic()
-            seed_copies(os.path.join(a.state_dir, STORE_FILE), run_id, RUNS - 1)
+            seeded, where = seed_copies(os.path.join(a.state_dir, STORE_FILE), run_id, RUNS - 1)
             seeded_s = time.monotonic() - t0
             a.start()
             limit = 10000
@@ -137,10 +150,17 @@ class HistoryLoadTests(unittest.TestCase):
             cap = re.search(rb"not a number in 1\.\.(\d+)", raw) if status == 400 else None
             if cap:
                 limit = int(cap.group(1))
-            listed = len(read_history(self, a, limit, pages=RUNS // limit + 3))
+            paged = read_history(self, a, limit, pages=RUNS // limit + 3)
+            listed = len(paged)
+            # Paging must reach every run the store holds (after any retention at start):
+            # compared with the store itself (SQLite read here), not with a count the daemon
+            # gives. By count: the copies keep the original run's document, so the API lists
+            # every copy under the original id.
+            held = stored_ids(os.path.join(a.state_dir, STORE_FILE), where, seeded + [run_id])
             print(f"\nhostile: history: {RUNS} runs seeded in {seeded_s:.1f} s; GET /v1/runs?limit=10000 answered "
                   f"{status}{f' (limit capped at {limit}: paged)' if cap else ''}; {listed} runs listed", flush=True)
-            self.assertGreaterEqual(listed, min(RUNS, limit), "the seeded history is not listed")
+            self.assertEqual(listed, len(held), f"paging listed {listed} runs; the store holds {len(held)}")
+            self.assertGreater(len(held), limit, "fewer runs held than one page: paging was not exercised")
 
             ctx = multiprocessing.get_context("fork")
             results = ctx.Queue()

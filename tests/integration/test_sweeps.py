@@ -56,9 +56,25 @@ class SweepTests(unittest.TestCase):
         self.assertEqual(len(flow["streams_gbit_per_s"]), 3)
 
     def test_verify(self):
+        # `verified` must say data was checked, not echo the request: each point names the
+        # bytes compared and the end that compared them (the receiver; latency: both ends).
         doc = self.sweep_json("--test", "latency,bandwidth,bidir", "--sizes", "1,1000,64K", "--verify")
         self.assertEqual(len(doc["points"]), 9)
-        self.assertTrue(all(p["verified"] for p in doc["points"]))
+        expected_by = {"latency": "both", "bandwidth": "peer", "bidir": "both"}
+        for p in doc["points"]:
+            self.assertTrue(p["verified"], p)
+            self.assertEqual(p["verified_by"], expected_by[p["test"]], p)
+            self.assertGreaterEqual(p["verified_bytes"], p["size_bytes"], p)
+            if p["test"] == "latency":  # whole messages, checked by the pinger and again by the echo side
+                self.assertEqual(p["verified_bytes"] % (2 * p["size_bytes"]), 0, p)
+        doc = self.sweep_json("--test", "bandwidth", "--sizes", "64K", "--verify", "--reverse")
+        self.assertEqual(doc["points"][0]["verified_by"], "initiator")
+
+    def test_unverified_says_so(self):
+        doc = self.sweep_json("--test", "latency,bandwidth", "--sizes", "1000")
+        for p in doc["points"]:
+            self.assertFalse(p["verified"], p)
+            self.assertNotIn("verified_bytes", p)
 
     def test_fixed_iterations(self):
         doc = self.sweep_json("--test", "latency,bandwidth", "--sizes", "64,64K", "--iterations", "2000")
@@ -125,3 +141,43 @@ class SweepTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CorruptedSweepTests(unittest.TestCase):
+    """--verify against real corruption: the initiator's daemon runs with the test hook
+    MESHPERF_TEST_CORRUPT_TCP=1 (daemon/test_hooks/sweep_hooks.hpp), so every TCP message it
+    sends carries a flipped byte. Each TCP path that offers --verify must fail its point
+    naming the corruption and the end that saw it; without --verify the same sweep passes
+    (the check, not some other fault, catches it). The staged (GPU) paths need a GPU here:
+    their corruption is checked in tests/unit/transport/tcp/tcp_staged_stream_test.cpp; rails
+    in tests/netns/rails.sh."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.bad = Daemon(env={"MESHPERF_TEST_CORRUPT_TCP": "1"})
+        cls.good = Daemon()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.bad.cleanup()
+        cls.good.cleanup()
+
+    def sweep(self, initiator, peer, test, *extra):
+        return run_cli("sweep", "--initiator", initiator.address, peer.address, "--format", "json", *QUICK,
+                       "--test", test, "--sizes", "4K", *extra)
+
+    def test_every_tcp_path_fails_on_corruption(self):
+        for test, extra, who, seen_at in (("latency", (), self.bad, "at the peer"),     # the echo side checks
+                                          ("bandwidth", (), self.bad, "at the peer"),   # the receiver checks
+                                          ("bidir", (), self.bad, "at the peer"),       # the bad side's data, received there
+                                          ("bandwidth", ("--reverse",), self.good, "at the initiator")):
+            with self.subTest(test=test, extra=extra):
+                # the corrupting daemon sends: it is the initiator, or the peer of a reversed sweep
+                ini, peer = (self.bad, self.good) if who is self.bad else (self.good, self.bad)
+                rc, out, err = self.sweep(ini, peer, test, "--verify", *extra)
+                self.assertEqual(rc, 1, f"corrupted data passed --verify: {out} {err}")
+                self.assertIn("data verification failed " + seen_at, err)
+                self.assertIn("data corrupted", err)
+                rc, out, err = self.sweep(ini, peer, test, *extra)
+                self.assertEqual(rc, 0, f"without --verify the corruption is not looked for: {err}")
+                self.assertFalse(json.loads(out)["points"][0]["verified"])

@@ -40,7 +40,7 @@ ip netns exec "$NS_A" timeout 120 "$MESHPERF" --token-file "$TOKEN" sweep --init
 sed 's/^/  model: /' "$WORK/model.txt"
 sed 's/^/  plan: /' "$WORK/plan.err"
 python3 - "$WORK/run.json" "$WORK/model.json" "$WORK/model.txt" "$WORK/plan.json" "$WORK/plan.err" "$RATE_MBIT" <<'EOF' || fail "see above"
-import json, sys
+import json, math, sys
 run_p, model_p, model_txt_p, plan_p, plan_err_p, rate_mbit = sys.argv[1:]
 rate = float(rate_mbit) / 1000
 run = json.load(open(run_p))
@@ -69,7 +69,14 @@ if not isinstance(bc, dict):
     print(f"beta_check: FAIL: the model JSON has no beta_check: {text[:400]}")
     sys.exit(1)
 print(f"beta_check: fitted beta {bc.get('beta_gbit_per_s')} Gbit/s, fastest stream {bc.get('measured_gbit_per_s')} Gbit/s")
-if not (bc.get("beta_gbit_per_s") or float("inf")) > 1.05 * bc["measured_gbit_per_s"]:
+# Both figures must be there, finite and positive: a missing β is a FAIL (it once read as
+# infinitely fast, hence "above the streams", and passed).
+beta, measured = bc.get("beta_gbit_per_s"), bc.get("measured_gbit_per_s")
+def number(x): return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+if not number(beta) or not number(measured):
+    print(f"beta_check: FAIL: beta_check lacks a finite positive beta_gbit_per_s or measured_gbit_per_s: {bc}")
+    sys.exit(1)
+if not beta > 1.05 * measured:
     print("beta_check: FAIL: the fit's beta is not above the streams: the bucket did not speed the ping-pong points")
     bad = True
 txt = open(model_txt_p).read()

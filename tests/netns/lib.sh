@@ -12,7 +12,7 @@
 #   netns_track_pid PID                        a process stopped (TERM, then KILL) at exit
 #   netns_pair MTU                             namespaces NS_A, NS_B joined by veth IF_A/IF_B,
 #                                              addresses ADDR_A, ADDR_B (192.0.2.0/24)
-#   netns_tbf NS DEV RATE_MBIT                 tbf shaper, 256 KiB bucket (skip if unavailable)
+#   netns_tbf NS DEV RATE_MBIT                 tbf shaper, 256 KiB bucket (fails if tc fails)
 #   netns_start_daemon NS ADDR NAME [ARG...]   meshperfd on ADDR:PORT; pid in NETNS_PID
 #   netns_healthy NS ADDR                      the daemon answers an authenticated info request
 #   netns_wait_ready NS ADDR PID NAME          waits up to 10 s for it, else fails with its log
@@ -23,6 +23,10 @@
 #                                              together (restored at exit)
 #   netns_sysctl_at_least KEY VALUE            a host-wide sysctl raised for the run (restored)
 #
+# Capabilities are probed once, up front (netns_begin with tc among its tools: a namespace,
+# a veth pair and a tbf qdisc on it; 77 when one is missing). After that a failing ip or tc
+# is a failure of the test, never a skip: a tc that breaks mid-test, or a shaping command the
+# test got wrong, must not read as "not available here".
 # A test may define netns_on_failure, called by the cleanup when the script exits non-zero.
 # NETNS_KEEP_WORK=DIR in the environment: the cleanup copies the work folder there first.
 # All traffic stays inside the namespaces the test creates.
@@ -91,10 +95,27 @@ netns_begin_tools() {
     TOKEN="$WORK/token"
     (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN" && echo >>"$TOKEN") || fail "token file"
     chmod 600 "$TOKEN"
+    for tool in "$@"; do [[ $tool == tc ]] && netns_probe_tbf; done
+    return 0
+}
+
+# The one place a missing capability may skip: a scratch namespace with a veth pair and a
+# tbf qdisc, exactly what the tests build. Removed again at once.
+netns_probe_tbf() {
+    local ns="${NETNS_PREFIX}$$p"
+    ip netns add "$ns" 2>"$WORK/err" || skip "cannot create a network namespace ($(cat "$WORK/err")); needs CAP_SYS_ADMIN"
+    NETNS_NAMESPACES+=("$ns")
+    ip -n "$ns" link add mpprobe0 type veth peer name mpprobe1 2>"$WORK/err" \
+        || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    ip netns exec "$ns" tc qdisc add dev mpprobe0 root tbf rate 100mbit burst "$BUCKET_BYTES" latency 50ms 2>"$WORK/err" \
+        || skip "tbf qdisc not available ($(cat "$WORK/err"))"
+    ip netns del "$ns" 2>/dev/null
+    unset 'NETNS_NAMESPACES[-1]'
 }
 
 netns_add() {
-    ip netns add "$1" 2>"$WORK/err" || skip "cannot create a network namespace ($(cat "$WORK/err")); needs CAP_SYS_ADMIN"
+    # namespaces were probed up front (netns_probe_tbf): one that cannot be made now is a failure
+    ip netns add "$1" 2>"$WORK/err" || fail "cannot create network namespace $1 ($(cat "$WORK/err"))"
     NETNS_NAMESPACES+=("$1")
     ip -n "$1" link set lo up || fail "lo up in $1"
 }
@@ -107,7 +128,7 @@ netns_pair() {  # MTU
     ADDR_A=192.0.2.1 ADDR_B=192.0.2.2
     netns_add "$NS_A"
     netns_add "$NS_B"
-    ip link add "$IF_A" type veth peer name "$IF_B" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    ip link add "$IF_A" type veth peer name "$IF_B" 2>"$WORK/err" || fail "cannot create a veth pair ($(cat "$WORK/err"))"
     NETNS_LINKS+=("$IF_A")
     ip link set "$IF_A" netns "$NS_A" && ip link set "$IF_B" netns "$NS_B" || fail "moving the veth ends"
     ip -n "$NS_A" addr add "$ADDR_A/24" dev "$IF_A" && ip -n "$NS_A" link set "$IF_A" mtu "$1" up || fail "$IF_A"
@@ -117,7 +138,7 @@ netns_pair() {  # MTU
 netns_tbf() {  # NS DEV RATE_MBIT
     # Offloads stay as veth has them: tbf sees GSO packets bigger than its bucket and segments them.
     ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "${3}mbit" burst "$BUCKET_BYTES" latency 50ms 2>"$WORK/err" \
-        || skip "tbf qdisc not available ($(cat "$WORK/err"))"
+        || fail "tc qdisc add tbf ${3}mbit on $2 in $1 failed ($(cat "$WORK/err")); tbf was probed up front"
 }
 
 netns_start_daemon() {  # NS ADDR NAME [ARG...]
@@ -183,7 +204,7 @@ netns_bridge_hosts() {  # N MTU RATE_MBIT
     for i in $(seq "$n"); do
         h=$(netns_host "$i") a="${NETNS_PREFIX}$$h${i}a" b=$(netns_host_port "$i")
         netns_add "$h"
-        ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+        ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || fail "cannot create a veth pair ($(cat "$WORK/err"))"
         NETNS_LINKS+=("$a")
         ip link set "$a" netns "$h" && ip link set "$b" netns "$NS_BR" || fail "moving veth ends of host $i"
         ip -n "$h" link set "$a" name eth0 || fail "rename in $h"

@@ -22,7 +22,7 @@ netns_pair 1500
 RATES=(200 200 100)
 for k in 0 1 2; do
     a="${NETNS_PREFIX}$$x$k" b="${NETNS_PREFIX}$$y$k"
-    ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || skip "cannot create a veth pair ($(cat "$WORK/err"))"
+    ip link add "$a" type veth peer name "$b" 2>"$WORK/err" || fail "cannot create a veth pair ($(cat "$WORK/err")); veth was probed up front"
     NETNS_LINKS+=("$a")
     ip link set "$a" netns "$NS_A" && ip link set "$b" netns "$NS_B" || fail "moving rail $k"
     ip -n "$NS_A" link set "$a" name "ra$k" && ip -n "$NS_B" link set "$b" name "rb$k" || fail "naming rail $k"
@@ -146,6 +146,25 @@ cli sweep --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --memory cuda:auto --test 
 rc=$?
 [[ $rc -eq 2 ]] && grep -q "give --rails" "$WORK/auto2.err" || fail "--memory cuda:auto without --rails: exit $rc: $(cat "$WORK/auto2.err")"
 say "cuda:auto: refused without a GPU near the rails (exit 2) and without --rails (exit 2)"
+# --verify over rails against real corruption: a second daemon in A's namespace (port
+# PORT+1) runs with the test hook MESHPERF_TEST_CORRUPT_TCP=1, so every rail's stream it
+# sends carries a flipped byte; B's receivers must fail the point, naming the corruption,
+# in bandwidth and bidir. Without --verify the same sweep passes (the check catches it).
+export MESHPERF_TEST_CORRUPT_TCP=1
+PORT=$((PORT + 1)) netns_start_daemon "$NS_A" 0.0.0.0 c --config "$WORK/a.toml"; PID_C=$NETNS_PID
+unset MESHPERF_TEST_CORRUPT_TCP
+PORT=$((PORT + 1)) netns_wait_ready "$NS_A" "$ADDR_A" "$PID_C" c
+for t in bandwidth bidir; do
+    cli sweep --initiator "$ADDR_A:$((PORT + 1))" "$ADDR_B:$PORT" --rails all --test $t --sizes 64K --duration 1 \
+        --warmup 0.2 --verify -q >"$WORK/corrupt.out" 2>"$WORK/corrupt.err"
+    rc=$?
+    [ $rc = 1 ] && grep -q "data verification failed at the peer: .*data corrupted" "$WORK/corrupt.err" \
+        || fail "--rails all --verify $t from a corrupting daemon: exit $rc, not 1 naming the corruption: $(cat "$WORK/corrupt.err")"
+    cli sweep --initiator "$ADDR_A:$((PORT + 1))" "$ADDR_B:$PORT" --rails all --test $t --sizes 64K --duration 1 \
+        --warmup 0.2 -q >"$WORK/corrupt.out" 2>"$WORK/corrupt.err" \
+        || fail "--rails all $t without --verify from the corrupting daemon failed: $(cat "$WORK/corrupt.err")"
+done
+say "rails --verify: a corrupting sender fails bandwidth and bidir points at the peer (data corrupted); unverified they pass"
 
 # The management network is not a rail (issue 47 item 6). Both daemons restarted with the
 # default rail rule: A on 0.0.0.0 (its control veth is an interface like the rails), B with

@@ -52,7 +52,7 @@ shape() {  # QDISC_ARGS: the same tbf on both ends of the link
         ns=${ns_dev%%:*} dev=${ns_dev#*:}
         # shellcheck disable=SC2086
         ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "${RATE_MBIT}mbit" $1 2>"$WORK/err" \
-            || skip "tbf qdisc not available ($(cat "$WORK/err"))"
+            || fail "tc qdisc replace tbf on $dev in $ns failed ($(cat "$WORK/err")); tbf was probed up front"
     done
 }
 

@@ -68,15 +68,21 @@ def rxe_counters_consistent(op, p):
     return good
 
 
+def checked(p):
+    """The point's data was really compared with the pattern (`verified` no longer echoes
+    --verify: it says which end checked how many bytes)."""
+    return p["verified"] is True and p.get("verified_bytes", 0) >= p["size_bytes"] and p.get("verified_by") in ("initiator", "peer", "both")
+
+
 def check_sweeps(lines):
     docs, ok = documents(lines, "MESHPERF", "op", "meshperf rdma")
     for op, doc in docs:
         for p in doc["points"]:
             figs = [p["lat_ns"]["p50"], p["lat_ns"]["min"], p["lat_ns"]["max"]] if p["test"] == "latency" else \
                    [p["gbit_per_s"], p["msg_per_s"]] + [f["gbit_per_s"] for f in p["flows"]]
-            good = positive(*figs) and p["verified"]
+            good = positive(*figs) and checked(p)
             desc = f"p50 {p['lat_ns']['p50'] / 1000:.1f} us" if p["test"] == "latency" else f"{p['gbit_per_s'] * 1000:.1f} Mbit/s"
-            print(f"rdma-vm: meshperf rdma {op:5} {p['test']:9} {p['size_bytes']:>6} B {desc} verified={p['verified']}"
+            print(f"rdma-vm: meshperf rdma {op:5} {p['test']:9} {p['size_bytes']:>6} B {desc} verified={p['verified']} ({p.get('verified_bytes')} B by {p.get('verified_by')})"
                   + ("" if good else "  <-- INSANE"))
             ok &= good
             if p["test"] != "latency":
@@ -209,7 +215,7 @@ def check_rails(lines):
             rails = p.get("rails") or []
             names = [r["name"] for r in rails]
             total = sum(r["gbit_per_s"] for r in rails)
-            good = names == ["rdma0", "rdma1"] and positive(p["gbit_per_s"], *[r["gbit_per_s"] for r in rails]) and p["verified"]
+            good = names == ["rdma0", "rdma1"] and positive(p["gbit_per_s"], *[r["gbit_per_s"] for r in rails]) and checked(p)
             good = good and abs(total - p["gbit_per_s"]) <= 0.01 * p["gbit_per_s"]
             print(f"rdma-vm: rails rdma {op:5} {p['test']:9} {p['size_bytes']} B: "
                   + ", ".join(f"{r['name']} {r['gbit_per_s'] * 1000:.1f} Mbit/s" for r in rails)
@@ -257,7 +263,7 @@ def check_rail_down(lines):
             rails = {r["name"]: r for r in p.get("rails") or []}
             kept, cut = rails.get("rdma0", {}), rails.get("rdma1", {})
             err = cut.get("error", "")
-            good = positive(kept.get("gbit_per_s", 0)) and not kept.get("failed", False) and p["verified"]
+            good = positive(kept.get("gbit_per_s", 0)) and not kept.get("failed", False) and checked(p)
             good = good and abs(p["gbit_per_s"] - kept["gbit_per_s"]) <= 0.01 * kept["gbit_per_s"]
             good = good and cut.get("failed") is True and "rail rdma1" in err and "rdma0" not in err
             good = good and cut.get("gbit_per_s", 1) == 0

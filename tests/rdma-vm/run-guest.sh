@@ -16,8 +16,8 @@
 # 4. checks every figure perftest printed is positive and finite (perftest exits 0 with
 #    "inf" or 0.00), the selftest's and the guest's exit codes.
 #
-# Exit: 0 pass, 1 fail, 77 skip (only when qemu cannot run here or the guest cannot be
-# built; the reason is printed).
+# Exit: 0 pass, 1 fail, 77 skip (only when a probe up front finds that qemu cannot start a
+# machine here, or a tool or the guest kernel is missing; the reason is printed).
 set -euo pipefail
 
 build=""
@@ -126,6 +126,16 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 is not inst
 for tool in busybox cpio gzip dpkg depmod modprobe apt-get apt-cache ldd; do
   command -v $tool >/dev/null || skip "$tool is not installed: cannot build the guest (scripts/setup installs it)"
 done
+# Whether qemu can start a machine here at all, probed once, up front: the accelerator and
+# the memory the guest gets, started paused and told to quit on its monitor. This is the
+# only "qemu cannot run here" skip: a guest that then never reaches /init (a kernel panic
+# exits 0 under -no-reboot) is a FAIL.
+accel=(-accel tcg,thread=multi -cpu max)
+if grep -qE '\b(vmx|svm)\b' /proc/cpuinfo && [ ! -e /sys/module/kvm_pvm ] && [ -w /dev/kvm ]; then
+  accel=(-accel kvm -cpu host)
+fi
+probe_out=$(echo quit | timeout 30 qemu-system-x86_64 "${accel[@]}" -m 1024 -smp 2 -nodefaults -nic none -display none \
+  -S -monitor stdio 2>&1) || skip "qemu cannot start a machine here (${accel[*]}): $(head -c 600 <<<"$probe_out")"
 busybox=$(command -v busybox)
 # The test needs these in the guest; missing ones are a setup error, not a skip.
 need=(ip rdma ibv_devinfo ib_write_bw ib_write_lat ib_send_lat)
@@ -230,10 +240,6 @@ sed -i 's|^sh /opt/guest-tests.sh|. /opt/guest-env.sh; sh /opt/guest-tests.sh|' 
 log "initramfs $(du -h "$work/initramfs.cpio.gz" | cut -f1)"
 
 # --- boot -------------------------------------------------------------------------------------
-accel=(-accel tcg,thread=multi -cpu max)
-if grep -qE '\b(vmx|svm)\b' /proc/cpuinfo && [ ! -e /sys/module/kvm_pvm ] && [ -w /dev/kvm ]; then
-  accel=(-accel kvm -cpu host)
-fi
 log "booting with ${accel[*]} (timeout ${qemu_timeout}s)"
 serial="$work/serial.log"
 start=$(date +%s)
@@ -247,10 +253,10 @@ qrc=${PIPESTATUS[0]}
 set -e
 log "qemu exited $qrc after $(( $(date +%s) - start ))s"
 if ! grep -q '^rdma-vm: init started' "$serial"; then
-  if [ "$qrc" -ne 124 ]; then
-    skip "qemu cannot run the guest here (exit $qrc): $(head -c 600 "$work/qemu.err")"
-  fi
-  die "the guest did not reach /init within ${qemu_timeout}s"
+  # qemu was probed above: a guest that never reaches /init is this test's failure (a kernel
+  # panic, a broken initramfs), whatever qemu's exit status.
+  [ "$qrc" -eq 124 ] && die "the guest did not reach /init within ${qemu_timeout}s"
+  die "the guest never reached /init (qemu exit $qrc): $(grep -m3 -iE 'panic|not syncing|unable|error' "$serial" | tr '\n' ' ') $(head -c 600 "$work/qemu.err")"
 fi
 grep -q '^RDMA-VM-EXIT=' "$serial" || die "no exit marker from the guest (timed out after ${qemu_timeout}s, or it crashed)"
 

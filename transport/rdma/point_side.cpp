@@ -50,6 +50,14 @@ struct point_side::runner {
     const bandwidth_counters* counters() const {
         return bw_active ? &bw_active->counters() : bw_passive ? &bw_passive->counters() : nullptr;
     }
+    /// Messages (or final regions) compared with the pattern and found equal.
+    std::uint64_t verified_checks() const {
+        const verify_report* r = lat_active ? &lat_active->verification()
+                               : lat_passive ? &lat_passive->verification()
+                               : bw_active ? &bw_active->verification()
+                               : bw_passive ? &bw_passive->verification() : nullptr;
+        return r && r->checked > r->corrupt ? r->checked - r->corrupt : 0;
+    }
     bool verify_failed() const {
         if (lat_active) return !lat_active->verification().ok();
         if (lat_passive) return !lat_passive->verification().ok();
@@ -60,7 +68,7 @@ struct point_side::runner {
 
 point_side::point_side(endpoint& ep, const core::run_spec& spec, core::test_kind test, std::uint64_t size,
                        std::vector<qp_role> roles, std::uint32_t seed)
-    : ep_(ep), spec_(spec), test_(test) {
+    : ep_(ep), spec_(spec), test_(test), size_(size) {
     point_params p;
     p.op = spec.op;
     p.size = size;
@@ -195,6 +203,12 @@ std::string point_side::error() const {
     for (const auto& r : runners_)
         if (r->done.load(std::memory_order_acquire) && !r->error.empty()) return r->error;
     return {};
+}
+
+std::uint64_t point_side::verified_bytes() const {
+    std::uint64_t checks = 0;
+    for (const auto& r : runners_) checks += r->verified_checks();
+    return checks * size_;  // each check compares one message (or final region) of the point's size
 }
 
 bool point_side::verify_failed() const {

@@ -70,6 +70,9 @@ public:
     std::string error() const;
     // After everything is joined:
     bool verify_failed() const;
+    /// Bytes compared with the pattern here and found equal: checked messages (or final
+    /// regions) times the message size; 0 without --verify or when this side checks nothing.
+    std::uint64_t verified_bytes() const;
     double cpu_seconds() const;
     double wall_seconds() const;
     /// Where each runner's thread ran, in role order (runners never started are left out).
@@ -84,6 +87,7 @@ private:
     endpoint& ep_;
     core::run_spec spec_;
     core::test_kind test_;
+    std::uint64_t size_;
     std::vector<std::unique_ptr<runner>> runners_;
     std::vector<int> cpus_;
     std::atomic<bool> stop_active_{false}, stop_passive_{false};

@@ -106,6 +106,12 @@ std::vector<core::rail_failure> rail_point_side::failed_rails(const std::string&
     return out;
 }
 
+std::uint64_t rail_point_side::verified_bytes() const {
+    std::uint64_t sum = 0;
+    for (const auto& s : sides_) sum += s->verified_bytes();
+    return sum;
+}
+
 bool rail_point_side::verify_failed() const {
     return std::any_of(sides_.begin(), sides_.end(), [](const auto& s) { return s->verify_failed(); });
 }

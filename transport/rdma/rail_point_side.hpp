@@ -46,6 +46,8 @@ public:
     /// ("rail NAME: RDMA failed at the peer: ..."). Empty without rails. Complete once joined.
     std::vector<core::rail_failure> failed_rails(const std::string& where) const;
     bool verify_failed() const;
+    /// Bytes compared with the pattern here and found equal, every rail together.
+    std::uint64_t verified_bytes() const;
     double cpu_seconds() const;
     double wall_seconds() const;
     std::vector<thread_cpu_record> thread_cpus() const;

@@ -25,6 +25,7 @@ struct point_side::stream {
     receive_counters counters;
     std::atomic<std::uint64_t> sent{0};
     int code = loop_ok;
+    std::uint64_t verified = 0;  // bytes checked against the pattern (set when its loop ends)
     std::optional<tcp_snapshot> tcp_before, tcp_after;  // sending streams, around the measured window
     std::vector<tcp_snapshot> tcp_inside;               // and inside it, a reading a tick (at most max_readings_in_window)
     bool tcp_inside_failed = false;                     // a reading inside failed: the counters are unknown
@@ -137,6 +138,7 @@ void point_side::note_byte_cap(const stream& s) {
 void point_side::run_host_stream(stream& s, bool fixed) {
     switch (s.role) {
         case stream_role::send: {
+            if (corrupt_sent_ && size_ > 0) s.pattern[size_ / 2] ^= 0x5a;  // test hook: the receiver must see it
             s.code = send_loop(s.fd.get(), sender_plan(fixed), s.pattern, stop_, s.sent);
             note_byte_cap(s);
             break;
@@ -144,17 +146,20 @@ void point_side::run_host_stream(stream& s, bool fixed) {
         case stream_role::receive: {
             receive_plan plan{s.buffer.size(), spec_.verify, fixed ? warm_messages(size_) * size_ : 0, size_};
             s.code = receive_loop(s.fd.get(), plan, s.buffer, s.pattern, s.counters);
+            if (spec_.verify) s.verified = s.counters.bytes.load();  // each chunk is checked before it is counted
             break;
         }
         case stream_role::echo:
             s.code = echo_loop(s.fd.get(), static_cast<std::size_t>(size_), spec_.verify, spec_.busy_poll, s.buffer,
-                               s.pattern);
+                               s.pattern, &s.verified);
             break;
         case stream_role::ping: {
             try {
                 pinger p(s.fd.get(), static_cast<std::size_t>(size_), spec_.verify, spec_.busy_poll);
+                if (corrupt_sent_) p.corrupt_sent_for_test();
                 run_pings(s, [&p](std::size_t n, double* out) { return p.run(n, out); },
                           [&p] { return p.round_trips(); });
+                if (spec_.verify) s.verified = p.round_trips() * size_;  // every echo compared with what was sent
             } catch (const std::bad_alloc&) {
                 s.code = ENOMEM;
                 ::shutdown(s.fd.get(), SHUT_WR);
@@ -175,12 +180,14 @@ void point_side::run_staged_stream(stream& s, bool fixed) {
         case stream_role::receive: {
             receive_plan plan{0, spec_.verify, fixed ? warm_messages(size_) * size_ : 0, size_};
             s.code = m.receive(s.fd.get(), plan, s.counters);
+            if (spec_.verify) s.verified = s.counters.bytes.load();
             break;
         }
         case stream_role::echo: s.code = m.echo(s.fd.get()); break;
         case stream_role::ping:
             run_pings(s, [&m, &s](std::size_t n, double* out) { return m.ping(s.fd.get(), n, out); },
                       [&m] { return m.round_trips(); });
+            if (spec_.verify) s.verified = m.round_trips() * size_;  // each echo checked as it arrived
             break;
     }
 }
@@ -334,6 +341,12 @@ std::string point_side::error() const {
 
 bool point_side::verify_failed() const {
     return std::any_of(streams_.begin(), streams_.end(), [](const auto& s) { return s->code == loop_verify_failed; });
+}
+
+std::uint64_t point_side::verified_bytes() const {
+    std::uint64_t sum = 0;
+    for (const auto& s : streams_) sum += s->verified;
+    return sum;
 }
 
 double point_side::cpu_seconds() const {

@@ -109,6 +109,15 @@ public:
     /// Stream `i`'s failure in words (empty when it ended cleanly or was stopped).
     std::string stream_error(std::size_t i) const;
     bool verify_failed() const;
+    /// Bytes this side's streams checked against the pattern and found equal (--verify):
+    /// what receivers took in, what an echo side echoed, what a pinger got back. 0 when
+    /// nothing was checked here (no --verify, or this side only sends). A staged echo side
+    /// counts none (its pinger checks every echo).
+    std::uint64_t verified_bytes() const;
+    /// Test hook (MESHPERF_TEST_CORRUPT_TCP, daemon/test_hooks/): every message this side's
+    /// host-memory send and ping streams send carries one flipped byte, so the receiving
+    /// end's --verify must fail the point. Call before start().
+    void corrupt_sent_for_test() { corrupt_sent_ = true; }
     /// CPU seconds the stream threads used (user + system).
     double cpu_seconds() const;
     /// Wall seconds from start() to the end of the last thread.
@@ -150,6 +159,7 @@ private:
     std::atomic<bool> cap_reached_{false};
     std::uint64_t cap_messages_ = 0;  // per sending stream (or round trips); 0: no cap
     bool joined_ = true;
+    bool corrupt_sent_ = false;  // test hook: see corrupt_sent_for_test()
 };
 
 }  // namespace meshperf::transport::tcp

@@ -178,12 +178,15 @@ int pinger::run(std::size_t count, double* out) noexcept {
 }
 
 int echo_loop(int fd, std::size_t size, bool verify, bool busy_poll, std::vector<char>& rx,
-              const std::vector<char>& pattern) noexcept {
+              const std::vector<char>& pattern, std::uint64_t* verified) noexcept {
     while (true) {
         int rc = recv_exact(fd, rx.data(), size, busy_poll);
         if (rc == loop_peer_closed) return loop_ok;  // the pinger is done
         if (rc) return rc;
-        if (verify && !matches_pattern(pattern, 0, rx.data(), size)) return loop_verify_failed;
+        if (verify) {
+            if (!matches_pattern(pattern, 0, rx.data(), size)) return loop_verify_failed;
+            if (verified) *verified += size;
+        }
         if ((rc = send_exact(fd, rx.data(), size))) return rc;
     }
 }

@@ -132,6 +132,9 @@ public:
     /// nullptr for warm-up). Returns loop_ok or a failure code.
     int run(std::size_t count, double* out) noexcept;
     std::uint64_t round_trips() const { return round_trips_; }
+    /// Test hook (MESHPERF_TEST_CORRUPT_TCP): flips one byte in the middle of the message
+    /// this pinger sends, so the echo side's --verify must fail the point. Before run().
+    void corrupt_sent_for_test() noexcept { if (size_ > 0) pattern_[size_ / 2] ^= 0x5a; }
 
 private:
     int fd_;
@@ -144,7 +147,9 @@ private:
 /// Echo side of a latency point: receives size-byte messages into rx (>= size bytes) and
 /// sends each back until end of stream. `pattern` comes from make_pattern_buffer(size) when
 /// verifying. Returns loop_ok (clean end), loop_verify_failed or an errno value.
+/// `verified` (may be null) counts the bytes checked against the pattern and found equal,
+/// so a point can say what was verified rather than what was asked for.
 int echo_loop(int fd, std::size_t size, bool verify, bool busy_poll, std::vector<char>& rx,
-              const std::vector<char>& pattern) noexcept;
+              const std::vector<char>& pattern, std::uint64_t* verified = nullptr) noexcept;
 
 }  // namespace meshperf::transport::tcp

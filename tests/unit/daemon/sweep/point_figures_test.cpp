@@ -93,6 +93,34 @@ TEST_CASE("assemble_point keeps the TCP counters and warns when more than 1% of 
     CHECK_THROWS_AS(daemon::assemble_point(in), core::insane_figure);
 }
 
+TEST_CASE("assemble_point: verified says what was checked, not what --verify asked for") {
+    const auto t = tracked(64, [](int) { return 10.0; });
+    auto spec = adaptive_spec();
+    const auto point = [&](std::uint64_t here, std::uint64_t peer) {
+        daemon::point_inputs in{spec, core::test_kind::bandwidth, 1 << 20};
+        in.tracked_flows = {{"initiator->peer", &t}};
+        in.verified_here = here;
+        in.verified_at_peer = peer;
+        return daemon::assemble_point(in);
+    };
+    spec.verify = true;
+    auto p = point(0, 0);  // asked, but no end checked a byte: not verified
+    CHECK_FALSE(p.verified);
+    CHECK(p.verified_bytes == 0);
+    CHECK(p.verified_by.empty());
+    p = point(0, 5000);
+    CHECK(p.verified);
+    CHECK(p.verified_bytes == 5000);
+    CHECK(p.verified_by == "peer");
+    p = point(300, 0);
+    CHECK(p.verified_by == "initiator");
+    p = point(300, 5000);
+    CHECK(p.verified_bytes == 5300);
+    CHECK(p.verified_by == "both");
+    spec.verify = false;  // counts without --verify are not taken as verification
+    CHECK_FALSE(point(300, 5000).verified);
+}
+
 }  // TEST_SUITE
 
 }  // namespace point_figures_test
