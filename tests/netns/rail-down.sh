@@ -163,9 +163,9 @@ ok &= len(warned) == 1
 sys.exit(0 if ok else 1)
 PY
 ip netns exec "$NS_A" "$MESHPERF" show "$WORK/cut.json" >"$WORK/show.txt" 2>&1 || fail "show the cut run: $(cat "$WORK/show.txt")"
-grep -E "^ *64 KiB +ra$CUT +FAILED" "$WORK/show.txt" >/dev/null || { cat "$WORK/show.txt"; fail "show does not print ra$CUT FAILED"; }
+grep -E "^ *64 KiB +ra$CUT -> rb$CUT +FAILED" "$WORK/show.txt" >/dev/null || { cat "$WORK/show.txt"; fail "show does not print ra$CUT FAILED"; }
 grep -E "all 2 \(1 failed\)" "$WORK/show.txt" >/dev/null || { cat "$WORK/show.txt"; fail "show does not print the two rails' aggregate"; }
-say "show: $(grep -E "ra$CUT +FAILED" "$WORK/show.txt" | head -1 | tr -s ' ')"
+say "show: $(grep -E "ra$CUT -> rb$CUT +FAILED" "$WORK/show.txt" | head -1 | tr -s ' ')"
 
 kill -0 "$PID_A" 2>/dev/null || fail "meshperfd in $NS_A died"
 kill -0 "$PID_B" 2>/dev/null || fail "meshperfd in $NS_B died"
