@@ -133,7 +133,8 @@ TEST_CASE("counter intervals: a spread that does not fit its counter is insane; 
     malformed["nic"]["counters"]["intervals"]["carrier_changes"] = {{"moved_in", -1}, {"max_increase", 2}, {"first_at_s", 1.0}};
     CHECK_THROWS_AS(link_side_counters_from_json(malformed), spec_error);
     malformed = j;
-    malformed["nic"]["counters"]["intervals"]["carrier changes!"] = {{"moved_in", 1}, {"max_increase", 2}, {"first_at_s", 1.0}};
+    // A counter is any sysfs file name: one with a '/' would leave the counters' folder.
+    malformed["nic"]["counters"]["intervals"]["../carrier"] = {{"moved_in", 1}, {"max_increase", 2}, {"first_at_s", 1.0}};
     CHECK_THROWS_AS(link_side_counters_from_json(malformed), spec_error);
     malformed = j;
     malformed["nic"]["counters"]["intervals"] = "often";
