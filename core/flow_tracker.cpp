@@ -68,6 +68,10 @@ flow_figures flow_tracker::figures(const std::string& direction, std::uint64_t s
     return f;
 }
 
+bool flow_tracker::has_bytes() const {
+    return std::any_of(last_bytes_.begin(), last_bytes_.end(), [](std::uint64_t b) { return b > 0; });
+}
+
 bool flow_tracker::window_empty() const {
     if (times_.size() < 2) return true;
     const auto first = std::accumulate(bytes_.front().begin(), bytes_.front().end(), std::uint64_t{0});

@@ -41,6 +41,8 @@ public:
     /// Final figures over the measured window: bytes and seconds from the baseline to the
     /// last snapshot. Throws insane_figure when nothing moved in the window.
     flow_figures figures(const std::string& direction, std::uint64_t size_bytes) const;
+    /// True once any byte of the flow has arrived, warm-up included.
+    bool has_bytes() const;
     /// True when the measured window holds no bytes (or no interval): a path far slower than
     /// the point's time cap can measure, whose bytes arrived only in the warm-up, or none.
     bool window_empty() const;

@@ -63,8 +63,15 @@ struct run_limits {
 /// Seconds a TCP or RDMA bandwidth point may take to close after its time cap, on any path,
 /// a lossy one included: its senders stop within one send slice, drain what their sockets
 /// hold for at most 0.8 s, and its receivers end 1 s after the stop with the bytes they have
-/// (transport/tcp/stream_loops.hpp). Part of every announced point bound.
+/// (transport/tcp/stream_loops.hpp).
 inline constexpr double point_close_bound_s = 1.0;
+/// Seconds a point may wait past its time cap for a flow that has moved no byte at all yet
+/// (its streams still starting on a busy host: a triage wave of 32 links on 2 CPUs); a flow
+/// that moved any byte, however slowly, is never waited for.
+inline constexpr double first_bytes_grace_s = 2.0;
+/// What a stream test's point may take past its warm-up and time cap, every wait included:
+/// part of every announced point bound (client/support/progress.hpp).
+inline constexpr double point_overrun_bound_s = first_bytes_grace_s + point_close_bound_s;
 
 /// A validated run specification. Durations in seconds, sizes in bytes.
 struct run_spec {

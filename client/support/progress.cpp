@@ -13,7 +13,7 @@ namespace {
 
 /// Seconds a point of `test` may take: warm-up, cap, and for a stream test the close.
 double test_point_bound_s(const core::run_spec& s, core::test_kind test) {
-    const double close = test == core::test_kind::latency ? 0.0 : core::point_close_bound_s;
+    const double close = test == core::test_kind::latency ? 0.0 : core::point_overrun_bound_s;
     return s.warmup_s + (s.duration_s ? *s.duration_s : s.max_point_s) + close;
 }
 

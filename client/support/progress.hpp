@@ -10,7 +10,8 @@
 namespace meshperf::client {
 
 /// Seconds one point may take by the spec: warm-up plus the fixed duration or the adaptive
-/// time cap, plus core::point_close_bound_s to close on a slow or lossy path for the stream
+/// time cap, plus core::point_overrun_bound_s (a flow's first bytes, the close on a slow or
+/// lossy path) for the stream
 /// tests (bandwidth, bidir; a latency point ends after its batch); the largest of the
 /// spec's tests. Nullopt when a fixed iteration count sets the length (its time is unknown).
 std::optional<double> point_time_bound_s(const core::run_spec&);

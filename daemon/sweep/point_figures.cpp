@@ -23,7 +23,11 @@ bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precisi
     });
 }
 
-bool may_stop_at_cap(double elapsed_s, double cap_s) { return elapsed_s >= cap_s; }
+bool may_stop_at_cap(const std::vector<tracked_flow>& flows, double elapsed_s, double cap_s) {
+    if (elapsed_s < cap_s) return false;
+    if (elapsed_s >= cap_s + core::first_bytes_grace_s) return true;
+    return std::all_of(flows.begin(), flows.end(), [](const tracked_flow& f) { return f.tracker->has_bytes(); });
+}
 
 core::point_result assemble_point(const point_inputs& in) {
     core::point_result p;

@@ -48,9 +48,11 @@ core::point_result assemble_point(const point_inputs& in);
 /// between-block interval within the target (core::target_met).
 bool flows_precise_enough(const std::vector<tracked_flow>& flows, double precision);
 
-/// Whether a point stops now: its time cap is reached. It never runs on past the cap (its
-/// announced bound, client/support/progress.hpp): a flow whose window holds no bytes then is
-/// reported over the whole point, warm-up included, and said so (assemble_point).
-bool may_stop_at_cap(double elapsed_s, double cap_s);
+/// Whether a point stops now: its time cap is reached and every flow has moved some byte,
+/// or core::first_bytes_grace_s more have passed (a flow whose streams are still starting).
+/// A flow that moved any byte is never waited for, however slow: one whose window holds no
+/// bytes at the stop is reported over the whole point, warm-up included, and said so
+/// (assemble_point). Within the announced bound (core::point_overrun_bound_s).
+bool may_stop_at_cap(const std::vector<tracked_flow>& flows, double elapsed_s, double cap_s);
 
 }  // namespace meshperf::daemon

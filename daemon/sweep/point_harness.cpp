@@ -95,7 +95,7 @@ clock::time_point measure(frame_channel& ch, const core::run_spec& spec, const c
         }
         if (ops.at_byte_cap()) break;
         const auto flows = ops.flows();
-        if (may_stop_at_cap(elapsed, cap) || (spec.adaptive() && flows_precise_enough(flows, spec.precision))) break;
+        if (may_stop_at_cap(flows, elapsed, cap) || (spec.adaptive() && flows_precise_enough(flows, spec.precision))) break;
     }
     return last_heard;
 }
@@ -210,7 +210,7 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     // The initiator ends an adaptive or duration point by its time cap (and grace); a fixed
     // count by the run time limit. Past that it is gone or broken.
     const double allowed_s = fixed_length ? spec.warmup_s + limits.max_run_s
-                                          : spec.warmup_s + spec.max_point_s + spec.duration_s.value_or(0) + core::point_close_bound_s + 60;
+                                          : spec.warmup_s + spec.max_point_s + spec.duration_s.value_or(0) + core::point_overrun_bound_s + 60;
     const auto t0 = clock::now();
     const auto give_up = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(allowed_s));
     const auto silence = initiator_silence(limits);

@@ -4,6 +4,7 @@
 #include "transport/tcp/pattern.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -23,6 +24,8 @@ struct point_side::stream {
     std::vector<char> pattern, buffer;
     std::unique_ptr<staged_stream> staged;  // GPU memory through staging chunks; null: host memory
     receive_counters counters;
+    std::atomic<std::uint64_t> bytes_at_stop{0};  // a receiver's count when the point was stopped
+    std::atomic<bool> closed_at_bound{false};       // close_overdue shut its read side
     std::atomic<std::uint64_t> sent{0};
     int code = loop_ok;
     std::uint64_t verified = 0;  // bytes checked against the pattern (set when its loop ends)
@@ -119,6 +122,7 @@ void point_side::run_stream(stream& s, int cpu) {
     const bool fixed = spec_.iterations.has_value();
     if (s.staged) run_staged_stream(s, fixed);
     else run_host_stream(s, fixed);
+    end_at_close_bound(s);
     s.cpu_s = transport::thread_cpu_seconds() - cpu0;
     s.where.cpu_at_end = transport::current_cpu();
     const auto end = now_ns();
@@ -133,6 +137,14 @@ send_plan point_side::sender_plan(bool fixed) const {
 
 void point_side::note_byte_cap(const stream& s) {
     if (cap_messages_ && s.code == loop_ok && s.sent.load() >= cap_messages_ * size_) cap_reached_.store(true);
+}
+
+void point_side::end_at_close_bound(stream& s) {
+    // A receiver closed at the bound whose sender reset the connection meanwhile ended with
+    // the bytes it had, as if at its end of stream: the point was over.
+    if (s.role != stream_role::receive || !s.closed_at_bound.load() || (s.code != ECONNRESET && s.code != EPIPE)) return;
+    s.code = loop_ok;
+    s.counters.end_ns.store(now_ns(), std::memory_order_relaxed);
 }
 
 void point_side::run_host_stream(stream& s, bool fixed) {
@@ -215,17 +227,27 @@ void point_side::run_pings(stream& s, const std::function<int(std::size_t, doubl
 
 void point_side::stop() {
     std::int64_t none = 0;
-    stop_ns_.compare_exchange_strong(none, now_ns());
+    if (stop_ns_.compare_exchange_strong(none, now_ns()))
+        for (auto& s : streams_) s->bytes_at_stop.store(s->counters.bytes.load(std::memory_order_relaxed));
     stop_.store(true, std::memory_order_relaxed);
 }
 
 void point_side::close_overdue() {
     const auto since = stop_ns_.load();
-    if (since == 0 || closed_.load() || now_ns() - since < std::int64_t{close_bound_ms} * 1'000'000) return;
-    if (closed_.exchange(true)) return;
-    // recv then returns what is queued, then 0: the loop sees an end of stream.
-    for (auto& s : streams_)
-        if (s->role == stream_role::receive) ::shutdown(s->fd.get(), SHUT_RDWR);
+    if (since == 0 || now_ns() - since < std::int64_t{close_bound_ms} * 1'000'000) return;
+    for (auto& s : streams_) {
+        if (s->role != stream_role::receive || s->closed_at_bound.load()) continue;
+        // Only a receiver whose path still delivers (bytes since the stop: a slow or lossy
+        // path draining its queue) is closed here. One that took nothing since the stop is a
+        // dead or frozen path: its data-stream timeout ends it as a failure (about 5-10 s),
+        // so a cut rail is never read as a clean, slow one.
+        if (s->counters.bytes.load(std::memory_order_relaxed) == s->bytes_at_stop.load()) continue;
+        s->closed_at_bound.store(true);
+        // recv then returns what is queued, then 0: the loop sees an end of stream. The read
+        // side only: a FIN sent now would make the kernel reset the connection when more data
+        // arrives (FIN_WAIT with the read side shut), and the stream would fail at the peer.
+        ::shutdown(s->fd.get(), SHUT_RD);
+    }
 }
 
 void point_side::abort() {

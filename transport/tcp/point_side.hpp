@@ -60,9 +60,11 @@ public:
     /// message if need be; a ping stream ends after its current batch), and starts the
     /// close bound of the receiving streams (close_overdue).
     void stop();
-    /// Once close_bound_ms has passed since stop(), shuts down the sockets of receiving
-    /// streams still waiting for their end of stream, so they end cleanly now with the bytes
-    /// they have: a slow or lossy path's queued bytes are not waited for. Any thread; cheap.
+    /// Once close_bound_ms has passed since stop(), shuts down the read side of receiving
+    /// streams still waiting for their end of stream whose path delivered bytes since the
+    /// stop, so they end cleanly now with the bytes they have: a slow or lossy path's queued
+    /// bytes are not waited for. A receiver that took nothing since the stop (a cut or frozen
+    /// path) is left to its data-stream timeout, a failure. Controller thread; cheap.
     void close_overdue();
     /// Waits for every thread; they end at end of stream, on error, or after the data
     /// timeout when the peer falls silent. After stop(), receiving streams are closed at the
@@ -136,6 +138,7 @@ private:
     void run_stream(stream& s, int cpu);
     send_plan sender_plan(bool fixed) const;
     void note_byte_cap(const stream& s);  // a sender that sent its whole share ended at the byte cap
+    void end_at_close_bound(stream& s);   // a receiver closed at the bound ended cleanly
     void run_host_stream(stream& s, bool fixed);
     void run_staged_stream(stream& s, bool fixed);
     // The ping role: latency batches through `batch`, stopping at the byte cap.
@@ -150,7 +153,6 @@ private:
     std::vector<int> cpus_;
     std::atomic<bool> stop_{false};
     std::atomic<std::int64_t> stop_ns_{0};  // when stop() was first called (0: not yet)
-    std::atomic<bool> closed_{false};       // close_overdue shut the receivers down
     core::latency_outcome latency_;
     std::vector<double> samples_;
     std::int64_t start_ns_ = 0;

@@ -32,9 +32,9 @@ TEST_CASE("time bound of a point from the spec") {
     s.warmup_s = 0.1;
     s.max_point_s = 1.0;
     // latency and bandwidth: the bandwidth point's close bound counts
-    CHECK(*client::point_time_bound_s(s) == doctest::Approx(1.1 + core::point_close_bound_s));
+    CHECK(*client::point_time_bound_s(s) == doctest::Approx(1.1 + core::point_overrun_bound_s));
     s.duration_s = 2.0;
-    CHECK(*client::point_time_bound_s(s) == doctest::Approx(2.1 + core::point_close_bound_s));
+    CHECK(*client::point_time_bound_s(s) == doctest::Approx(2.1 + core::point_overrun_bound_s));
     s.tests = {core::test_kind::latency};  // a latency point ends after its batch: no close
     CHECK(*client::point_time_bound_s(s) == doctest::Approx(2.1));
     s.tests = {core::test_kind::latency, core::test_kind::bandwidth};
@@ -67,7 +67,8 @@ TEST_CASE("time bound of a sweep: every point, the drift reference readings, and
     CHECK(client::reference_point_count(s) == 2);
     // 7 latency points and 2 references at 0.4 s, 7 bandwidth points at 0.4 s + the close
     CHECK(*client::sweep_time_bound_s(s) ==
-          doctest::Approx((7 + 2) * (0.4 + client::point_overhead_s) + 7 * (1.4 + client::point_overhead_s)));
+          doctest::Approx((7 + 2) * (0.4 + client::point_overhead_s) +
+                          7 * (0.4 + core::point_overrun_bound_s + client::point_overhead_s)));
     s.iterations = 100;
     CHECK_FALSE(client::sweep_time_bound_s(s));
 }

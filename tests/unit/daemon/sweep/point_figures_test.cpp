@@ -38,6 +38,22 @@ core::run_spec adaptive_spec() {
 
 TEST_SUITE("point_figures") {
 
+TEST_CASE("may_stop_at_cap: at the cap once every flow moved a byte; a flow with none waits at most first_bytes_grace_s") {
+    core::flow_tracker moving(1, 0.1), slow(1, 0.1), silent(1, 0.1);
+    const std::vector<std::uint64_t> some{1}, none{0};
+    moving.add(0.5, std::vector<std::uint64_t>{1000});
+    slow.add(0.05, some);  // one byte in the warm-up, nothing since: a lossy path is never waited for
+    slow.add(1.0, some);
+    silent.add(1.0, none);  // streams still starting
+    const std::vector<daemon::tracked_flow> going{{"initiator->peer", &moving}, {"peer->initiator", &slow}};
+    const std::vector<daemon::tracked_flow> starting{{"initiator->peer", &moving}, {"peer->initiator", &silent}};
+    CHECK_FALSE(daemon::may_stop_at_cap(going, 0.99, 1.0));
+    CHECK(daemon::may_stop_at_cap(going, 1.0, 1.0));
+    CHECK_FALSE(daemon::may_stop_at_cap(starting, 1.0, 1.0));
+    CHECK_FALSE(daemon::may_stop_at_cap(starting, 1.0 + core::first_bytes_grace_s - 0.01, 1.0));
+    CHECK(daemon::may_stop_at_cap(starting, 1.0 + core::first_bytes_grace_s, 1.0));
+}
+
 TEST_CASE("flows_precise_enough: a steady flow needs min_blocks_for_target intervals") {
     const auto steady = [](int) { return 10.0; };
     const auto few = tracked(static_cast<int>(core::min_blocks_for_target) - 1, steady);
