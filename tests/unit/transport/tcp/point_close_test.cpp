@@ -5,6 +5,7 @@
 #include "core/run_spec.hpp"
 #include "transport/socket.hpp"
 #include "transport/tcp/point_side.hpp"
+#include "tests/unit/transport/tcp/loopback_pairs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -26,23 +27,6 @@ using steady = std::chrono::steady_clock;
 
 namespace {
 
-// One connected loopback TCP pair: (client end, server end).
-std::pair<socket_fd, socket_fd> connected_pair() {
-    socket_fd listener(::socket(AF_INET, SOCK_STREAM, 0));
-    REQUIRE(listener);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener.get(), 1) == 0);
-    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    socket_fd c(::socket(AF_INET, SOCK_STREAM, 0));
-    REQUIRE(::connect(c.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socket_fd s(::accept(listener.get(), nullptr, nullptr));
-    REQUIRE(s);
-    return {std::move(c), std::move(s)};
-}
 
 core::run_spec bandwidth_spec(std::uint64_t size) {
     core::run_spec spec;
@@ -57,7 +41,7 @@ double seconds_since(steady::time_point t0) { return std::chrono::duration<doubl
 }  // namespace
 
 TEST_CASE("a stopped sender on a path that takes a trickle ends within the close bound, part-way through its message") {
-    auto [near, far] = connected_pair();
+    auto [near, far] = test::loopback_tcp_pair();
     // The far end reads 4 KiB every 20 ms: ~200 KB/s, so a 64 MiB message would take minutes.
     std::atomic<bool> done{false};
     std::thread trickle([fd = far.get(), &done] {
@@ -86,7 +70,7 @@ TEST_CASE("a stopped sender on a path that takes a trickle ends within the close
 }
 
 TEST_CASE("a stopped receiver whose path still delivers but never ends its stream closes at the close bound, cleanly") {
-    auto [near, far] = connected_pair();
+    auto [near, far] = test::loopback_tcp_pair();
     const auto spec = bandwidth_spec(1 << 20);
     std::vector<socket_fd> fds;
     fds.push_back(std::move(near));
@@ -116,7 +100,7 @@ TEST_CASE("a stopped receiver whose path still delivers but never ends its strea
 }
 
 TEST_CASE("a stopped receiver whose path delivers nothing after the stop is not closed as clean: a cut path fails") {
-    auto [near, far] = connected_pair();
+    auto [near, far] = test::loopback_tcp_pair();
     const auto spec = bandwidth_spec(1 << 20);
     std::vector<socket_fd> fds;
     fds.push_back(std::move(near));

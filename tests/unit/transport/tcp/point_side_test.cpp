@@ -5,6 +5,7 @@
 #include "core/run_spec.hpp"
 #include "transport/socket.hpp"
 #include "transport/tcp/point_side.hpp"
+#include "tests/unit/transport/tcp/loopback_pairs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -21,27 +22,6 @@ using transport::socket_fd;
 
 namespace {
 
-// n connected loopback TCP pairs: (initiator end, peer end).
-std::pair<std::vector<socket_fd>, std::vector<socket_fd>> tcp_pairs(std::size_t n) {
-    socket_fd listener(::socket(AF_INET, SOCK_STREAM, 0));
-    REQUIRE(listener);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener.get(), 16) == 0);
-    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    std::vector<socket_fd> left, right;
-    for (std::size_t i = 0; i < n; ++i) {
-        socket_fd c(::socket(AF_INET, SOCK_STREAM, 0));
-        REQUIRE(::connect(c.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-        left.push_back(std::move(c));
-        right.emplace_back(::accept(listener.get(), nullptr, nullptr));
-        REQUIRE(right.back());
-    }
-    return {std::move(left), std::move(right)};
-}
 
 core::run_spec fixed_spec(std::uint64_t iterations, bool verify) {
     core::run_spec s;
@@ -61,7 +41,7 @@ struct outcome {
 outcome point(core::test_kind test, std::uint64_t size, bool verify, bool corrupt_initiator) {
     const auto spec = fixed_spec(test == core::test_kind::latency ? 50 : 20, verify);
     const auto roles = initiator_roles(test, 1, false);
-    auto [left, right] = tcp_pairs(roles.size());
+    auto [left, right] = test::loopback_tcp_pairs(roles.size());
     std::vector<stream_role> mirrored;
     for (auto r : roles) mirrored.push_back(mirror(r));
     point_side ini(spec, test, size, std::move(left), roles);

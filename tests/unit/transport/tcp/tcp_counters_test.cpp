@@ -6,6 +6,7 @@
 #include "transport/socket.hpp"
 #include "transport/tcp/point_side.hpp"
 #include "transport/tcp/tcp_counters.hpp"
+#include "tests/unit/transport/tcp/loopback_pairs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -25,23 +26,6 @@ using transport::socket_fd;
 
 namespace {
 
-// One connected loopback TCP pair: (client end, server end).
-std::pair<socket_fd, socket_fd> tcp_pair() {
-    socket_fd listener(::socket(AF_INET, SOCK_STREAM, 0));
-    REQUIRE(listener);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener.get(), 1) == 0);
-    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    socket_fd c(::socket(AF_INET, SOCK_STREAM, 0));
-    REQUIRE(::connect(c.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    socket_fd s(::accept(listener.get(), nullptr, nullptr));
-    REQUIRE(s);
-    return {std::move(c), std::move(s)};
-}
 
 // Sends `bytes` from `from` while a thread drains `to`.
 void move_bytes(int from, int to, std::size_t bytes) {
@@ -78,7 +62,7 @@ tcp_snapshot snap(std::uint32_t retrans, std::uint32_t segs, std::uint32_t rtt, 
 TEST_SUITE("tcp_counters") {
 
 TEST_CASE("a loopback socket that sent data: segments sent grow, nothing retransmitted") {
-    auto [client, server] = tcp_pair();
+    auto [client, server] = test::loopback_tcp_pair();
     const auto before = read_tcp_snapshot(client.get());
     REQUIRE(before.has_value());
     move_bytes(client.get(), server.get(), 4u << 20);
@@ -170,7 +154,7 @@ TEST_CASE("point_side: the sending streams' counters around a point; a receiving
     spec.streams = 2;
     std::vector<socket_fd> left, right;
     for (int i = 0; i < 2; ++i) {
-        auto [c, s] = tcp_pair();
+        auto [c, s] = test::loopback_tcp_pair();
         left.push_back(std::move(c));
         right.push_back(std::move(s));
     }

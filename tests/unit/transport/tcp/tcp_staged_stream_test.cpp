@@ -10,6 +10,7 @@
 #include "transport/tcp/pattern.hpp"
 #include "transport/tcp/point_side.hpp"
 #include "transport/tcp/staged_stream.hpp"
+#include "tests/unit/transport/tcp/loopback_pairs.hpp"
 
 #include <doctest/doctest.h>
 
@@ -107,27 +108,6 @@ staged_stream_factory host_staging(const core::run_spec& spec, staging_shape sha
     };
 }
 
-// n connected loopback TCP pairs: (initiator end, peer end).
-std::pair<std::vector<socket_fd>, std::vector<socket_fd>> tcp_pairs(std::size_t n) {
-    socket_fd listener(::socket(AF_INET, SOCK_STREAM, 0));
-    REQUIRE(listener);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    REQUIRE(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(listener.get(), 16) == 0);
-    REQUIRE(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
-    std::vector<socket_fd> left, right;
-    for (std::size_t i = 0; i < n; ++i) {
-        socket_fd c(::socket(AF_INET, SOCK_STREAM, 0));
-        REQUIRE(::connect(c.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-        left.push_back(std::move(c));
-        right.emplace_back(::accept(listener.get(), nullptr, nullptr));
-        REQUIRE(right.back());
-    }
-    return {std::move(left), std::move(right)};
-}
 
 core::run_spec fixed_spec(std::uint64_t iterations, bool verify) {
     core::run_spec s;
@@ -146,7 +126,7 @@ struct bandwidth_outcome {
 // One bandwidth point, initiator sending; either side may be staged (empty factory: host).
 bandwidth_outcome bandwidth_point(const core::run_spec& spec, std::uint64_t size, const staged_stream_factory& tx_memory,
                                   const staged_stream_factory& rx_memory) {
-    auto [left, right] = tcp_pairs(1);
+    auto [left, right] = test::loopback_tcp_pairs(1);
     const auto roles = initiator_roles(core::test_kind::bandwidth, 1, false);
     std::vector<stream_role> mirrored;
     for (auto r : roles) mirrored.push_back(mirror(r));
@@ -224,7 +204,7 @@ TEST_CASE("staged TCP: a duration point stops mid-message cleanly and still veri
     core::run_spec spec;
     spec.duration_s = 0.2;
     spec.verify = true;
-    auto [left, right] = tcp_pairs(1);
+    auto [left, right] = test::loopback_tcp_pairs(1);
     const std::uint64_t size = 1 << 20;
     staging_shape shape{65536, 4};
     point_side tx(spec, core::test_kind::bandwidth, size, std::move(left), {stream_role::send}, 0, host_staging(spec, shape));
@@ -248,7 +228,7 @@ TEST_CASE("staged TCP: latency round trips through staged memory on either side"
         for (std::uint64_t size : {8ull, 5000ull, 200'000ull}) {
             CAPTURE(mix);
             CAPTURE(size);
-            auto [left, right] = tcp_pairs(1);
+            auto [left, right] = test::loopback_tcp_pairs(1);
             point_side ping(spec, core::test_kind::latency, size, std::move(left), {stream_role::ping}, 0,
                             mix == 2 ? staged_stream_factory{} : host_staging(spec));
             point_side echo(spec, core::test_kind::latency, size, std::move(right), {stream_role::echo}, 0,
