@@ -5,7 +5,7 @@
 #include "core/collective/spec.hpp"
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/collective/wire.hpp"
-#include "daemon/sweep/rdma_points.hpp"
+#include "daemon/transports/registry.hpp"
 #include "daemon/session/run_placement.hpp"
 #include "transport/socket.hpp"
 
@@ -83,16 +83,8 @@ json queue_json(const api_state& s) {
 }  // namespace
 
 api_reply handle_info(api_state& s) {
-    json transports = json::array();
-    transports.push_back({{"name", "tcp"}, {"available", true}});
-    const auto rdma = rdma_info();
-    json rdma_entry = {{"name", "rdma"}, {"available", rdma.value("available", false)}};
-    if (rdma.contains("reason")) rdma_entry["reason"] = rdma["reason"];
-    transports.push_back(rdma_entry);
-    return {200,
-            {{"host", core::to_json(s.ctx.host)},
+    json info{{"host", core::to_json(s.ctx.host)},
              {"api", 1},
-             {"transports", transports},
              {"limits",
               {{"max_streams", s.ctx.limits.max_streams},
                {"max_qps", s.ctx.limits.max_qps},
@@ -106,8 +98,9 @@ api_reply handle_info(api_state& s) {
              {"store", {{"path", s.store.path()}, {"writable", s.store.writable()}, {"status", s.store.status()},
                         {"pending", s.store.pending()}}},
              {"auth", !s.ctx.token.empty()},
-             {"rdma_devices", rdma.value("devices", json::array())},
-             {"gpus", gpu_info()}}};
+             {"gpus", gpu_info()}};
+    info.update(transports_info());  // "transports" and each transport's own fields ("rdma_devices")
+    return {200, std::move(info)};
 }
 
 namespace {

@@ -5,7 +5,6 @@
 #include "daemon/runtime/log.hpp"
 #include "daemon/runtime/peer_policy.hpp"
 #include "daemon/collective/mesh.hpp"
-#include "daemon/collective/rdma_links.hpp"
 #include "daemon/collective/size_loop.hpp"
 #include "daemon/collective/wire.hpp"
 #include "daemon/session/session_opening.hpp"
@@ -22,8 +21,9 @@ using nlohmann::json;
 
 class coordinator {
 public:
-    coordinator(daemon_context& ctx, core::collective_result& result, const event_sink& emit, const std::atomic<bool>& cancel)
-        : ctx_(ctx), r_(result), spec_(result.spec), emit_(emit), cancel_(cancel),
+    coordinator(daemon_context& ctx, core::collective_result& result, const event_sink& emit, const std::atomic<bool>& cancel,
+                const collective_plugin_lookup& find_plugin)
+        : ctx_(ctx), r_(result), spec_(result.spec), emit_(emit), cancel_(cancel), find_plugin_(find_plugin),
           p_(static_cast<unsigned>(spec_.hosts.size())),
           me_(static_cast<unsigned>(std::find(spec_.hosts.begin(), spec_.hosts.end(), core::coordinator_of(spec_)) -
                                     spec_.hosts.begin())),
@@ -137,12 +137,12 @@ private:
             if (q != me_)
                 at_start(q, [&] { sessions_[q]->send(core::frame_type::point_go, {{"mesh", true}}, clock::now() + handshake_timeout); });
         try {
-            mesh_ = expect_->connect(spec_, clock::now() + streams_timeout);
+            mesh_ = expect_->connect(spec_, clock::now() + streams_timeout, find_plugin_);
         } catch (const session_error& e) {
             throw collective_run_error(fmt::format("{} could not connect: {}", rank_name(spec_, me_), e.what()), std::nullopt, true);
         }
-        std::vector<std::string> memory(p_);  // how each rank moves device memory (empty: host memory or TCP)
-        if (mesh_.rdma) memory[me_] = rdma_memory_note(*mesh_.rdma);
+        std::vector<std::string> memory(p_);  // how each rank moves device memory (empty: host memory or over the sockets)
+        if (mesh_.links) memory[me_] = mesh_.links->memory_note();
         for (unsigned q = 0; q < p_; ++q)
             if (q != me_)
                 at_start(q, [&] {
@@ -170,6 +170,7 @@ private:
     const core::collective_spec& spec_;
     const event_sink& emit_;
     const std::atomic<bool>& cancel_;
+    const collective_plugin_lookup& find_plugin_;
     const unsigned p_;
     const unsigned me_;
     const std::string token_;
@@ -183,9 +184,9 @@ private:
 }  // namespace
 
 void execute_collective(daemon_context& ctx, core::collective_result& result, const event_sink& emit,
-                        const std::atomic<bool>& cancel) {
+                        const std::atomic<bool>& cancel, const collective_plugin_lookup& find_plugin) {
     require_collective_memory(result.spec, ctx.collective_hooks, "coordinator");  // the sweeps' error where there is no GPU
-    coordinator(ctx, result, emit, cancel).run();
+    coordinator(ctx, result, emit, cancel, find_plugin).run();
 }
 
 }  // namespace meshperf::daemon

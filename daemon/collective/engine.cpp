@@ -1,7 +1,6 @@
 #include "daemon/collective/engine.hpp"
 
 #include "core/collective/result.hpp"
-#include "daemon/collective/rdma_links.hpp"
 #include "daemon/runtime/log.hpp"
 #include "transport/mesh/step_runner.hpp"
 #include "transport/tcp/tcp_counters.hpp"
@@ -43,11 +42,11 @@ std::vector<unsigned> tcp_send_peers(const core::collective_plan& plan) {
     return {peers.begin(), peers.end()};
 }
 
-/// TCP_INFO of the sockets to `peers` now, in their order; empty when the mesh runs over RDMA,
-/// there is no peer, or any socket cannot be read.
+/// TCP_INFO of the sockets to `peers` now, in their order; empty when the data moves over
+/// the transport's own links (not the sockets), there is no peer, or any socket cannot be read.
 std::optional<std::vector<transport::tcp::tcp_snapshot>> tcp_snapshots(const collective_mesh& mesh,
                                                                        const std::vector<unsigned>& peers) {
-    if (mesh.rdma || peers.empty()) return std::nullopt;
+    if (mesh.links || peers.empty()) return std::nullopt;
     std::vector<transport::tcp::tcp_snapshot> out;
     for (auto q : peers) {
         if (q >= mesh.fds.size() || !mesh.fds[q]) return std::nullopt;
@@ -64,7 +63,7 @@ public:
     size_runner(const core::collective_plan& plan, collective_mesh& mesh, const size_run_options& options,
                 const std::atomic<bool>& cancel)
         : plan_(plan), options_(options), send_(plan.send_elements * plan.element_bytes),
-          recv_(plan.recv_elements * plan.element_bytes), direct_(mesh.rdma && options.device_memory),
+          recv_(plan.recv_elements * plan.element_bytes), direct_(mesh.links && options.device_memory),
           barrier_(core::dissemination_barrier(plan.ranks, plan.rank)) {
         // GPUDirect sums each piece straight from its receive slot: no scratch.
         if (!direct_) scratch_.resize(step_scratch_bytes(plan));
@@ -76,8 +75,7 @@ public:
                                        std::nullopt);
             }
         }
-        if (direct_) runner_ = open_rdma_step_runner(mesh, cancel, plan.element, {}, dev_.get());
-        else if (mesh.rdma) runner_ = open_rdma_step_runner(mesh, cancel, plan.element, {send_, recv_}, nullptr);
+        if (mesh.links) runner_ = open_links_step_runner(mesh, cancel);
         else runner_ = transport::mesh::make_tcp_step_runner(mesh, cancel, plan.element);
         refill();
     }
@@ -179,6 +177,18 @@ public:
     }
 
 private:
+    /// The step runner over the transport's own links: the size's device memory (GPUDirect)
+    /// or its host buffers. A buffer that cannot be registered fails the size.
+    std::unique_ptr<transport::mesh::step_runner> open_links_step_runner(collective_mesh& mesh,
+                                                                        const std::atomic<bool>& cancel) {
+        try {
+            if (direct_) return mesh.links->open_step_runner(mesh, cancel, plan_.element, {}, dev_.get());
+            return mesh.links->open_step_runner(mesh, cancel, plan_.element, {send_, recv_}, nullptr);
+        } catch (const transport::mesh::step_setup_error& e) {
+            throw collective_fault(e.what(), std::nullopt);
+        }
+    }
+
     /// The messages with `peer` in the step being set up.
     transport::mesh::peer_io& with(unsigned peer) {
         auto* io = runner_->with(peer);
@@ -286,7 +296,7 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
     std::optional<transport::link_counter_probe> counters;
     if (!options.link_counter_target.interface.empty()) {
         auto nic_and_port = options.link_counter_target;
-        if (mesh.rdma) count_rdma_port(*mesh.rdma, nic_and_port);
+        if (mesh.links) mesh.links->count_port(nic_and_port);
         counters.emplace(options.sysfs_root, nic_and_port);
         counters->read_before();
     }

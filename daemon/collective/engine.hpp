@@ -30,7 +30,7 @@
 namespace meshperf::daemon {
 
 /// One rank's data connections (transport/mesh/connections.hpp): a socket per peer rank it
-/// exchanges data or barrier tokens with, over RDMA also a queue pair per such peer.
+/// exchanges data or barrier tokens with, and the transport's own links where it has them.
 using collective_mesh = transport::mesh::connections;
 
 /// How long a step may pass without a byte moving before the rank gives up on the peers it
@@ -63,7 +63,7 @@ struct size_run_options {
     transport::mesh::device_memory_factory device_memory;
     /// This rank's NIC, whose counters are read around each size's timed iterations (the
     /// interface of its session's address; empty: not read), under `sysfs_root`. Over RDMA
-    /// the port its QPs use is read with it (counters and hw_counters; count_rdma_port).
+    /// the port its links use is read with it (counters and hw_counters; data_links::count_port).
     transport::link_counter_target link_counter_target;
     std::filesystem::path sysfs_root = "/sys";
 };

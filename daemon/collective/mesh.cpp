@@ -1,11 +1,11 @@
 #include "daemon/collective/mesh.hpp"
 
-#include "daemon/collective/rdma_links.hpp"
 #include "daemon/collective/wire.hpp"
 #include "daemon/runtime/peer_policy.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/session/peer_upgrade.hpp"
 #include "daemon/session/session_protocol.hpp"
+#include "core/error.hpp"
 #include "transport/http_client.hpp"
 
 #include <fmt/format.h>
@@ -37,7 +37,8 @@ mesh_expectation::~mesh_expectation() {
         if (q < rank_) ctx_.streams.close(pair_token(run_token_, q, rank_));
 }
 
-collective_mesh mesh_expectation::connect(const core::collective_spec& spec, transport::clock::time_point deadline) {
+collective_mesh mesh_expectation::connect(const core::collective_spec& spec, transport::clock::time_point deadline,
+                                          const collective_plugin_lookup& find_plugin) {
     collective_mesh mesh;
     mesh.fds.resize(spec.hosts.size());
     for (auto q : peers_) {
@@ -70,15 +71,13 @@ collective_mesh mesh_expectation::connect(const core::collective_spec& spec, tra
         }
         tune(mesh.fds[q].get());
     }
-    if (spec.transport == core::transport_kind::rdma) {
-        std::shared_ptr<const transport::rdma::device_memory> gpu;
-        try {
-            gpu = collective_rdma_memory(spec, ctx_.collective_hooks);
-        } catch (const std::exception& e) {
-            throw session_error(fmt::format("cannot place the RDMA receive slots in {}: {}", spec.memory, e.what()));
-        }
-        mesh.rdma = connect_rdma_links(mesh, spec, deadline, std::move(gpu));
+    const collective_plugin* plugin = nullptr;
+    try {
+        plugin = &find_plugin(core::to_string(spec.transport));
+    } catch (const core::spec_error& e) {
+        throw session_error(e.what());
     }
+    if (plugin->connect_links) plugin->connect_links(mesh, spec, deadline, ctx_.collective_hooks);
     return mesh;
 }
 

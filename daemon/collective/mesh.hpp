@@ -5,6 +5,7 @@
 /// higher rank's session expects (daemon/runtime/stream_registry.hpp).
 #include "core/collective/spec.hpp"
 #include "daemon/runtime/context.hpp"
+#include "daemon/collective/collective_plugin.hpp"
 #include "daemon/collective/engine.hpp"
 
 #include <string>
@@ -23,9 +24,11 @@ public:
     mesh_expectation& operator=(const mesh_expectation&) = delete;
 
     /// Opens the connections to the higher peers, then waits (until `deadline`) for the lower
-    /// peers' ones. Throws session_error naming the rank that could not be reached or did not
-    /// connect in time.
-    collective_mesh connect(const core::collective_spec& spec, transport::clock::time_point deadline);
+    /// peers' ones, then has the spec's transport (its plug-in from `find_plugin`) open its own
+    /// links over them. Throws session_error naming the rank that could not be reached or did
+    /// not connect in time, or why the transport could not open its links.
+    collective_mesh connect(const core::collective_spec& spec, transport::clock::time_point deadline,
+                            const collective_plugin_lookup& find_plugin);
 
 private:
     daemon_context& ctx_;

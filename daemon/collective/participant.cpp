@@ -5,7 +5,6 @@
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/runtime/log.hpp"
 #include "daemon/collective/mesh.hpp"
-#include "daemon/collective/rdma_links.hpp"
 #include "daemon/collective/wire.hpp"
 #include "daemon/session/session_protocol.hpp"
 
@@ -53,7 +52,8 @@ void report_fault(frame_channel& ch, const collective_hello& h, const collective
 
 bool is_collective_hello(const json& body) { return body.is_object() && body.contains("collective"); }
 
-void serve_collective(daemon_context& ctx, frame_channel& ch, const session_message& hello) {
+void serve_collective(daemon_context& ctx, frame_channel& ch, const session_message& hello,
+                      const collective_plugin_lookup& find_plugin) {
     const auto h = read_hello(ctx, hello.body);
     const auto& spec = h.spec;
     const unsigned p = static_cast<unsigned>(spec.hosts.size());
@@ -68,9 +68,9 @@ void serve_collective(daemon_context& ctx, frame_channel& ch, const session_mess
              rank_name(spec, h.rank));
     const auto go = ch.receive(clock::now() + handshake_timeout);
     if (go.type != core::frame_type::point_go) throw session_error("the coordinator did not ask for the data connections");
-    auto mesh = expect.connect(spec, clock::now() + streams_timeout);
-    // How this rank moves device memory, for the coordinator's result (empty: host memory or TCP).
-    ch.send(core::frame_type::point_ready, {{"memory", mesh.rdma ? rdma_memory_note(*mesh.rdma) : std::string()}},
+    auto mesh = expect.connect(spec, clock::now() + streams_timeout, find_plugin);
+    // How this rank moves device memory, for the coordinator's result (empty: host memory or over the sockets).
+    ch.send(core::frame_type::point_ready, {{"memory", mesh.links ? mesh.links->memory_note() : std::string()}},
             clock::now() + handshake_timeout);
     auto options = run_options_of(spec, ctx.limits, ctx.collective_hooks);
     options.sysfs_root = ctx.sysfs_root;

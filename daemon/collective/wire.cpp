@@ -142,12 +142,6 @@ void require_collective_memory(const core::collective_spec& spec, const collecti
     if (!hooks.emulated_gpu) require_memory_domain(spec.memory, side);
 }
 
-std::shared_ptr<const transport::rdma::device_memory> collective_rdma_memory(const core::collective_spec& spec,
-                                                                             const collective_test_hooks& hooks) {
-    if (spec.memory == "host") return nullptr;
-    return hooks.emulated_gpu ? emulated_rdma_memory(spec.memory) : rdma_device_memory(spec.memory);
-}
-
 std::string rank_name(const core::collective_spec& spec, unsigned rank) {
     return rank < spec.hosts.size() ? fmt::format("rank {} ({})", rank, spec.hosts[rank]) : fmt::format("rank {}", rank);
 }

@@ -62,10 +62,6 @@ size_run_options run_options_of(const core::collective_spec&, const core::run_li
 /// always true for a GPU the hooks emulate). Throws as require_memory_domain, the message
 /// starting with `side`.
 void require_collective_memory(const core::collective_spec&, const collective_test_hooks&, const std::string& side);
-/// The device memory of this rank's RDMA receive slots: null for host memory, else the GPU
-/// of spec.memory (emulated under the hooks), so the NIC writes into the GPU (GPUDirect).
-std::shared_ptr<const transport::rdma::device_memory> collective_rdma_memory(const core::collective_spec&,
-                                                                             const collective_test_hooks&);
 
 /// "rank 3 (10.0.0.4:7470)".
 std::string rank_name(const core::collective_spec&, unsigned rank);

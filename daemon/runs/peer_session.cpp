@@ -5,6 +5,7 @@
 #include "daemon/runtime/log.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "daemon/sweep/responder.hpp"
+#include "daemon/transports/registry.hpp"
 
 #include <fmt/format.h>
 
@@ -17,9 +18,9 @@ void serve_session(daemon_context& ctx, frame_channel ch, measurement_gate::leas
         const auto hello = ch.receive(transport::clock::now() + handshake_timeout);
         if (hello.type != core::frame_type::hello) throw session_error("the session did not start with a hello");
         if (is_collective_hello(hello.body))
-            serve_collective(ctx, ch, hello);
+            serve_collective(ctx, ch, hello, find_collective_plugin);
         else
-            serve_sweep(ctx, ch, hello);
+            serve_sweep(ctx, ch, hello, find_sweep_plugins);
         log_info("session {}: finished", who);
     } catch (const std::exception& e) {
         log_warn("session {}: {}", who, e.what());

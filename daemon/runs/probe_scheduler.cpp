@@ -1,11 +1,25 @@
 #include "daemon/runs/probe_scheduler.hpp"
 
 #include "daemon/runtime/log.hpp"
-#include "daemon/sweep/rdma_points.hpp"
+#include "daemon/transports/registry.hpp"
 
 #include <algorithm>
 
 namespace meshperf::daemon {
+namespace {
+
+/// Why this daemon cannot probe over `transport` now; empty when it can.
+std::string unavailable_reason(std::string_view transport) {
+    for (const auto& e : transports())
+        if (e.name == transport) {
+            auto inv = e.inventory();
+            if (inv.available) return {};
+            return inv.reason.empty() ? std::string("not available on this host") : inv.reason;
+        }
+    return "not a transport of this meshperfd";
+}
+
+}  // namespace
 
 core::run_spec probe_scheduler::probe_spec(const probe_config& c, const std::string& peer, core::transport_kind transport) {
     core::run_spec s;
@@ -20,22 +34,18 @@ core::run_spec probe_scheduler::probe_spec(const probe_config& c, const std::str
 
 probe_scheduler::probe_scheduler(const probe_config& config, run_manager& runs) : config_(config), runs_(runs) {
     if (!config_.enabled()) return;
-    bool rdma_ok = true;
-    std::string rdma_reason;
-    if (std::find(config_.transports.begin(), config_.transports.end(), core::transport_kind::rdma) != config_.transports.end()) {
-        const auto info = rdma_info();
-        rdma_ok = info.value("available", false);
-        rdma_reason = info.value("reason", std::string("no RDMA device"));
+    std::vector<core::transport_kind> usable;
+    for (auto t : config_.transports) {
+        const auto reason = unavailable_reason(core::to_string(t));
+        if (reason.empty()) {
+            usable.push_back(t);
+            continue;
+        }
+        for (const auto& peer : config_.peers) log_warn("schedule: not probing {} over {}: {}", peer, core::to_string(t), reason);
     }
     const auto now = clock::now();
     for (const auto& peer : config_.peers)
-        for (auto t : config_.transports) {
-            if (t == core::transport_kind::rdma && !rdma_ok) {
-                log_warn("schedule: not probing {} over rdma: {}", peer, rdma_reason);
-                continue;
-            }
-            targets_.push_back({peer, t, jittered_slots(config_.interval_s, config_.jitter_s, rng_, now), nullptr});
-        }
+        for (auto t : usable) targets_.push_back({peer, t, jittered_slots(config_.interval_s, config_.jitter_s, rng_, now), nullptr});
     if (targets_.empty()) return;
     log_info("schedule: probing {} peer(s) every {} s ± {} s", config_.peers.size(), config_.interval_s, config_.jitter_s);
     thread_ = std::thread([this] { loop(); });

@@ -3,6 +3,7 @@
 #include "daemon/runtime/host_facts.hpp"
 #include "daemon/collective/coordinator.hpp"
 #include "daemon/sweep/initiator.hpp"
+#include "daemon/transports/registry.hpp"
 #include "daemon/runtime/log.hpp"
 #include "daemon/runtime/peer_policy.hpp"
 
@@ -262,7 +263,7 @@ void run_manager::run_one(const std::shared_ptr<run_record>& r) {
         };
         try {
             check_run_target(ctx_, result.spec.peer);
-            execute_run(ctx_, result, emit, r->cancel);
+            execute_run(ctx_, result, emit, r->cancel, find_sweep_plugins);
             result.state = "completed";
         } catch (const std::exception& e) {
             if (r->cancel.load()) std::tie(result.state, result.error) = cancelled_outcome();
@@ -308,7 +309,7 @@ void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
             r->push_event(e);
         };
         try {
-            execute_collective(ctx_, result, emit, r->cancel);
+            execute_collective(ctx_, result, emit, r->cancel, find_collective_plugin);
             result.state = "completed";
         } catch (const collective_run_error& e) {
             result.state = "failed";

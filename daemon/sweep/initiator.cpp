@@ -9,11 +9,9 @@
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/session/peer_upgrade.hpp"
-#include "daemon/sweep/rdma_points.hpp"
 #include "daemon/session/run_placement.hpp"
 #include "daemon/session/session_opening.hpp"
 #include "daemon/session/session_protocol.hpp"
-#include "daemon/sweep/tcp_points.hpp"
 #include "daemon/sweep/rail_addresses.hpp"
 #include "transport/http_client.hpp"
 
@@ -180,7 +178,8 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
     }
 }
 
-void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel) {
+void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel,
+                 const sweep_plugin_lookup& find_plugins) {
     const auto& spec = run.spec;
     for (const auto& memory : core::side_memories(spec, true)) require_memory_domain(memory, "initiator");
     const auto peer = transport::parse_endpoint(spec.peer);
@@ -212,9 +211,7 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     }
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
 
-    auto transport = spec.transport == core::transport_kind::rdma
-                         ? make_rdma_initiator_transport(spec, byte_cap, placement.cpus)
-                         : make_tcp_initiator_transport(ctx, peer, spec, byte_cap, placement.cpus);
+    auto transport = find_plugins(core::to_string(spec.transport)).initiator(ctx, peer, spec, byte_cap, placement.cpus);
     transport->open(ch, ok.body, run);
     measure_all_points(run, transport->path_label(), emit, cancel, [&](const point_key& key) {
         const auto ops = transport->point(key);

@@ -4,6 +4,7 @@
 #include "core/result.hpp"
 #include "daemon/runtime/context.hpp"
 #include "daemon/sweep/point_harness.hpp"
+#include "daemon/sweep/point_transport.hpp"
 
 #include <atomic>
 #include <functional>
@@ -29,7 +30,9 @@ void measure_all_points(core::run_result& run, std::string_view path, const even
 /// Measures every point of `run.spec` against its peer and fills run.peer, run.points and
 /// run.warnings. Throws session_error / std::system_error / core::insane_figure with a
 /// message naming the peer and the point; `cancel` ends the run between (or inside) points
-/// with run_cancelled.
-void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel);
+/// with run_cancelled. The transport's plug-ins come from `find_plugins`, asked once the
+/// peer has accepted the session.
+void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& emit, const std::atomic<bool>& cancel,
+                 const sweep_plugin_lookup& find_plugins);
 
 }  // namespace meshperf::daemon

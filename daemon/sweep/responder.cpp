@@ -5,10 +5,8 @@
 #include "daemon/runtime/log.hpp"
 #include "daemon/sweep/point_harness.hpp"
 #include "daemon/sweep/rail_addresses.hpp"
-#include "daemon/sweep/rdma_points.hpp"
 #include "daemon/session/run_placement.hpp"
 #include "daemon/session/session_protocol.hpp"
-#include "daemon/sweep/tcp_points.hpp"
 
 #include <fmt/format.h>
 
@@ -20,7 +18,7 @@ using nlohmann::json;
 
 }  // namespace
 
-void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& hello) {
+void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& hello, const sweep_plugin_lookup& find_plugins) {
     core::run_spec spec;
     try {
         spec = core::run_spec_from_json(hello.body.at("spec"), ctx.limits);
@@ -38,9 +36,7 @@ void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& 
     std::unique_ptr<responder_transport> transport;
     try {
         for (const auto& memory : core::side_memories(spec, false)) require_memory_domain(memory, "peer");
-        transport = spec.transport == core::transport_kind::rdma
-                        ? make_rdma_responder_transport(spec, byte_cap, placement.cpus)
-                        : make_tcp_responder_transport(ctx, ch, spec, byte_cap, placement.cpus);
+        transport = find_plugins(core::to_string(spec.transport)).responder(ctx, ch, spec, byte_cap, placement.cpus);
     } catch (const std::exception& e) {
         throw session_error(e.what());
     }

@@ -44,9 +44,11 @@ _DAEMON_ORDER = {
     "daemon/session": {"daemon/runtime", "daemon/test_hooks"},
     "daemon/sweep": {"daemon/session", "daemon/runtime"},
     "daemon/collective": {"daemon/session", "daemon/runtime", "daemon/test_hooks"},
-    "daemon/runs": {"daemon/sweep", "daemon/collective", "daemon/session", "daemon/runtime", "daemon/store"},
-    "daemon/api": {"daemon/runs", "daemon/sweep", "daemon/collective", "daemon/session", "daemon/runtime",
-                   "daemon/store"},
+    "daemon/transports": {"daemon/sweep", "daemon/collective", "daemon/session", "daemon/runtime", "daemon/test_hooks"},
+    "daemon/runs": {"daemon/transports", "daemon/sweep", "daemon/collective", "daemon/session", "daemon/runtime",
+                    "daemon/store"},
+    "daemon/api": {"daemon/runs", "daemon/transports", "daemon/sweep", "daemon/collective", "daemon/session",
+                   "daemon/runtime", "daemon/store"},
 }
 _DAEMON_ORDER["daemon"] = set(_DAEMON_ORDER) | {"daemon/test_hooks"}  # main.cpp
 _CLIENT_ORDER = {

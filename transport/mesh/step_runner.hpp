@@ -1,8 +1,9 @@
 #pragma once
 /// How one step of a collective moves (the engine, daemon/collective/engine.hpp, drives it):
 /// every message of the step, with each of its peers at most one send and one receive,
-/// progressing together until all are done. Two data paths implement it: plain TCP sockets
-/// (transport/tcp/mesh_steps.hpp) and RDMA queue pairs (transport/rdma/mesh_steps.hpp). The
+/// progressing together until all are done. Each data path implements it: plain TCP sockets
+/// (transport/tcp/mesh_steps.hpp, make_tcp_step_runner below) and a transport's own links
+/// (connections.hpp's data_links; RDMA: rdma_data_links.hpp). The
 /// engine sees only this interface; a step says how it ended in a step_status
 /// (transport/step_io.hpp), which the daemon words for the user.
 #include "core/collective/dtype.hpp"
@@ -55,13 +56,5 @@ private:
 
 /// The TCP data path: non-blocking sends and receives on mesh.fds, woken by poll.
 std::unique_ptr<step_runner> make_tcp_step_runner(connections& mesh, const std::atomic<bool>& cancel, core::dtype element);
-
-/// The RDMA data path (mesh.rdma; built only with RDMA: transport/mesh/rdma_step_runner.cpp).
-/// Host memory: `buffers` are the size's send and receive buffers. Device memory (GPUDirect;
-/// mesh.rdma's slots must then be device memory): `device` holds the size's buffers, and
-/// `buffers` is empty. Throws step_setup_error when a buffer cannot be registered or the
-/// slots' memory does not match.
-std::unique_ptr<step_runner> make_rdma_step_runner(connections& mesh, const std::atomic<bool>& cancel, core::dtype element,
-                                                   const std::vector<std::span<std::byte>>& buffers, device_memory* device);
 
 }  // namespace meshperf::transport::mesh

@@ -3,7 +3,7 @@
 // point runs without a rail dropped after failing. The GPU factories are stand-ins that
 // record which domain made which stream: on a GPU they are daemon::tcp_stream_memory.
 #include "daemon/sweep/rail_failures.hpp"
-#include "daemon/sweep/tcp_rail_memory.hpp"
+#include "daemon/transports/tcp/tcp_rail_memory.hpp"
 
 #include <doctest/doctest.h>
 

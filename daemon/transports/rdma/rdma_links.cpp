@@ -1,9 +1,11 @@
 // The RDMA side of a collective run: the QPs' descriptions carried over the mesh's TCP
-// connections, and the size's step runner (rdma_links.hpp).
-#include "daemon/collective/rdma_links.hpp"
+// connections (rdma_links.hpp).
+#include "daemon/transports/rdma/rdma_links.hpp"
 
-#include "daemon/collective/step_fault.hpp"
+#include "daemon/runtime/gpu_support.hpp"
 #include "daemon/session/frame_channel.hpp"
+#include "daemon/test_hooks/emulated_gpu.hpp"
+#include "transport/mesh/rdma_data_links.hpp"
 #include "transport/rdma/mesh_links.hpp"
 
 #include <arpa/inet.h>
@@ -63,11 +65,10 @@ rdma::endpoint_info receive_description(int fd, clock::time_point deadline, cons
     }
 }
 
-}  // namespace
-
-std::shared_ptr<rdma::mesh_links> connect_rdma_links(const transport::mesh::connections& mesh, const core::collective_spec& spec,
-                                                     clock::time_point deadline,
-                                                     std::shared_ptr<const rdma::device_memory> gpu) {
+/// Opens this rank's queue pairs to every peer with a socket in `mesh` and connects them
+/// (connect_rdma_links below, with the receive slots in `gpu` where given).
+std::shared_ptr<rdma::mesh_links> open_rdma_links(const collective_mesh& mesh, const core::collective_spec& spec,
+                                                  clock::time_point deadline, std::shared_ptr<const rdma::device_memory> gpu) {
     std::vector<unsigned> peers;
     for (unsigned q = 0; q < mesh.fds.size(); ++q)
         if (mesh.fds[q]) peers.push_back(q);
@@ -104,22 +105,25 @@ std::shared_ptr<rdma::mesh_links> connect_rdma_links(const transport::mesh::conn
     return links;
 }
 
-std::string rdma_memory_note(const rdma::mesh_links& links) { return links.memory_note(); }
-
-void count_rdma_port(const rdma::mesh_links& links, transport::link_counter_target& target) {
-    target.rdma_device = links.ep().local_info().device;
-    target.rdma_port = links.ep().local_info().port;
+/// The device memory of this rank's RDMA receive slots: null for host memory, else the GPU
+/// of spec.memory (emulated under the hooks), so the NIC writes into the GPU (GPUDirect).
+std::shared_ptr<const rdma::device_memory> receive_slot_memory(const core::collective_spec& spec,
+                                                               const collective_test_hooks& hooks) {
+    if (spec.memory == "host") return nullptr;
+    return hooks.emulated_gpu ? emulated_rdma_memory(spec.memory) : rdma_device_memory(spec.memory);
 }
 
-std::unique_ptr<transport::mesh::step_runner> open_rdma_step_runner(transport::mesh::connections& mesh,
-                                                                    const std::atomic<bool>& cancel, core::dtype element,
-                                                                    const std::vector<std::span<std::byte>>& buffers,
-                                                                    transport::mesh::device_memory* device) {
+}  // namespace
+
+void connect_rdma_links(collective_mesh& mesh, const core::collective_spec& spec, clock::time_point deadline,
+                        const collective_test_hooks& hooks) {
+    std::shared_ptr<const rdma::device_memory> gpu;
     try {
-        return transport::mesh::make_rdma_step_runner(mesh, cancel, element, buffers, device);
-    } catch (const transport::mesh::step_setup_error& e) {
-        throw collective_fault(e.what(), std::nullopt);
+        gpu = receive_slot_memory(spec, hooks);
+    } catch (const std::exception& e) {
+        throw session_error(fmt::format("cannot place the RDMA receive slots in {}: {}", spec.memory, e.what()));
     }
+    mesh.links = transport::mesh::make_rdma_data_links(open_rdma_links(mesh, spec, deadline, std::move(gpu)));
 }
 
 }  // namespace meshperf::daemon

@@ -1,4 +1,4 @@
-#include "daemon/sweep/tcp_points.hpp"
+#include "daemon/transports/tcp/tcp_points.hpp"
 
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
@@ -8,8 +8,8 @@
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/session/peer_upgrade.hpp"
 #include "daemon/session/session_protocol.hpp"
-#include "daemon/sweep/tcp_rail_failures.hpp"
-#include "daemon/sweep/tcp_rail_memory.hpp"
+#include "daemon/transports/tcp/tcp_rail_failures.hpp"
+#include "daemon/transports/tcp/tcp_rail_memory.hpp"
 #include "transport/tcp/point_side.hpp"
 #include "transport/tcp/staged_stream.hpp"
 

@@ -1,7 +1,6 @@
 #pragma once
-/// The RDMA side of peer sessions. Built from rdma_points.cpp where libibverbs is found,
-/// else from rdma_points_unavailable.cpp, which says so; nothing else in the daemon knows
-/// whether RDMA is compiled in.
+/// The RDMA side of peer sessions: the RDMA entry's sweep plug-ins and inventory
+/// (daemon/transports/rdma/entry.cpp). Built only where libibverbs is found.
 #include "core/result.hpp"
 #include "daemon/runtime/context.hpp"
 #include "daemon/session/frame_channel.hpp"

@@ -1,4 +1,4 @@
-#include "daemon/sweep/tcp_rail_failures.hpp"
+#include "daemon/transports/tcp/tcp_rail_failures.hpp"
 
 #include "core/sizes.hpp"
 #include "daemon/session/session_protocol.hpp"

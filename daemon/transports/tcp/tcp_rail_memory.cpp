@@ -1,7 +1,7 @@
-#include "daemon/sweep/tcp_rail_memory.hpp"
+#include "daemon/transports/tcp/tcp_rail_memory.hpp"
 
 #include "daemon/runtime/gpu_support.hpp"
-#include "daemon/sweep/tcp_rail_failures.hpp"
+#include "daemon/transports/tcp/tcp_rail_failures.hpp"
 #include "transport/socket.hpp"
 
 #include <fmt/format.h>

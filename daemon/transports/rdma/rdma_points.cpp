@@ -3,7 +3,7 @@
 // started before the other side's active runners start (point_ready / point_go), and each
 // side's active message counts reach the other before its passive runners stop
 // (point_stop / point_done).
-#include "daemon/sweep/rdma_points.hpp"
+#include "daemon/transports/rdma/rdma_points.hpp"
 
 #include "core/json_fields.hpp"
 #include "core/error.hpp"

@@ -1,0 +1,89 @@
+#include "daemon/transports/registry.hpp"
+
+#include "core/error.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace meshperf::daemon {
+
+// Each transport's entry, made in its own folder. Registering a transport is its line here
+// and in make_registry.
+transport_entry tcp_transport();  // daemon/transports/tcp/entry.cpp
+#ifdef MESHPERF_HAVE_RDMA
+transport_entry rdma_transport();  // daemon/transports/rdma/entry.cpp
+#endif
+
+namespace {
+
+/// A transport this build knows by name but was built without: /v1/info says why, and a
+/// run over it is refused with the same words.
+transport_entry not_built(std::string name, std::string why, nlohmann::json info_fields) {
+    transport_entry e;
+    e.name = std::move(name);
+    e.built = false;
+    e.inventory = [why = std::move(why), fields = std::move(info_fields)] { return transport_inventory{false, why, fields}; };
+    return e;
+}
+
+std::vector<transport_entry> make_registry() {
+    std::vector<transport_entry> out;
+    out.push_back(tcp_transport());
+#ifdef MESHPERF_HAVE_RDMA
+    out.push_back(rdma_transport());
+#else
+    out.push_back(not_built("rdma",
+                            "RDMA support is not built into this meshperfd (libibverbs was not found at build time; "
+                            "install libibverbs-dev and rebuild with -DMESHPERF_WITH_RDMA=ON)",
+                            {{"rdma_devices", nlohmann::json::array()}}));
+#endif
+    return out;
+}
+
+/// "unknown transport 'x': this meshperfd has tcp, rdma (rdma: no RDMA device found)".
+std::string unknown_transport(std::string_view name) {
+    std::vector<std::string> names, absent;
+    for (const auto& e : transports()) {
+        names.push_back(e.name);
+        if (auto inv = e.inventory(); !inv.available) absent.push_back(fmt::format("{}: {}", e.name, inv.reason));
+    }
+    auto text = fmt::format("unknown transport '{}': this meshperfd has {}", name, fmt::join(names, ", "));
+    if (!absent.empty()) text += fmt::format(" ({})", fmt::join(absent, "; "));
+    return text;
+}
+
+}  // namespace
+
+const std::vector<transport_entry>& transports() {
+    static const std::vector<transport_entry> registry = make_registry();
+    return registry;
+}
+
+const transport_entry& find_transport(std::string_view name) {
+    for (const auto& e : transports()) {
+        if (e.name != name) continue;
+        if (!e.built) throw core::spec_error(e.inventory().reason);
+        return e;
+    }
+    throw core::spec_error(unknown_transport(name));
+}
+
+const sweep_plugins& find_sweep_plugins(std::string_view name) { return find_transport(name).sweep; }
+
+const collective_plugin& find_collective_plugin(std::string_view name) { return find_transport(name).collective; }
+
+nlohmann::json transports_info() {
+    auto out = nlohmann::json::object();
+    auto list = nlohmann::json::array();
+    for (const auto& e : transports()) {
+        const auto inv = e.inventory();
+        nlohmann::json item{{"name", e.name}, {"available", inv.available}};
+        if (!inv.reason.empty()) item["reason"] = inv.reason;
+        list.push_back(std::move(item));
+        for (const auto& [key, value] : inv.info_fields.items()) out[key] = value;
+    }
+    out["transports"] = std::move(list);
+    return out;
+}
+
+}  // namespace meshperf::daemon
