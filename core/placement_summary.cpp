@@ -1,5 +1,7 @@
 #include "core/placement_summary.hpp"
 
+#include "core/transport_rules.hpp"
+
 #include "core/sizes.hpp"
 
 #include <algorithm>
@@ -58,7 +60,7 @@ std::vector<std::string> placement_warnings(const run_result& run) {
                                   "comparable; pin the threads with --cpu A,B",
                                   to_string(test), where));
     }
-    const bool spinning = run.spec.busy_poll || run.spec.transport == transport_kind::rdma;
+    const bool spinning = run.spec.busy_poll || transport_rules_of(run.spec.transport).polls;
     if (spinning) {
         std::vector<std::uint64_t> sizes;
         const point_placement* first = nullptr;

@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/sizes.hpp"
+#include "core/transport_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,8 +28,6 @@ E parse_enum(std::string_view what, std::string_view text, const std::pair<std::
 
 constexpr std::pair<std::string_view, test_kind> test_names[] = {
     {"latency", test_kind::latency}, {"bandwidth", test_kind::bandwidth}, {"bidir", test_kind::bidir}};
-constexpr std::pair<std::string_view, transport_kind> transport_names[] = {
-    {"tcp", transport_kind::tcp}, {"rdma", transport_kind::rdma}};
 constexpr std::pair<std::string_view, rdma_op> op_names[] = {
     {"write", rdma_op::write}, {"read", rdma_op::read}, {"send", rdma_op::send}};
 
@@ -141,16 +140,11 @@ std::string_view to_string(test_kind k) {
     for (const auto& [n, v] : test_names) if (v == k) return n;
     return "?";
 }
-std::string_view to_string(transport_kind k) {
-    for (const auto& [n, v] : transport_names) if (v == k) return n;
-    return "?";
-}
 std::string_view to_string(rdma_op k) {
     for (const auto& [n, v] : op_names) if (v == k) return n;
     return "?";
 }
 test_kind parse_test_kind(std::string_view s) { return parse_enum("test", s, test_names); }
-transport_kind parse_transport_kind(std::string_view s) { return parse_enum("transport", s, transport_names); }
 rdma_op parse_rdma_op(std::string_view s) { return parse_enum("RDMA operation", s, op_names); }
 
 std::vector<test_kind> parse_test_list(std::string_view text) {
@@ -195,18 +189,6 @@ std::vector<int> parse_cpu_list(std::string_view text) {
 
 namespace {
 
-// GPUDirect RDMA puts the QP buffers in GPU memory, which the CPU cannot read: --verify
-// (checked from the CPU) and WRITE latency (the CPU polls the last byte) cannot work there.
-void check_rdma_gpu_memory(const run_spec& s) {
-    if (s.transport != transport_kind::rdma || !uses_gpu_memory(s)) return;
-    if (s.verify)
-        throw spec_error("--verify with GPU memory over RDMA: the check reads the buffers from the CPU, which cannot "
-                         "read GPU memory; drop --verify (TCP with GPU memory does verify)");
-    if (s.op == rdma_op::write && std::find(s.tests.begin(), s.tests.end(), test_kind::latency) != s.tests.end())
-        throw spec_error("RDMA WRITE latency with GPU memory: the loop polls the receive buffer from the CPU, which "
-                         "cannot read GPU memory; use --op send for latency");
-}
-
 /// The rails against the rest of the spec (rail_spec.hpp checks the list itself).
 void check_rails(const run_spec& s, const run_limits& lim) {
     if (s.rails.empty()) return;
@@ -244,25 +226,13 @@ void validate(const run_spec& s, const run_limits& lim) {
     if (!std::is_sorted(s.sizes.begin(), s.sizes.end()) ||
         std::adjacent_find(s.sizes.begin(), s.sizes.end()) != s.sizes.end())
         throw spec_error("sizes must be ascending and unique");
-    if (s.transport == transport_kind::rdma) {
-        if (s.streams == 0 || s.streams > lim.max_qps)
-            throw spec_error(fmt::format("streams {} is out of range for RDMA: use 1..{} queue pairs per direction (limits.max_qps "
-                                         "of this daemon is {}; an operator may raise it in [limits] max_qps)",
-                                         s.streams, lim.max_qps, lim.max_qps));
-    } else if (s.streams == 0 || s.streams > lim.max_streams) {
-        throw spec_error(fmt::format("streams {} is out of range: use 1..{} (limits.max_streams of this daemon is {}; an "
-                                     "operator may raise it in [limits] max_streams)",
-                                     s.streams, lim.max_streams, lim.max_streams));
-    }
+    const auto& rules = transport_rules_of(s.transport);
+    rules.check_streams(s, lim);
     check_rails(s, lim);
     if (s.iterations && s.duration_s) throw spec_error("iterations and duration both fix a point's length: give one of them");
     if (s.iterations && (*s.iterations == 0 || *s.iterations > lim.max_iterations))
         throw spec_error(fmt::format("iterations {} is out of range: use 1..{}", *s.iterations, lim.max_iterations));
-    if (s.iterations && s.transport == transport_kind::rdma)
-        for (auto t : s.tests)
-            if (t != test_kind::latency)
-                throw spec_error("--iterations is not supported for RDMA bandwidth and bidir points: use --duration or the "
-                                 "adaptive default");
+    if (rules.check_length) rules.check_length(s);
     check_bytes_per_point(s, lim);
     auto check_seconds = [&](const char* what, double v, double lo, double hi) {
         if (!std::isfinite(v) || v < lo || v > hi)
@@ -286,13 +256,13 @@ void validate(const run_spec& s, const run_limits& lim) {
         throw spec_error(fmt::format("GID index {} is out of range: use 0..1023", *s.gid_index));
     check_side_memory(s, true);
     check_side_memory(s, false);
-    check_rdma_gpu_memory(s);
+    if (rules.check_memory) rules.check_memory(s);
 }
 
 json to_json(const run_spec& s) {
     json j;
     j["peer"] = s.peer;
-    j["transport"] = to_string(s.transport);
+    j["transport"] = s.transport;
     j["tests"] = json::array();
     for (auto t : s.tests) j["tests"].push_back(to_string(t));
     j["sizes"] = s.sizes;
@@ -381,7 +351,7 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
     s.sizes.clear();
     for (const auto& [key, v] : j.items()) {
         if (key == "peer") s.peer = get_string(v, key);
-        else if (key == "transport") s.transport = parse_transport_kind(get_string(v, key));
+        else if (key == "transport") s.transport = transport_rules_of(get_string(v, key)).name;
         else if (key == "tests") {
             if (v.is_string()) s.tests = parse_test_list(v.get<std::string>());
             else if (v.is_array()) {

@@ -20,18 +20,13 @@ enum class test_kind {
     bidir,      ///< both directions at once, each reported and the sum
 };
 
-/// Which data path carries the messages.
-enum class transport_kind { tcp, rdma };
-
 /// RDMA operation for bandwidth and latency points (transport rdma only).
 enum class rdma_op { write, read, send };
 
 std::string_view to_string(test_kind);
-std::string_view to_string(transport_kind);
 std::string_view to_string(rdma_op);
 /// Parse a name; throws spec_error listing the accepted names.
 test_kind parse_test_kind(std::string_view);
-transport_kind parse_transport_kind(std::string_view);
 rdma_op parse_rdma_op(std::string_view);
 /// Parses "latency,bandwidth" into kinds, in the given order, without duplicates.
 std::vector<test_kind> parse_test_list(std::string_view);
@@ -76,7 +71,7 @@ inline constexpr double point_overrun_bound_s = first_bytes_grace_s + point_clos
 /// A validated run specification. Durations in seconds, sizes in bytes.
 struct run_spec {
     std::string peer;                                  ///< "host:port" of the peer daemon
-    transport_kind transport = transport_kind::tcp;
+    std::string transport = "tcp";                   ///< a name of core/transport_rules.hpp's table
     std::vector<test_kind> tests{test_kind::latency, test_kind::bandwidth};
     std::vector<std::uint64_t> sizes;                  ///< sorted, unique, 1..max_message_size
     std::uint32_t streams = 1;                         ///< TCP streams or RDMA QPs per direction

@@ -27,7 +27,7 @@ namespace {
 
 std::string what_of(const core::collective_result& run, const core::collective_point& p) {
     return fmt::format("{} {} over {} ranks ({}, {})", core::to_string(p.op), core::to_string(p.algo), p.ranks,
-                       core::to_string(run.spec.transport), run.spec.memory);
+                       run.spec.transport, run.spec.memory);
 }
 
 std::string number(double v) { return fmt::format("{}", core::plain_number(v, 4)); }
@@ -99,7 +99,7 @@ collective_verdict unknown_collective(collective_check_labels labels, std::strin
 }
 
 collective_check_labels collective_check_labels_of(const core::collective_spec& spec) {
-    collective_check_labels l{"", "", std::string(core::to_string(spec.transport)), spec.memory};
+    collective_check_labels l{"", "", spec.transport, spec.memory};
     if (!spec.ops.empty()) {
         l.op = core::to_string(spec.ops.front());
         l.algo = core::to_string(core::algo_for(spec, spec.ops.front()));
@@ -170,7 +170,7 @@ std::pair<double, std::string> collective_baseline(const json& doc, const std::s
     if (base.spec.transport != spec.transport)
         throw core::spec_error(fmt::format("--baseline {}: measured over {}, the check runs over {}; give a baseline of the "
                                            "same transport",
-                                           file, core::to_string(base.spec.transport), core::to_string(spec.transport)));
+                                           file, base.spec.transport, spec.transport));
     std::vector<std::string> have;
     for (const auto& p : base.points) {
         if (p.op == op && p.algo == algo && p.ranks == ranks && p.size_bytes == size) {

@@ -104,7 +104,7 @@ prediction_links probe_ring(const core::collective_spec& spec, const credentials
     // paced link (0.6-0.95 Gbit/s on 0.38 Gbit/s tbf links) and took ~110 s a link; the
     // matrix's two points predict within 2% there and take about a second.
     short_test_options test;
-    test.transport = std::string(core::to_string(spec.transport));
+    test.transport = spec.transport;
     prediction_links out{fmt::format("probes run before the collective, as meshperf matrix measures a link (one-way p50 "
                                      "latency at {} B as α, bandwidth at {} as β, host memory)",
                                      default_latency_size, core::format_size(default_bandwidth_size)),

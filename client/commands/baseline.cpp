@@ -1,6 +1,7 @@
 // meshperf baseline save|show|delete PEER: baselines kept by the initiating daemon per peer,
 // transport, test and size (PUT/GET/DELETE /v1/baselines), for `meshperf check --baseline stored`.
 #include "client/commands/commands.hpp"
+#include "core/transport_rules.hpp"
 #include "core/json_text.hpp"
 #include "client/support/output_format.hpp"
 #include "client/support/daemon_client.hpp"
@@ -72,7 +73,7 @@ command_runner add_baseline_command(CLI::App& app, const common_options& common)
         std::string peer;
         try {
             peer = transport::parse_endpoint(o->peer).to_string();
-            core::parse_transport_kind(o->test.transport);
+            core::transport_rules_of(o->test.transport);
         } catch (const core::spec_error& e) {
             throw client_error(exit_usage, e.what());
         }

@@ -94,7 +94,7 @@ private:
         for (auto op : spec_.ops) ops.push_back(core::to_string(op));
         const auto total = spec_.ops.size() * spec_.sizes.size();
         out_.line(fmt::format("measuring {} over {} ranks ({}, coordinator {}): {} point{}", fmt::join(ops, ", "),
-                              spec_.hosts.size(), core::to_string(spec_.transport), core::coordinator_of(spec_), total,
+                              spec_.hosts.size(), spec_.transport, core::coordinator_of(spec_), total,
                               total == 1 ? "" : "s"));
     }
     void on_point(const json& ev) {

@@ -1,4 +1,5 @@
 #include "client/commands/commands.hpp"
+#include "core/transport_rules.hpp"
 #include "core/json_text.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/support/output_format.hpp"
@@ -104,7 +105,7 @@ core::run_spec build_spec(const sweep_options& o, const CLI::App& cmd, std::stri
     const auto given = [&](const char* name) { return cmd.count(name) > 0; };
     core::run_spec s;
     s.peer = o.peer;
-    s.transport = core::parse_transport_kind(o.transport);
+    s.transport = std::string(core::transport_rules_of(o.transport).name);
     s.tests = core::parse_test_list(o.tests);
     const auto sizes = core::parse_size_list_as_written(o.sizes);
     s.sizes = sizes.sizes;

@@ -57,7 +57,7 @@ std::vector<std::string> row(const core::collective_point& p, const std::optiona
 
 std::string op_header(const core::collective_result& run, const core::collective_point& p) {
     return fmt::format("\n{}  {}  {} ranks  {}  memory {}{}\n", core::to_string(p.op), core::to_string(p.algo), p.ranks,
-                       core::to_string(run.spec.transport), run.spec.memory,
+                       run.spec.transport, run.spec.memory,
                        p.op == core::collective_op::incast ? fmt::format("  (ranks 1..{} -> rank {})", p.ranks - 1, core::incast_receiver)
                                                            : "");
 }

@@ -1,5 +1,7 @@
 #include "client/render/html_report.hpp"
 
+#include "core/transport_rules.hpp"
+
 #include "client/render/svg_collective.hpp"
 
 #include "client/render/figure_text.hpp"
@@ -10,6 +12,7 @@
 #include "core/units.hpp"
 
 #include <algorithm>
+#include <fmt/ranges.h>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -248,10 +251,12 @@ void render_run(std::string& out, const core::run_result& r, const std::string& 
         kv(out, "time", esc(r.created_at) + (r.finished_at.empty() ? "" : " – " + esc(r.finished_at)));
     kv(out, "initiator", host_text(r.initiator));
     kv(out, "peer", r.peer.hostname.empty() && r.peer.address.empty() ? esc(r.spec.peer) : host_text(r.peer));
-    std::string path = esc(std::string(core::to_string(r.spec.transport)));
-    if (r.spec.transport == core::transport_kind::rdma)
-        path += fmt::format(" ({}{})", esc(std::string(core::to_string(r.spec.op))),
-                            r.spec.rdma_device.empty() ? "" : ", " + esc(r.spec.rdma_device));
+    std::string path = esc(r.spec.transport);
+    if (const auto details = core::transport_rules_of(r.spec.transport).path_details) {
+        std::vector<std::string> words;
+        for (const auto& w : details(r.spec)) words.push_back(esc(w));
+        path += fmt::format(" ({})", fmt::join(words, ", "));
+    }
     path += fmt::format(", memory {} → {}", esc(r.spec.local_memory), esc(r.spec.remote_memory));
     if (r.spec.streams > 1) path += fmt::format(", {} streams", r.spec.streams);
     if (r.spec.reverse) path += ", reverse";
@@ -378,7 +383,7 @@ void render_collective(std::string& out, const report_collective& c, std::size_t
         ranks += fmt::format("{}{} {}", q ? ", " : "", q, esc(r.spec.hosts[q]));
     kv(out, "ranks", ranks);
     kv(out, "state", esc(r.state));
-    kv(out, "transport, dtype", esc(fmt::format("{}, {}", core::to_string(r.spec.transport), core::to_string(r.spec.element))));
+    kv(out, "transport, dtype", esc(fmt::format("{}, {}", r.spec.transport, core::to_string(r.spec.element))));
     if (!r.error.empty()) kv(out, "error", esc(r.error));
     for (const auto& w : r.warnings) kv(out, "warning", esc(w));
     out += "</table>\n";

@@ -14,7 +14,7 @@ namespace {
 using namespace plot;
 
 std::string default_title(const core::collective_result& run) {
-    return fmt::format("{} ranks, {} ({}): {}", run.spec.hosts.size(), core::to_string(run.spec.transport),
+    return fmt::format("{} ranks, {} ({}): {}", run.spec.hosts.size(), run.spec.transport,
                        core::to_string(run.spec.element), run.id);
 }
 

@@ -57,7 +57,7 @@ std::string run_label(const core::run_result& r) {
         if (!spec_address.empty()) return spec_address;
         return h.hostname.empty() ? "?" : h.hostname;
     };
-    std::string s = fmt::format("{} → {} ({}", side(r.initiator, ""), side(r.peer, r.spec.peer), core::to_string(r.spec.transport));
+    std::string s = fmt::format("{} → {} ({}", side(r.initiator, ""), side(r.peer, r.spec.peer), r.spec.transport);
     if (r.spec.local_memory != "host" || r.spec.remote_memory != "host")
         s += fmt::format(", {} → {}", r.spec.local_memory, r.spec.remote_memory);
     if (r.spec.streams > 1) s += fmt::format(", {} streams", r.spec.streams);

@@ -96,7 +96,7 @@ std::string format_table(const std::vector<std::vector<std::string>>& rows) {
 std::string render_run_table(const core::run_result& run) {
     std::string out = fmt::format("run {}  {}  {} -> {}  transport {}\n", run.id, run.state,
                                   run.initiator.address.empty() ? "?" : run.initiator.address, run.spec.peer,
-                                  core::to_string(run.spec.transport));
+                                  run.spec.transport);
     if (!run.peer.hostname.empty())
         out += fmt::format("initiator {} ({}, {}), peer {} ({}, {})\n", run.initiator.hostname, run.initiator.kernel,
                            run.initiator.cpu_model, run.peer.hostname, run.peer.kernel, run.peer.cpu_model);

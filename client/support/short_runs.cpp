@@ -1,6 +1,7 @@
 #include "client/support/short_runs.hpp"
 
 #include "client/support/hosts_file.hpp"
+#include "core/transport_rules.hpp"
 #include "core/error.hpp"
 #include "core/sizes.hpp"
 
@@ -16,7 +17,7 @@ std::vector<core::run_spec> short_test_specs(const std::string& peer, const shor
                                              std::vector<std::uint64_t> bandwidth_sizes) {
     core::run_spec base;
     base.peer = peer;
-    base.transport = core::parse_transport_kind(o.transport);
+    base.transport = std::string(core::transport_rules_of(o.transport).name);
     base.streams = o.streams;
     base.max_point_s = o.max_time;
     base.warmup_s = o.warmup;

@@ -4,6 +4,7 @@
 #include "core/json_fields.hpp"
 #include "core/collective/pipelined_schedule.hpp"
 #include "core/sizes.hpp"
+#include "core/transport_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -315,9 +316,10 @@ void check_model_file(const collective_spec& s) {
 }  // namespace
 
 namespace {
-/// The RDMA options: in range, and only with --transport rdma (elsewhere they would be ignored).
+/// The RDMA options: in range, and only with a transport that has them (elsewhere they would
+/// be ignored).
 void check_rdma_options(const collective_spec& s) {
-    if (s.transport != transport_kind::rdma && (!s.rdma_device.empty() || s.rdma_port != 1 || s.gid_index))
+    if (!transport_rules_of(s.transport).device_fields && (!s.rdma_device.empty() || s.rdma_port != 1 || s.gid_index))
         throw spec_error("rdma_device, rdma_port and gid_index apply to transport rdma only: drop them, or use --transport rdma");
     if (s.rdma_device.size() > 64 || s.rdma_device.find_first_of(" /\t\n") != std::string::npos)
         throw spec_error(fmt::format("RDMA device name '{}' is not a device name (ibv_devices lists them)", s.rdma_device));
@@ -347,8 +349,8 @@ json to_json(const collective_spec& s) {
     for (auto op : s.ops) j["ops"].push_back(to_string(op));
     j["algo"] = s.algo ? json(to_string(*s.algo)) : json(nullptr);
     j["sizes"] = s.sizes;
-    j["transport"] = to_string(s.transport);
-    if (s.transport == transport_kind::rdma) {
+    j["transport"] = s.transport;
+    if (transport_rules_of(s.transport).device_fields) {
         j["rdma_device"] = s.rdma_device;
         j["rdma_port"] = s.rdma_port;
         j["gid_index"] = s.gid_index ? json(*s.gid_index) : json(nullptr);
@@ -432,7 +434,7 @@ collective_spec collective_spec_from_json(const json& j, const endpoint_normaliz
         else if (key == "ops") s.ops = field_ops(v);
         else if (key == "algo") { if (!v.is_null()) s.algo = parse_collective_algo(field_string(v, key)); }
         else if (key == "sizes") s.sizes = field_sizes(v);
-        else if (key == "transport") s.transport = parse_transport_kind(field_string(v, key));
+        else if (key == "transport") s.transport = transport_rules_of(field_string(v, key)).name;
         else if (key == "rdma_device") s.rdma_device = field_string(v, key);
         else if (key == "rdma_port") {
             const auto port = json_unsigned(v, key);

@@ -54,7 +54,7 @@ struct collective_spec {
     /// One algorithm for every op. Empty: default_algo(op) for each op (algo_for).
     std::optional<collective_algo> algo;
     std::vector<std::uint64_t> sizes;                  ///< S; sorted, unique, 1..max_message_size
-    transport_kind transport = transport_kind::tcp;
+    std::string transport = "tcp";  ///< a name of core/transport_rules.hpp's table
     /// RDMA only, on every rank, as a sweep's: the device (empty: the one that holds the
     /// daemon's address), its port, the GID index (empty: the RoCE v2 GID of that address).
     std::string rdma_device;

@@ -1,5 +1,6 @@
 #include "daemon/api/monitoring_routes.hpp"
 
+#include "core/transport_rules.hpp"
 #include "core/check_figures.hpp"
 #include "core/error.hpp"
 #include "core/prometheus.hpp"
@@ -59,7 +60,7 @@ api_reply figures_to_store(api_state& s, const json& body, const std::string& pe
             return api_error(409, fmt::format("run '{}' is {}, not completed: only a completed run can be a baseline", run_id, run.state));
         if (run.spec.peer != peer)
             return api_error(409, fmt::format("run '{}' measured peer {}, not {}", run_id, run.spec.peer, peer));
-        const std::string run_transport(core::to_string(run.spec.transport));
+        const std::string run_transport(run.spec.transport);
         if (!transport.empty() && transport != run_transport)
             return api_error(409, fmt::format("run '{}' measured over {}, not {}", run_id, run_transport, transport));
         transport = run_transport;
@@ -95,7 +96,7 @@ api_reply handle_baselines(api_state& s, const std::string& method, const std::s
     std::string transport = query_param(query, "transport");
     if (!transport.empty()) {
         try {
-            core::parse_transport_kind(transport);
+            core::transport_rules_of(transport);
         } catch (const core::spec_error& e) {
             return api_error(400, fmt::format("transport: {}", e.what()));
         }

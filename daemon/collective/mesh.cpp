@@ -73,7 +73,7 @@ collective_mesh mesh_expectation::connect(const core::collective_spec& spec, tra
     }
     const collective_plugin* plugin = nullptr;
     try {
-        plugin = &find_plugin(core::to_string(spec.transport));
+        plugin = &find_plugin(spec.transport);
     } catch (const core::spec_error& e) {
         throw session_error(e.what());
     }

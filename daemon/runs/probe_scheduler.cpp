@@ -21,7 +21,7 @@ std::string unavailable_reason(std::string_view transport) {
 
 }  // namespace
 
-core::run_spec probe_scheduler::probe_spec(const probe_config& c, const std::string& peer, core::transport_kind transport) {
+core::run_spec probe_scheduler::probe_spec(const probe_config& c, const std::string& peer, const std::string& transport) {
     core::run_spec s;
     s.peer = peer;
     s.transport = transport;
@@ -34,18 +34,18 @@ core::run_spec probe_scheduler::probe_spec(const probe_config& c, const std::str
 
 probe_scheduler::probe_scheduler(const probe_config& config, run_manager& runs) : config_(config), runs_(runs) {
     if (!config_.enabled()) return;
-    std::vector<core::transport_kind> usable;
-    for (auto t : config_.transports) {
-        const auto reason = unavailable_reason(core::to_string(t));
+    std::vector<std::string> usable;
+    for (const auto& t : config_.transports) {
+        const auto reason = unavailable_reason(t);
         if (reason.empty()) {
             usable.push_back(t);
             continue;
         }
-        for (const auto& peer : config_.peers) log_warn("schedule: not probing {} over {}: {}", peer, core::to_string(t), reason);
+        for (const auto& peer : config_.peers) log_warn("schedule: not probing {} over {}: {}", peer, t, reason);
     }
     const auto now = clock::now();
     for (const auto& peer : config_.peers)
-        for (auto t : usable) targets_.push_back({peer, t, jittered_slots(config_.interval_s, config_.jitter_s, rng_, now), nullptr});
+        for (const auto& t : usable) targets_.push_back({peer, t, jittered_slots(config_.interval_s, config_.jitter_s, rng_, now), nullptr});
     if (targets_.empty()) return;
     log_info("schedule: probing {} peer(s) every {} s ± {} s", config_.peers.size(), config_.interval_s, config_.jitter_s);
     thread_ = std::thread([this] { loop(); });
@@ -81,13 +81,13 @@ void probe_scheduler::loop() {
             if (state == "queued" || state == "running") {
                 ++skipped_;
                 log_warn("schedule: probe of {} over {} skipped: the previous one ({}) is still {}", t.peer,
-                         core::to_string(t.transport), t.last->id(), state);
+                         t.transport, t.last->id(), state);
                 continue;
             }
             try {
                 t.last = runs_.submit(probe_spec(config_, t.peer, t.transport));
                 ++submitted_;
-                log_debug("schedule: probe {} of {} over {}", t.last->id(), t.peer, core::to_string(t.transport));
+                log_debug("schedule: probe {} of {} over {}", t.last->id(), t.peer, t.transport);
             } catch (const std::exception& e) {
                 log_warn("schedule: probe of {} not submitted: {}", t.peer, e.what());
             }

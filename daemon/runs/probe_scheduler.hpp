@@ -38,12 +38,12 @@ public:
     std::size_t skipped() const;
 
     /// The run spec of one probe (validated at configuration time).
-    static core::run_spec probe_spec(const probe_config& config, const std::string& peer, core::transport_kind transport);
+    static core::run_spec probe_spec(const probe_config& config, const std::string& peer, const std::string& transport);
 
 private:
     struct target {
         std::string peer;
-        core::transport_kind transport;
+        std::string transport;
         jittered_slots when;
         std::shared_ptr<run_record> last;
     };

@@ -1,5 +1,6 @@
 #include "daemon/runtime/config.hpp"
 
+#include "core/transport_rules.hpp"
 #include "core/error.hpp"
 #include "core/toml_nesting.hpp"
 #include "core/sizes.hpp"
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cpptoml.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -234,13 +236,17 @@ void read_schedule(const std::string& origin, const table_reader& t, daemon_conf
         p.transports.clear();
         for (const auto& name : *transports) {
             try {
-                const auto k = core::parse_transport_kind(name);
+                const std::string k(core::transport_rules_of(name).name);
                 if (std::find(p.transports.begin(), p.transports.end(), k) == p.transports.end()) p.transports.push_back(k);
             } catch (const spec_error& e) {
                 t.fail("transports", e.what());
             }
         }
-        if (p.transports.empty()) t.fail("transports", "must name at least one transport (\"tcp\", \"rdma\")");
+        if (p.transports.empty()) {
+            std::vector<std::string> names;
+            for (const auto& r : core::transport_rule_table()) names.push_back(fmt::format("\"{}\"", r.name));
+            t.fail("transports", fmt::format("must name at least one transport ({})", fmt::join(names, ", ")));
+        }
     }
     if (auto tests = t.strings("tests", true, false)) {
         try {
@@ -281,7 +287,7 @@ void read_schedule(const std::string& origin, const table_reader& t, daemon_conf
                 core::validate(s, c.limits);
             } catch (const spec_error& e) {
                 throw spec_error(fmt::format("{}: [schedule]: the probe of {} over {} would be refused: {}", origin, peer,
-                                             core::to_string(transport), e.what()));
+                                             transport, e.what()));
             }
         }
 }

@@ -24,7 +24,7 @@ namespace meshperf::daemon {
 /// [schedule]: probes this daemon starts on its own, to keep /metrics fresh.
 struct probe_config {
     std::vector<std::string> peers;                     ///< "host:port", normalised (port 7470 added)
-    std::vector<core::transport_kind> transports{core::transport_kind::tcp};
+    std::vector<std::string> transports{"tcp"};  ///< names of core/transport_rules.hpp's table
     std::vector<core::test_kind> tests{core::test_kind::latency, core::test_kind::bandwidth};
     std::string memory = "host";                        ///< "host" or "cuda:N", both sides
     std::vector<std::uint64_t> sizes{8, 64 * 1024, 1024 * 1024, 16 * 1024 * 1024};  ///< bytes, sorted

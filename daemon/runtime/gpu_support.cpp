@@ -192,14 +192,14 @@ std::shared_ptr<const transport::rdma::device_memory> rdma_device_memory(const s
 }
 
 std::vector<std::string> memory_notes(const std::string& domain, const std::string& side, const std::string& nic,
-                                      core::transport_kind transport) {
+                                      bool staged_through_host) {
     if (domain == "host") return {};
     const int device = device_index(domain);
     std::vector<std::string> notes;
     const auto inv = gpu::take_inventory();
     const auto it = std::find_if(inv.devices.begin(), inv.devices.end(), [&](const auto& d) { return d.index == device; });
     const std::string gpu_name = it == inv.devices.end() ? domain : fmt::format("{} ({}, {})", domain, it->name, it->pci_bus_id);
-    if (transport == core::transport_kind::tcp)
+    if (staged_through_host)
         notes.push_back(fmt::format("{} memory {}: TCP staged through {} pinned host chunks of up to {} (cudaMemcpyAsync, "
                                     "overlapped with the socket)",
                                     side, gpu_name, gpu::default_staging_chunks,

@@ -39,9 +39,10 @@ std::shared_ptr<const transport::rdma::device_memory> rdma_device_memory(const s
 transport::mesh::device_memory_factory collective_memory_for(const std::string& domain);
 
 /// Sentences for the result about `side`'s memory `domain` on this node (empty for host
-/// memory): the GPU and how TCP reaches it, and a warning when the GPU and `nic` (the
-/// interface or RDMA device carrying the run) sit under different PCIe root complexes.
+/// memory): the GPU and, `staged_through_host`, how the transport stages it through pinned
+/// host chunks (TCP), and a warning when the GPU and `nic` (the interface or RDMA device
+/// carrying the run) sit under different PCIe root complexes.
 std::vector<std::string> memory_notes(const std::string& domain, const std::string& side, const std::string& nic,
-                                      core::transport_kind transport);
+                                      bool staged_through_host);
 
 }  // namespace meshperf::daemon

@@ -32,7 +32,7 @@ transport::mesh::device_memory_factory collective_memory_for(const std::string& 
     return {};
 }
 
-std::vector<std::string> memory_notes(const std::string&, const std::string&, const std::string&, core::transport_kind) {
+std::vector<std::string> memory_notes(const std::string&, const std::string&, const std::string&, bool) {
     return {};
 }
 

@@ -41,7 +41,7 @@ void add_side(std::map<std::tuple<std::string, std::string, std::string>, double
 }  // namespace
 
 void metrics_registry::record_collective(const core::collective_result& run) {
-    const std::string transport(core::to_string(run.spec.transport));
+    const std::string transport(run.spec.transport);
     std::lock_guard lock(m_);
     ++runs_by_state_[run.state];
     for (const auto& point : run.points)  // ascending sizes per op: the largest of a class is written last
@@ -52,7 +52,7 @@ void metrics_registry::record_collective(const core::collective_result& run) {
 
 void metrics_registry::record_run(const core::run_result& run, std::chrono::system_clock::time_point finished) {
     const std::string peer = run.spec.peer;
-    const std::string transport(core::to_string(run.spec.transport));
+    const std::string transport(run.spec.transport);
     std::lock_guard lock(m_);
     ++runs_by_state_[run.state];
     auto& p = peers_[{peer, transport}];

@@ -1,5 +1,7 @@
 #include "daemon/session/run_placement.hpp"
 
+#include "core/transport_rules.hpp"
+
 #include "core/error.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "transport/socket.hpp"
@@ -29,7 +31,7 @@ const char* cpu_field(const core::run_spec& spec, bool initiator) {
 
 bool spins_in_latency(const core::run_spec& spec) {
     const bool latency = std::find(spec.tests.begin(), spec.tests.end(), core::test_kind::latency) != spec.tests.end();
-    return latency && (spec.busy_poll || spec.transport == core::transport_kind::rdma);
+    return latency && (spec.busy_poll || core::transport_rules_of(spec.transport).polls);
 }
 
 /// This side's CPUs: the spec's (checked), else the default choice.

@@ -211,7 +211,7 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     }
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
 
-    auto transport = find_plugins(core::to_string(spec.transport)).initiator(ctx, peer, spec, byte_cap, placement.cpus);
+    auto transport = find_plugins(spec.transport).initiator(ctx, peer, spec, byte_cap, placement.cpus);
     transport->open(ch, ok.body, run);
     measure_all_points(run, transport->path_label(), emit, cancel, [&](const point_key& key) {
         const auto ops = transport->point(key);

@@ -36,7 +36,7 @@ void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& 
     std::unique_ptr<responder_transport> transport;
     try {
         for (const auto& memory : core::side_memories(spec, false)) require_memory_domain(memory, "peer");
-        transport = find_plugins(core::to_string(spec.transport)).responder(ctx, ch, spec, byte_cap, placement.cpus);
+        transport = find_plugins(spec.transport).responder(ctx, ch, spec, byte_cap, placement.cpus);
     } catch (const std::exception& e) {
         throw session_error(e.what());
     }

@@ -26,6 +26,7 @@
 /// bytes for those bytes repeated to k KiB (1 MiB in all at most), so seeds and mutations
 /// reach the 16 KiB header limit, a 65,534-byte trailer value, a megabyte of small trailer
 /// fields or a 200 KiB chunk extension without libFuzzer's -max_len growing.
+#include "core/transport_rules.hpp"
 #include "core/check_figures.hpp"
 #include "core/utf8.hpp"
 #include "core/run_spec.hpp"
@@ -218,7 +219,7 @@ void route(const http::request<http::string_body>& req) {
         }
         if (const auto transport = daemon::query_param(query, "transport"); !transport.empty()) {
             try {
-                (void)meshperf::core::parse_transport_kind(transport);
+                (void)meshperf::core::transport_rules_of(transport);
             } catch (const meshperf::core::spec_error&) {
             }
         }

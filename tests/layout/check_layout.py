@@ -12,7 +12,10 @@ naming the file and line, when:
   4. two source units (a .hpp with its .cpp) include each other, directly or around a loop;
   5. a class or struct body runs longer than MAX_CLASS_LINES lines;
   6. a comment cites an issue number ("issue 14") instead of saying what it means;
-  7. a source folder has no README.md.
+  7. a source folder has no README.md;
+  8. code branches on a transport's name (compares a transport with a name such as "rdma",
+     or names core::transport_kind) outside the transport registry: core/transport_rules.*,
+     core/<name>_rules.cpp, daemon/transports/ and transport/ (docs/transports.md).
 
 Run: tests/layout/check_layout.py [ROOT]   (CTest: `layout`, label unit; exit 0 or 1)
 """
@@ -71,6 +74,9 @@ IBV_CALL = re.compile(r"\bibv_[a-z_0-9]+\s*\(")
 SOCKET_CALL = re.compile(r"(?<![\w:])::(socket|connect|accept4?|bind|listen|send|recv|sendmsg|recvmsg|"
                          r"sendto|recvfrom|setsockopt|getsockopt|poll|shutdown)\s*\(")
 ISSUE_CITE = re.compile(r"\bissues?\s+#?\d+\b|\(issues?\b", re.IGNORECASE)
+TRANSPORT_BRANCH = re.compile(r'\btransport\w*(?:\(\))?\s*(?:[!=]=|\.compare\()\s*"[a-z_]+"|'
+                              r'"[a-z_]+"\s*[!=]=\s*[\w.>()-]*transport\w*\b|\btransport_kind\b')
+TRANSPORT_REGISTRY = re.compile(r"^(core/transport_rules\.|core/\w+_rules\.cpp$|daemon/transports/|transport/)")
 CLASS_OPEN = re.compile(r"^(\s*)(?:template\s*<[^>]*>\s*)?(class|struct)\s+(\w+)[^;()]*\{\s*(//.*)?$")
 
 
@@ -148,6 +154,9 @@ def check_file(root, path, problems, unit_edges):
         code, in_block = strip_comments_and_strings(line, in_block)
         if IBV_CALL.search(code) and not path.startswith(("transport/", "gpu/")):
             problems.append(f"{where}: ibv_ call outside transport/ and gpu/")
+        if not in_block and not TRANSPORT_REGISTRY.match(path) and TRANSPORT_BRANCH.search(line.split("//", 1)[0]):
+            problems.append(f"{where}: branches on a transport's name outside the registry; ask core/transport_rules.hpp "
+                            "or daemon/transports/registry.hpp instead")
         s = SOCKET_CALL.search(code)
         if s and not path.startswith("transport/"):
             problems.append(f"{where}: raw socket call {s.group(1)}() outside transport/")

@@ -22,6 +22,8 @@ CLEAN = {
                           'void f(int fd) { char c; (void)c; /* ::recv(fd) in a comment */ }\n',
     "daemon/session/README.md": "session\n",
     "daemon/session/t.hpp": '#pragma once\nconst char* text = "::send( in a string";\n',
+    "daemon/transports/README.md": "transports\n",
+    "daemon/transports/x.cpp": 'bool x(const char* transport) { return transport == "rdma"; }  // the registry may\n',
 }
 
 PLANTED = {
@@ -35,6 +37,8 @@ PLANTED = {
     "daemon/sweep/loop_a.hpp": ('#pragma once\n#include "daemon/sweep/loop_b.hpp"\n', "include loop"),
     "daemon/sweep/loop_b.hpp": ('#pragma once\n#include "daemon/sweep/loop_a.hpp"\n', None),
     "daemon/runs/r.cpp": ("int r;\n", "daemon/runs/: no README.md"),
+    "daemon/sweep/branch.cpp": ('bool b(const char* transport) { return transport == "rdma"; }\n',
+                                "branches on a transport's name"),
 }
 
 

@@ -165,7 +165,7 @@ TEST_CASE("a spec with cuda:auto needs rails, each with that side's memory; rail
     CHECK_THROWS_AS(core::validate(s), core::spec_error);
     // GPU memory on a rail brings the RDMA GPU-memory rules with it.
     s.rails[0].peer_memory.clear();
-    s.transport = core::transport_kind::rdma;
+    s.transport = "rdma";
     s.verify = true;
     CHECK_THROWS_WITH_AS(core::validate(s), doctest::Contains("--verify with GPU memory over RDMA"), core::spec_error);
     // Without cuda:auto the rails carry no memory fields in JSON (older daemons refuse unknown ones).

@@ -146,7 +146,7 @@ std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::s
     std::vector<std::string> notes{fmt::format("{} memory {}: GPUDirect RDMA, registered with {} through {}", side, memory,
                                                ep.where(), ep.gpu_registration())};
     for (const auto& n : ep.slot(0).registration->notes) notes.push_back(fmt::format("{}: {}", side, n));
-    for (auto& n : memory_notes(memory, side, ep.local_info().device, core::transport_kind::rdma)) notes.push_back(std::move(n));
+    for (auto& n : memory_notes(memory, side, ep.local_info().device, false)) notes.push_back(std::move(n));
     return notes;
 }
 

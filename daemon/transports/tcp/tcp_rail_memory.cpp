@@ -35,14 +35,14 @@ tcp::staged_stream_factory side_stream_memory::for_point(const core::run_spec& p
 std::vector<std::string> side_memory_notes(const core::run_spec& run, bool initiator, const std::string& session_interface) {
     const std::string side = initiator ? "initiator" : "peer";
     if (run.rails.empty())
-        return memory_notes(initiator ? run.local_memory : run.remote_memory, side, session_interface, run.transport);
+        return memory_notes(initiator ? run.local_memory : run.remote_memory, side, session_interface, true);
     std::vector<std::string> notes;
     for (const auto& r : run.rails) {
         const auto& domain = core::rail_memory(run, r, initiator);
         if (domain == "host") continue;
         const auto& address = initiator ? r.local_address : r.peer_address;
         for (auto& n : memory_notes(domain, fmt::format("{} rail {}", side, initiator ? r.name : r.peer_name),
-                                    transport::interface_for_address(address), run.transport))
+                                    transport::interface_for_address(address), true))
             notes.push_back(std::move(n));
     }
     return notes;

@@ -108,7 +108,7 @@ TEST_CASE("a spec with rails: TCP only, no latency over several, streams x rails
     many.streams = 30;
     CHECK_THROWS_WITH_AS(core::validate(many), doctest::Contains("90 streams per direction"), core::spec_error);
     auto rdma = s;
-    rdma.transport = core::transport_kind::rdma;
+    rdma.transport = "rdma";
     CHECK_NOTHROW(core::validate(rdma));  // each rail on the device of its own address
     rdma.gid_index = 3;
     CHECK_THROWS_WITH_AS(core::validate(rdma), doctest::Contains("leave out --gid-index"), core::spec_error);

@@ -1,5 +1,6 @@
 #include "core/error.hpp"
 #include "core/run_spec.hpp"
+#include "core/transport_rules.hpp"
 
 #include <cmath>
 #include <doctest/doctest.h>
@@ -170,7 +171,7 @@ TEST_CASE("validate: iterations and duration fix the length, one at a time") {
 
 TEST_CASE("validate: RDMA takes --iterations for latency only, refused at submission") {
     auto s = valid_spec();
-    s.transport = transport_kind::rdma;
+    s.transport = "rdma";
     s.iterations = 1000;
     s.tests = {test_kind::latency};
     CHECK(problem(s).empty());
@@ -181,7 +182,7 @@ TEST_CASE("validate: RDMA takes --iterations for latency only, refused at submis
     s.iterations.reset();
     s.duration_s = 1.0;
     CHECK(problem(s).empty());
-    s.transport = transport_kind::tcp;  // TCP counts iterations for every test
+    s.transport = "tcp";  // TCP counts iterations for every test
     s.duration_s.reset();
     s.iterations = 1000;
     CHECK(problem(s).empty());
@@ -263,7 +264,7 @@ TEST_CASE("validate: memory domains are host or cuda:N") {
 
 TEST_CASE("validate: GPU memory over RDMA refuses what the CPU would have to read") {
     auto s = valid_spec();
-    s.transport = transport_kind::rdma;
+    s.transport = "rdma";
     s.tests = {test_kind::latency, test_kind::bandwidth};
     s.op = rdma_op::send;
     s.local_memory = "cuda:0";
@@ -282,7 +283,7 @@ TEST_CASE("validate: GPU memory over RDMA refuses what the CPU would have to rea
     s.remote_memory = "host";
     s.verify = true;
     CHECK(problem(s).empty());  // host memory: everything goes
-    s.transport = transport_kind::tcp;
+    s.transport = "tcp";
     s.local_memory = s.remote_memory = "cuda:0";
     CHECK(problem(s).empty());  // TCP with GPU memory verifies through the staging chunks
 }
@@ -323,9 +324,9 @@ TEST_CASE("validate: RDMA settings and CPU numbers") {
 
 TEST_CASE("names of kinds parse back; unknown names list the accepted ones") {
     for (auto k : {test_kind::latency, test_kind::bandwidth, test_kind::bidir}) CHECK(parse_test_kind(to_string(k)) == k);
-    for (auto k : {transport_kind::tcp, transport_kind::rdma}) CHECK(parse_transport_kind(to_string(k)) == k);
+    for (auto k : {"tcp", "rdma"}) CHECK(transport_rules_of(k).name == k);
     for (auto k : {rdma_op::write, rdma_op::read, rdma_op::send}) CHECK(parse_rdma_op(to_string(k)) == k);
-    CHECK_THROWS_WITH_AS(parse_transport_kind("udp"), Contains("unknown transport 'udp': use one of tcp, rdma"), spec_error);
+    CHECK_THROWS_WITH_AS(transport_rules_of("udp"), Contains("unknown transport 'udp': use one of tcp, rdma"), spec_error);
     CHECK_THROWS_WITH_AS(parse_rdma_op("atomic"), Contains("write, read, send"), spec_error);
 }
 
@@ -362,7 +363,7 @@ TEST_CASE("parse_cpu_list: numbers and ranges") {
 TEST_CASE("run_spec_from_json: a peer alone gives the defaults") {
     const auto s = run_spec_from_json(json{{"peer", "node2:7470"}});
     CHECK(s.peer == "node2:7470");
-    CHECK(s.transport == transport_kind::tcp);
+    CHECK(s.transport == "tcp");
     CHECK(s.tests == std::vector<test_kind>{test_kind::latency, test_kind::bandwidth});
     // Default sizes: 1..4M, the powers of two from 1 B to 4 MiB.
     REQUIRE(s.sizes.size() == 23);
@@ -498,7 +499,7 @@ TEST_CASE("run_spec_from_json: validates against the given limits") {
 TEST_CASE("JSON round trip: to_json then run_spec_from_json gives the same spec") {
     run_spec a;
     a.peer = "[fe80::1]:7471";
-    a.transport = transport_kind::rdma;
+    a.transport = "rdma";
     a.tests = {test_kind::bidir, test_kind::latency};
     a.sizes = {1, 100, 4096, 1ull << 30};
     a.streams = 4;
@@ -564,13 +565,13 @@ TEST_CASE("validate: RDMA queue pairs are bounded by max_qps, TCP streams by max
     lim.max_qps = 4;
     s.streams = 8;
     CHECK(problem(s, lim).empty());  // TCP: max_streams
-    s.transport = transport_kind::rdma;
+    s.transport = "rdma";
     const auto e = problem(s, lim);
     CHECK(has(e, "streams 8 is out of range for RDMA: use 1..4 queue pairs per direction"));
     CHECK(has(e, "limits.max_qps"));
     s.streams = 4;
     CHECK(problem(s, lim).empty());
-    s.transport = transport_kind::tcp;
+    s.transport = "tcp";
     s.streams = 17;
     CHECK(has(problem(s, lim), "limits.max_streams of this daemon is 16"));
 }

@@ -225,10 +225,10 @@ TEST_CASE("check --collective --baseline: the point of the same op, algorithm, r
     spec.hosts.pop_back();
     CHECK_THROWS_AS(client::collective_baseline(doc, "base.json", spec), core::spec_error);
     spec.hosts.push_back("d");
-    spec.transport = core::transport_kind::rdma;
+    spec.transport = "rdma";
     CHECK_THROWS_WITH_AS(client::collective_baseline(doc, "base.json", spec), doctest::Contains("measured over tcp"),
                          core::spec_error);
-    spec.transport = core::transport_kind::tcp;
+    spec.transport = "tcp";
     CHECK_THROWS_AS(client::collective_baseline(nlohmann::json{{"points", 3}}, "base.json", spec), core::spec_error);
 }
 

@@ -201,7 +201,7 @@ TEST_CASE("run_label names hosts, transport and memory") {
     core::run_result r;
     r.initiator.address = "10.0.0.1:7470";
     r.spec.peer = "10.0.0.2:7470";
-    r.spec.transport = core::transport_kind::rdma;
+    r.spec.transport = "rdma";
     r.spec.local_memory = "cuda:0";
     r.spec.remote_memory = "cuda:1";
     r.spec.streams = 4;

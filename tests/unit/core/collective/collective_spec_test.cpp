@@ -127,7 +127,7 @@ TEST_CASE("collective spec: defaults are filled from a JSON spec that gives only
     CHECK_FALSE(s.algo);
     CHECK(algo_for(s, collective_op::allreduce) == collective_algo::ring);
     CHECK(s.sizes == parse_size_list("1K..64M"));
-    CHECK(s.transport == transport_kind::tcp);
+    CHECK(s.transport == "tcp");
     CHECK(s.memory == "host");
     CHECK(s.element == dtype::fp32);
     CHECK_FALSE(s.verify);
@@ -494,7 +494,7 @@ TEST_CASE("collective spec: memory domains as the run spec has them") {
     auto s = valid_spec();
     s.memory = "cuda:0";
     CHECK(problem(s).empty());
-    s.transport = transport_kind::rdma;
+    s.transport = "rdma";
     s.verify = true;
     CHECK(problem(s).empty());
     for (const char* bad : {"gpu0", "cuda:", "cuda:x", "cuda:12345", ""}) {
@@ -555,7 +555,7 @@ TEST_CASE("collective spec: JSON round trip") {
     s.ops = {collective_op::allgather, collective_op::alltoall, collective_op::incast};
     s.algo = collective_algo::direct;
     s.sizes = {24, 4800, 24 << 20};
-    s.transport = transport_kind::rdma;
+    s.transport = "rdma";
     s.rdma_device = "mlx5_2";
     s.rdma_port = 2;
     s.gid_index = 3;
