@@ -452,7 +452,7 @@ std::vector<model_sample> model_samples(const core::run_result& r) {
         model_sample s;
         s.size_bytes = p.size_bytes;
         if (p.test == core::test_kind::latency && p.lat_ns && p.lat_ns->p50 > 0) {
-            s.time_s = p.lat_ns->p50 * 1e-9;
+            s.time_s = core::seconds_from_ns_by_factor(p.lat_ns->p50);
             s.block_values = p.precision.block_values;  // round-trip ns
         } else if (p.test == core::test_kind::bandwidth && p.gbit_per_s > 0) {
             s.time_s = core::seconds_at_gbit_per_s(static_cast<double>(p.size_bytes), p.gbit_per_s);

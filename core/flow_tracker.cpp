@@ -115,13 +115,13 @@ flow_figures fixed_count_figures(const std::string& direction, std::uint64_t siz
     if (t0 <= 0 || t1 <= t0) throw insane_figure(fmt::format("{}: the measured window is empty", direction));
     flow_figures f;
     f.direction = direction;
-    f.seconds = static_cast<double>(t1 - t0) / 1e9;
+    f.seconds = seconds_from_ns(static_cast<double>(t1 - t0));
     for (std::size_t s = 0; s < measured.size(); ++s) {
         if (__builtin_add_overflow(f.bytes, measured[s], &f.bytes))
             throw insane_figure(fmt::format("{}: the streams' byte counts overflow 64 bits", direction));
         // Every begin is > 0 (t0 > 0), so end - begin cannot overflow once end > begin; a
         // stream whose window is empty or inverted (the peer's figures) counts as 0 Gbit/s.
-        const double secs = end_ns[s] > begin_ns[s] ? static_cast<double>(end_ns[s] - begin_ns[s]) / 1e9 : 0.0;
+        const double secs = end_ns[s] > begin_ns[s] ? seconds_from_ns(static_cast<double>(end_ns[s] - begin_ns[s])) : 0.0;
         f.stream_gbit_per_s.push_back(secs > 0 ? gbit_per_s(static_cast<double>(measured[s]), secs) : 0.0);
     }
     if (f.bytes == 0) throw insane_figure(fmt::format("{}: no bytes arrived in the measured window", direction));

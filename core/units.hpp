@@ -57,6 +57,15 @@ constexpr double gbyte_from_gbit(double gbit_per_s) { return gbit_per_s / 8; }
 constexpr double gbit_from_gbyte(double gbyte_per_s) { return 8 * gbyte_per_s; }
 /// Gbit/s as bit/s (Prometheus' unit): gbit_per_s × 10^9.
 constexpr double bit_per_s_from_gbit(double gbit_per_s) { return gbit_per_s * 1e9; }
+/// GB/s as bytes/s (Prometheus' unit): gbyte_per_s × 10^9.
+constexpr double bytes_per_s_from_gbyte(double gbyte_per_s) { return gbyte_per_s * 1e9; }
+/// GT/s as transfers/s (a PCIe link's speed for Prometheus): gt_per_s × 10^9.
+constexpr double transfers_per_s_from_gt(double gt_per_s) { return gt_per_s * 1e9; }
+
+// ---- Time ----------------------------------------------------------------------------------
+
+/// Nanoseconds as seconds: ns / 10^9 (the point loops' windows and progress reports).
+constexpr double seconds_from_ns(double ns) { return ns / 1e9; }
 
 // ---- The α–β model's rates: × 8e-9 or × 1e-9 ------------------------------------------------
 
@@ -70,6 +79,9 @@ constexpr double gbyte_from_bytes_per_s_by_factor(double bytes_per_s) { return b
 /// Gbit/s as bytes/s (a β read back): gbit_per_s / 8e-9, the inverse of
 /// gbit_from_bytes_per_s_by_factor.
 constexpr double bytes_per_s_from_gbit_by_factor(double gbit_per_s) { return gbit_per_s / 8e-9; }
+/// Nanoseconds as seconds by the factor: ns × 1e-9 (the model's latency samples, the RDMA
+/// flows' windows, the latency quantiles of /metrics).
+constexpr double seconds_from_ns_by_factor(double ns) { return ns * 1e-9; }
 
 // ---- Formatting --------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 #include "node/inspect_textfile.hpp"
 
+#include "core/units.hpp"
 #include "core/prometheus.hpp"
 
 #include <array>
@@ -27,7 +28,7 @@ void links(core::exposition& e, const std::string& host, const json& devices, co
             const auto speed = (*it)[std::string(bound) + "_gt_per_s"];
             const std::array<core::metric_label, 4> labels{{{"host", host}, {"device", device}, {"kind", kind}, {"bound", bound}}};
             if (width.is_number()) e.add("meshperf_pcie_link_width_lanes", labels, width.get<double>());
-            if (speed.is_number()) e.add("meshperf_pcie_link_speed_transfers_per_second", labels, speed.get<double>() * 1e9);
+            if (speed.is_number()) e.add("meshperf_pcie_link_speed_transfers_per_second", labels, core::transfers_per_s_from_gt(speed.get<double>()));
         }
     }
 }
@@ -57,7 +58,7 @@ std::string inspect_textfile(const json& doc, double unix_seconds) {
     for (const auto& r : node.value("rails", json::array()))
         if (const auto rate = r.value("rate_gbit_per_s", json()); rate.is_number())
             e.add("meshperf_rail_link_rate_bits_per_second",
-                  {{"host", host}, {"rail", text(r, "name")}, {"rdma_device", text(r, "rdma_device")}}, rate.get<double>() * 1e9);
+                  {{"host", host}, {"rail", text(r, "name")}, {"rdma_device", text(r, "rdma_device")}}, core::bit_per_s_from_gbit(rate.get<double>()));
     links(e, host, node.value("gpus", json::array()), "gpu");
     links(e, host, node.value("rails", json::array()), "nic");
     json uplinks = json::array();  // each switch uplink as its upstream port shows it

@@ -1,5 +1,6 @@
 #include "daemon/runtime/inspect_metrics.hpp"
 
+#include "core/units.hpp"
 #include "core/check.hpp"
 #include "core/prometheus.hpp"
 #include "node/inspect_textfile.hpp"
@@ -78,7 +79,7 @@ std::string inspection_exposition(const json& doc, double unix_seconds) {
             l["gbit_per_s"].get<double>() > 0) {  // a figure that is not positive and finite gets no series
             const auto port = l.value("port", json());
             loopback[{field(l, "device"), port.is_number_unsigned() ? std::to_string(port.get<unsigned>()) : "1"}] =
-                l["gbit_per_s"].get<double>() * 1e9;
+                core::bit_per_s_from_gbit(l["gbit_per_s"].get<double>());
         }
     for (const auto& [key, bps] : loopback)
         e.add("meshperf_rnic_loopback_bits_per_second", {{"host", host}, {"device", std::get<0>(key)}, {"port", std::get<1>(key)}},
@@ -87,7 +88,7 @@ std::string inspection_exposition(const json& doc, double unix_seconds) {
     for (const auto& g : doc.value("gpu_copies", json::array()))
         if (g.is_object() && g.value("gb_per_s", json()).is_number() && std::isfinite(g["gb_per_s"].get<double>()) &&
             g["gb_per_s"].get<double>() > 0)
-            copies[{field(g, "gpu"), field(g, "copy")}] = g["gb_per_s"].get<double>() * 1e9;
+            copies[{field(g, "gpu"), field(g, "copy")}] = core::bytes_per_s_from_gbyte(g["gb_per_s"].get<double>());
     for (const auto& [key, bytes_per_s] : copies)
         e.add("meshperf_gpu_copy_bytes_per_second", {{"host", host}, {"gpu", std::get<0>(key)}, {"copy", std::get<1>(key)}},
               bytes_per_s);

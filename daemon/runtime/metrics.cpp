@@ -156,7 +156,7 @@ std::string metrics_registry::render(std::size_t queued) const {
                                                             {"0.99", s.p99}, {"0.999", s.p999}, {"1", s.max}};
         for (const auto& [q, ns] : quantiles)
             e.add("meshperf_latency_seconds",
-                  {{"peer", peer}, {"transport", transport}, {"size_bytes", std::to_string(size)}, {"quantile", q}}, ns * 1e-9);
+                  {{"peer", peer}, {"transport", transport}, {"size_bytes", std::to_string(size)}, {"quantile", q}}, core::seconds_from_ns_by_factor(ns));
     }
     for (const auto& [key, bps] : collective_busbw_bps_) {
         const auto& [op, algo, ranks, transport, cls] = key;

@@ -2,6 +2,7 @@
 /// What one measured point on one QP needs: its parameters, the verify report, and the
 /// counters a bandwidth loop publishes for other threads.
 #include "core/run_spec.hpp"
+#include "core/units.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -42,7 +43,7 @@ public:
         std::int64_t last_ns = 0;      ///< latest completion; 0: none yet
         /// last - first in seconds (0 before two timestamps).
         double seconds() const noexcept {
-            return last_ns > first_ns ? static_cast<double>(last_ns - first_ns) * 1e-9 : 0.0;
+            return last_ns > first_ns ? core::seconds_from_ns_by_factor(static_cast<double>(last_ns - first_ns)) : 0.0;
         }
     };
 

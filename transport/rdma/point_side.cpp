@@ -1,5 +1,6 @@
 #include "transport/rdma/point_side.hpp"
 
+#include "core/units.hpp"
 #include "core/error.hpp"
 #include "transport/stream_thread.hpp"
 
@@ -230,7 +231,7 @@ double point_side::cpu_seconds() const {
 
 double point_side::wall_seconds() const {
     const auto end = last_end_ns_.load();
-    return end > start_ns_ && start_ns_ ? static_cast<double>(end - start_ns_) / 1e9 : 0.0;
+    return end > start_ns_ && start_ns_ ? core::seconds_from_ns(static_cast<double>(end - start_ns_)) : 0.0;
 }
 
 }  // namespace meshperf::transport::rdma

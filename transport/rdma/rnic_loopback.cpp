@@ -2,6 +2,7 @@
 // first active port, QPs connected to each other, RDMA WRITE with verify from one to the
 // other on one thread per QP and side, as a sweep's bandwidth point runs them.
 #include "transport/rnic_loopback.hpp"
+#include "core/units.hpp"
 
 #include "core/error.hpp"
 #include "transport/rdma/bandwidth.hpp"
@@ -69,13 +70,13 @@ void run_write(rdma::endpoint& from, rdma::endpoint& to, const rnic_loopback_opt
         last = std::max(last, s.last_ns);
         corrupt += passive[q]->verification().corrupt + active[q]->verification().corrupt;
     }
-    r.seconds = last > first ? static_cast<double>(last - first) * 1e-9 : 0;
+    r.seconds = last > first ? core::seconds_from_ns_by_factor(static_cast<double>(last - first)) : 0;
     if (corrupt) {
         r.device_fault = true;
         r.error = fmt::format("{} of the regions written came back corrupted", corrupt);
         return;
     }
-    const double gbit = r.seconds > 0 ? static_cast<double>(r.bytes) * 8 / r.seconds / 1e9 : 0;
+    const double gbit = r.seconds > 0 ? core::gbit_per_s(static_cast<double>(r.bytes), r.seconds) : 0;
     if (!(std::isfinite(gbit) && gbit > 0)) {
         r.device_fault = true;
         r.error = fmt::format("no data completed in {:.2f} s ({} bytes)", o.seconds, r.bytes);

@@ -1,5 +1,6 @@
 #include "transport/tcp/point_side.hpp"
 
+#include "core/units.hpp"
 #include "transport/stream_thread.hpp"
 #include "transport/tcp/pattern.hpp"
 
@@ -385,7 +386,7 @@ std::vector<thread_cpu_record> point_side::thread_cpus() const {
 
 double point_side::wall_seconds() const {
     const auto end = last_end_ns_.load();
-    return end > start_ns_ ? static_cast<double>(end - start_ns_) / 1e9 : 0.0;
+    return end > start_ns_ ? core::seconds_from_ns(static_cast<double>(end - start_ns_)) : 0.0;
 }
 
 std::vector<std::uint64_t> point_side::measured_bytes() const {

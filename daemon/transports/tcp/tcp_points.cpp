@@ -1,5 +1,6 @@
 #include "daemon/transports/tcp/tcp_points.hpp"
 
+#include "core/units.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/json_fields.hpp"
@@ -186,7 +187,7 @@ public:
         // snapshot; take one at the receivers' end of stream, so the window holds them all.
         if (ended_by_itself_ && reverse_streams_)
             if (const auto end = side_->last_receive_end_ns(); end > 0)
-                reverse_.add(static_cast<double>(end - ns_since_epoch(t0_)) / 1e9, side_->received_bytes());
+                reverse_.add(core::seconds_from_ns(static_cast<double>(end - ns_since_epoch(t0_))), side_->received_bytes());
     }
 
     bool peer_reports_until_done() const override { return forward_streams_ > 0; }
@@ -370,7 +371,7 @@ public:
         if (!reports() || !(capped_here_ || !told_to_stop_) || !side_->error().empty()) return std::nullopt;
         const auto end = side_->last_receive_end_ns();
         if (end <= 0) return std::nullopt;
-        return progress_report{static_cast<double>(end - ns_since_epoch(t0_)) / 1e9, side_->received_bytes()};
+        return progress_report{core::seconds_from_ns(static_cast<double>(end - ns_since_epoch(t0_))), side_->received_bytes()};
     }
 
     json done_fields() override {
