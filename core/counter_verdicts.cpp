@@ -1,5 +1,6 @@
 #include "core/counter_verdicts.hpp"
 
+#include "core/counter_sources.hpp"
 #include "core/error.hpp"
 
 #include <algorithm>
@@ -114,36 +115,30 @@ void judge_group(const counter_group_delta& g, std::string_view side, const std:
 
 void judge_side(const link_side_counters& s, std::string_view side, const counter_thresholds& t,
                 std::vector<counter_finding>& out) {
-    if (s.nic) judge_group(s.nic->counters, side, s.nic->interface, s, t, out);
-    if (s.rdma) {
-        const auto where = fmt::format("{} port {}", s.rdma->device, s.rdma->port);
-        judge_group(s.rdma->counters, side, where, s, t, out);
-        judge_group(s.rdma->hw_counters, side, where, s, t, out);
+    for (const auto& source : s.sources) {
+        const auto where = source.where();
+        for (const auto& g : source.groups) judge_group(g, side, where, s, t, out);
     }
 }
 
-/// Bytes the end's NIC or RDMA port sent in the window, as its counters say; empty when
-/// they do not say (port_xmit_data counts 4-byte words).
+/// Bytes the end sent in the window, as its leading source (counter_sources.hpp: the RDMA
+/// port before the NIC) counts them; empty when it does not say.
 std::optional<std::uint64_t> bytes_sent(const link_side_counters& s) {
-    if (s.rdma)
-        if (const auto words = s.rdma->counters.delta("port_xmit_data")) return *words * 4;
-    if (s.rdma) return std::nullopt;  // RoCE bypasses the netdev's own counters on some NICs
-    if (s.nic) return s.nic->counters.delta("tx_bytes");
-    return std::nullopt;
+    const auto* lead = leading_source(s);
+    if (!lead) return std::nullopt;
+    const auto* k = find_counter_source_kind(lead->kind);
+    return k && k->bytes_sent ? k->bytes_sent(*lead) : std::nullopt;
 }
 
 std::string side_name(const link_side_counters& s) {
-    if (s.rdma) return fmt::format("{} port {}", s.rdma->device, s.rdma->port);
-    return s.nic ? s.nic->interface : std::string("?");
+    const auto* lead = leading_source(s);
+    return lead ? lead->where() : std::string("?");
 }
 
 void reset_warning(const link_side_counters& s, std::string_view side, std::vector<std::string>& out) {
     std::vector<std::string> names;
-    if (s.nic) names.insert(names.end(), s.nic->counters.resets.begin(), s.nic->counters.resets.end());
-    if (s.rdma) {
-        names.insert(names.end(), s.rdma->counters.resets.begin(), s.rdma->counters.resets.end());
-        names.insert(names.end(), s.rdma->hw_counters.resets.begin(), s.rdma->hw_counters.resets.end());
-    }
+    for (const auto& source : s.sources)
+        for (const auto& g : source.groups) names.insert(names.end(), g.resets.begin(), g.resets.end());
     if (names.empty()) return;
     out.push_back(fmt::format("{} {}: {} went backwards during the point (reset or wrapped: a driver reload or a "
                               "counter reset), so {} not counted",

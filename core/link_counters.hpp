@@ -1,8 +1,9 @@
 #pragma once
-/// Counters of the NIC and the RDMA port a point ran over, read on each end just before
-/// its measured window and just after it (docs/counters.md): the deltas, and the counters
-/// that could not be turned into one (they went backwards, or stand at their width's
-/// maximum). Pure: transport/link_counters_reader.hpp reads the files.
+/// Counters of the sources a point ran over (its NIC, its RDMA port), read on each end just
+/// before its measured window and just after it (docs/counters.md): the deltas, and the
+/// counters that could not be turned into one (they went backwards, or stand at their
+/// width's maximum). Pure: transport/link_counters_reader.hpp reads the files, and
+/// core/counter_sources.hpp says what each kind of source is.
 #include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
@@ -47,30 +48,39 @@ std::optional<std::uint64_t> ib_counter_maximum(std::string_view name);
 counter_group_delta counter_delta(const counter_values& before, const counter_values& after,
                                   std::optional<std::uint64_t> (*maximum)(std::string_view) = nullptr);
 
-/// The NIC a point's traffic left or entered this host by: /sys/class/net/IF/statistics
-/// and /sys/class/net/IF/carrier_changes.
-struct nic_counters {
-    std::string interface;       ///< "eth0", "veth1", "lo"
-    counter_group_delta counters;
+/// One source of counters one end read around a point: a device's directories of counter
+/// files, as its kind (core/counter_sources.hpp) says where they are and what they mean.
+/// Sources today: the NIC the traffic crossed ("nic": /sys/class/net/IF/statistics and
+/// carrier_changes) and the RDMA port a point ran over ("rdma": /sys/class/infiniband/DEV/
+/// ports/P/counters and hw_counters).
+struct counter_source {
+    std::string kind;    ///< its kind's key: "nic", "rdma"
+    std::string device;  ///< "eth0", "mlx5_0", "rxe0"
+    unsigned port = 0;   ///< the port, for a kind that has one (RDMA: 1..)
+    /// Its groups, one per group of its kind and in that order ("counters", "hw_counters");
+    /// a group whose directory could not be read is empty.
+    std::vector<counter_group_delta> groups;
+
+    /// The group named by its kind ("counters"); throws std::out_of_range for another name.
+    const counter_group_delta& group(std::string_view name) const;
+    counter_group_delta& group(std::string_view name);
+    /// Where a finding says the counter is: "eth0", "mlx5_0 port 1".
+    std::string where() const;
 };
 
-/// The RDMA port a point ran over: /sys/class/infiniband/DEV/ports/P/{counters,hw_counters}.
-struct rdma_port_counters {
-    std::string device;           ///< "mlx5_0", "rxe0"
-    unsigned port = 1;
-    counter_group_delta counters;     ///< the PMA port counters (symbol_error, link_downed, port_xmit_data, ...)
-    counter_group_delta hw_counters;  ///< the driver's own (mlx5: out_of_sequence, np_cnp_sent, ...; rxe: sent_pkts, ...)
-};
-
-/// What one end's NIC and RDMA port did around a point. Each part is absent when its files
+/// What one end's counter sources did around a point. A source is absent when its files
 /// could not be read (never zeros).
 struct link_side_counters {
     double window_s = 0;                     ///< seconds between the two readings
     /// How many intervals the window was read in (its readings at interval boundaries
     /// split it); 0 when it was read only before and after.
     std::uint64_t intervals = 0;
-    std::optional<nic_counters> nic;
-    std::optional<rdma_port_counters> rdma;
+    /// The sources read, in the order of core::counter_source_kinds().
+    std::vector<counter_source> sources;
+
+    /// The source of `kind`; null when it was not read.
+    const counter_source* source(std::string_view kind) const;
+    counter_source* source(std::string_view kind);
 };
 
 /// Both ends of a point.
@@ -94,8 +104,10 @@ struct rail_link_counters {
 /// window had, a rise above the counter's delta, a time outside the window).
 void check_sane(const link_side_counters&);
 
-/// {"window_s", "intervals", "nic": {"interface", "counters": GROUP}, "rdma": {"device", "port",
-/// "counters": GROUP, "hw_counters": GROUP}} with GROUP = {"deltas": {NAME: N, ...},
+/// {"window_s", "intervals", KIND: SOURCE, ...}: each source under its kind's key, with its
+/// device under the kind's device field, its port where it has one, and each group by name:
+/// "nic": {"interface", "counters": GROUP}, "rdma": {"device", "port", "counters": GROUP,
+/// "hw_counters": GROUP}, with GROUP = {"deltas": {NAME: N, ...},
 /// "resets": [NAME, ...], "saturated": [NAME, ...], "intervals": {NAME: {"moved_in",
 /// "max_increase", "first_at_s"}, ...}}; parts that are absent (and "intervals" where the
 /// window was not read in intervals) are left out.

@@ -1,5 +1,6 @@
 #include "transport/link_counters_reader.hpp"
 
+#include "core/counter_sources.hpp"
 #include "core/netdev_name.hpp"
 
 #include <algorithm>
@@ -52,6 +53,30 @@ std::optional<core::counter_values> read_counter_directory(const fs::path& dir) 
     return out;
 }
 
+namespace {
+
+/// The source's root under the sysfs root: its kind's pattern with the device and port.
+fs::path source_root(const fs::path& sysfs, const core::counter_source_kind& kind, const counter_source_target& t) {
+    std::string rel(kind.root);
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"{device}", t.device}, {"{port}", std::to_string(t.port)}})
+        if (const auto at = rel.find(key); at != std::string::npos) rel.replace(at, key.size(), value);
+    return sysfs / rel;
+}
+
+}  // namespace
+
+void link_counter_target::count(std::string_view kind, std::string device, unsigned port) {
+    const auto& kinds = core::counter_source_kinds();
+    const auto rank = [&](std::string_view k) {
+        return std::find_if(kinds.begin(), kinds.end(), [&](const auto& x) { return x.key == k; }) - kinds.begin();
+    };
+    if (rank(kind) == static_cast<std::ptrdiff_t>(kinds.size())) return;
+    std::erase_if(sources, [&](const auto& s) { return s.kind == kind; });
+    if (device.empty()) return;
+    const auto at = std::find_if(sources.begin(), sources.end(), [&](const auto& s) { return rank(s.kind) > rank(kind); });
+    sources.insert(at, {std::string(kind), std::move(device), port});
+}
+
 link_counter_probe::link_counter_probe(fs::path sysfs_root, link_counter_target target)
     : root_(std::move(sysfs_root)), target_(std::move(target)) {}
 
@@ -63,18 +88,19 @@ std::optional<core::counter_values> link_counter_probe::read_noting(const fs::pa
 
 link_counter_probe::reading link_counter_probe::read_now() {
     reading r;
-    // Names may come from a run spec: one Linux would not give (a '/', "..") reads nothing,
-    // so no name leaves its sysfs directory.
-    if (!target_.interface.empty() && core::valid_netdev_name(target_.interface)) {
-        const auto netdev = root_ / "class" / "net" / target_.interface;
-        r.nic = read_noting(netdev / "statistics");
-        if (r.nic)
-            if (const auto flaps = read_number(netdev / "carrier_changes")) (*r.nic)["carrier_changes"] = *flaps;
-    }
-    if (!target_.rdma_device.empty() && core::valid_netdev_name(target_.rdma_device)) {
-        const auto port = root_ / "class" / "infiniband" / target_.rdma_device / "ports" / std::to_string(target_.rdma_port);
-        r.port = read_noting(port / "counters");
-        r.hw = read_noting(port / "hw_counters");
+    for (const auto& t : target_.sources) {
+        const auto* kind = core::find_counter_source_kind(t.kind);
+        auto& groups = r.groups.emplace_back(kind ? kind->groups.size() : 0);
+        // Names may come from a run spec: one Linux would not give (a '/', "..") reads nothing,
+        // so no name leaves its sysfs directory.
+        if (!kind || !core::valid_netdev_name(t.device)) continue;
+        const auto root = source_root(root_, *kind, t);
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            groups[g] = read_noting(root / kind->groups[g].dir);
+            if (groups[g])
+                for (const auto& file : kind->groups[g].extra_files)
+                    if (const auto v = read_number(root / file)) (*groups[g])[std::string(file)] = *v;
+        }
     }
     r.at = std::chrono::steady_clock::now();
     return r;
@@ -82,17 +108,19 @@ link_counter_probe::reading link_counter_probe::read_now() {
 
 void link_counter_probe::read_before() {
     before_ = read_now();
-    intervals_ = {};
-    if (before_->nic) intervals_.nic.start(*before_->nic);
-    if (before_->port) intervals_.port.start(*before_->port);
-    if (before_->hw) intervals_.hw.start(*before_->hw);
+    intervals_.clear();
+    for (const auto& groups : before_->groups) {
+        auto& trackers = intervals_.emplace_back(groups.size());
+        for (std::size_t g = 0; g < groups.size(); ++g)
+            if (groups[g]) trackers[g].start(*groups[g]);
+    }
 }
 
 void link_counter_probe::follow(const reading& r) {
     const double at_s = std::chrono::duration<double>(r.at - before_->at).count();
-    if (r.nic) intervals_.nic.add(*r.nic, at_s);
-    if (r.port) intervals_.port.add(*r.port, at_s);
-    if (r.hw) intervals_.hw.add(*r.hw, at_s);
+    for (std::size_t s = 0; s < r.groups.size() && s < intervals_.size(); ++s)
+        for (std::size_t g = 0; g < r.groups[s].size() && g < intervals_[s].size(); ++g)
+            if (r.groups[s][g]) intervals_[s][g].add(*r.groups[s][g], at_s);
 }
 
 void link_counter_probe::read_interval() {
@@ -110,32 +138,27 @@ std::optional<core::link_side_counters> link_counter_probe::counters() const {
     c.window_s = std::chrono::duration<double>(after_->at - before_->at).count();
     // Read inside the window too: the spread is worth keeping from the second interval on
     // (one interval is the delta itself).
-    const auto split = std::max({intervals_.nic.intervals(), intervals_.port.intervals(), intervals_.hw.intervals()});
-    const auto spread = [&](const core::counter_interval_tracker& t, core::counter_group_delta& g) {
-        if (split >= 2) t.apply(g);
-    };
+    std::uint64_t split = 0;
+    for (const auto& trackers : intervals_)
+        for (const auto& t : trackers) split = std::max<std::uint64_t>(split, t.intervals());
     if (split >= 2) c.intervals = split;
-    if (before_->nic && after_->nic) {
-        c.nic = core::nic_counters{target_.interface, core::counter_delta(*before_->nic, *after_->nic)};
-        spread(intervals_.nic, c.nic->counters);
-    }
-    const bool port_read = before_->port && after_->port;
-    const bool hw_read = before_->hw && after_->hw;
-    if (port_read || hw_read) {
-        core::rdma_port_counters p;
-        p.device = target_.rdma_device;
-        p.port = target_.rdma_port;
-        if (port_read) {
-            p.counters = core::counter_delta(*before_->port, *after_->port, core::ib_counter_maximum);
-            spread(intervals_.port, p.counters);
+    for (std::size_t s = 0; s < target_.sources.size(); ++s) {
+        const auto& t = target_.sources[s];
+        const auto* kind = core::find_counter_source_kind(t.kind);
+        if (!kind) continue;
+        auto source = core::empty_counter_source(t.kind, t.device, t.port);
+        bool read = false;
+        for (std::size_t g = 0; g < kind->groups.size(); ++g) {
+            const auto& before = before_->groups[s][g];
+            const auto& after = after_->groups[s][g];
+            if (!before || !after) continue;
+            read = true;
+            source.groups[g] = core::counter_delta(*before, *after, kind->groups[g].maximum);
+            if (split >= 2) intervals_[s][g].apply(source.groups[g]);
         }
-        if (hw_read) {
-            p.hw_counters = core::counter_delta(*before_->hw, *after_->hw);
-            spread(intervals_.hw, p.hw_counters);
-        }
-        c.rdma = std::move(p);
+        if (read) c.sources.push_back(std::move(source));
     }
-    if (!c.nic && !c.rdma) return std::nullopt;
+    if (c.sources.empty()) return std::nullopt;
     return c;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-/// Reads the counters of the NIC and the RDMA port a point runs over from sysfs, before its
-/// measured window and after it: /sys/class/net/IF/statistics/* and carrier_changes,
+/// Reads the counters of the sources a point runs over (its NIC, its RDMA port: the kinds of
+/// core/counter_sources.hpp, which say where their files are) from sysfs, before its
+/// measured window and after it: e.g. /sys/class/net/IF/statistics/* and carrier_changes,
 /// /sys/class/infiniband/DEV/ports/P/counters/* and hw_counters/*. Every file that holds one
 /// unsigned number is taken, whatever the driver names it; a file that cannot be read is
 /// left out, never read as 0. Called by the controlling thread, never per message.
@@ -19,11 +20,20 @@ namespace meshperf::transport {
 /// cannot be read or do not parse are left out. Empty when the directory cannot be listed.
 std::optional<core::counter_values> read_counter_directory(const std::filesystem::path& dir);
 
-/// What a point's counters are read from; either part may be absent.
+/// One source to read: its kind (core::counter_source_kinds) and its device and port.
+struct counter_source_target {
+    std::string kind;    ///< "nic", "rdma"
+    std::string device;  ///< "eth0", "mlx5_0"
+    unsigned port = 0;   ///< for a kind with ports
+};
+
+/// What a point's counters are read from: any of the sources, none required.
 struct link_counter_target {
-    std::string interface;    ///< network interface ("eth0", "lo"); empty: none
-    std::string rdma_device;  ///< RDMA device ("mlx5_0"); empty: none
-    unsigned rdma_port = 1;
+    std::vector<counter_source_target> sources;  ///< in the order of core::counter_source_kinds()
+    /// Reads the source of `kind` on `device` (and `port`), in place of one of the same kind
+    /// read before; an empty device reads nothing. An unknown kind is ignored.
+    void count(std::string_view kind, std::string device, unsigned port = 0);
+    bool empty() const { return sources.empty(); }
 };
 
 /// One point's counters on one end: read_before (again, until the window opens: the last
@@ -38,7 +48,7 @@ public:
     /// intervals (core/counter_intervals.hpp). Ignored before read_before.
     void read_interval();
     void read_after();
-    /// The deltas; empty when neither the NIC nor the port could be read both times.
+    /// The deltas; empty when no source could be read both times.
     std::optional<core::link_side_counters> counters() const;
     /// Directories that could not be read, each named once per process (for the log).
     std::vector<std::string> take_unreadable();
@@ -46,8 +56,10 @@ public:
     const link_counter_target& target() const { return target_; }
 
 private:
+    /// One reading: per source of the target, per group of its kind, the values (empty:
+    /// the directory could not be read).
     struct reading {
-        std::optional<core::counter_values> nic, port, hw;
+        std::vector<std::vector<std::optional<core::counter_values>>> groups;
         std::chrono::steady_clock::time_point at{};
     };
     reading read_now();
@@ -55,15 +67,10 @@ private:
     /// Feeds a reading inside or at the end of the window to the interval trackers.
     void follow(const reading& r);
 
-    /// The window's intervals of each directory: nic, port, hw.
-    struct trackers {
-        core::counter_interval_tracker nic, port, hw;
-    };
-
     std::filesystem::path root_;
     link_counter_target target_;
     std::optional<reading> before_, after_;
-    trackers intervals_;
+    std::vector<std::vector<core::counter_interval_tracker>> intervals_;  ///< the window's, per source and group
     std::vector<std::string> unreadable_;
 };
 

@@ -1,5 +1,6 @@
 #include "daemon/collective/coordinator.hpp"
 
+#include "core/counter_sources.hpp"
 #include "core/error.hpp"
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/runtime/log.hpp"
@@ -55,7 +56,7 @@ private:
         options_.sysfs_root = ctx_.sysfs_root;
         for (const auto& s : sessions_)
             if (s) {
-                options_.link_counter_target.interface = transport::interface_for_address(transport::local_ip(s->fd()));
+                options_.link_counter_target.count(core::nic_source_kind, transport::interface_for_address(transport::local_ip(s->fd())));
                 return;
             }
     }

@@ -294,7 +294,7 @@ rank_timing measure_collective_size(const core::collective_plan& plan, collectiv
     double link_s = 0, link_timed_bytes = 0;
     std::vector<double> link_bytes;
     std::optional<transport::link_counter_probe> counters;
-    if (!options.link_counter_target.interface.empty()) {
+    if (!options.link_counter_target.empty()) {
         auto nic_and_port = options.link_counter_target;
         if (mesh.links) mesh.links->count_port(nic_and_port);
         counters.emplace(options.sysfs_root, nic_and_port);

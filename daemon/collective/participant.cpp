@@ -1,5 +1,6 @@
 #include "daemon/collective/participant.hpp"
 
+#include "core/counter_sources.hpp"
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
 #include "daemon/runtime/gpu_support.hpp"
@@ -74,7 +75,7 @@ void serve_collective(daemon_context& ctx, frame_channel& ch, const session_mess
             clock::now() + handshake_timeout);
     auto options = run_options_of(spec, ctx.limits, ctx.collective_hooks);
     options.sysfs_root = ctx.sysfs_root;
-    options.link_counter_target.interface = transport::interface_for_address(transport::local_ip(ch.fd()));
+    options.link_counter_target.count(core::nic_source_kind, transport::interface_for_address(transport::local_ip(ch.fd())));
     const std::atomic<bool> never{false};  // the coordinator ends a run by closing its connections
     while (true) {
         const auto m = ch.receive(clock::now() + idle_session_timeout);

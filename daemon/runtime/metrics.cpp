@@ -2,6 +2,7 @@
 
 #include "core/counter_verdicts.hpp"
 #include "core/prometheus.hpp"
+#include "core/counter_sources.hpp"
 #include "core/units.hpp"
 
 #include <algorithm>
@@ -31,11 +32,10 @@ void add_increases(std::map<std::tuple<std::string, std::string, std::string>, d
 void add_side(std::map<std::tuple<std::string, std::string, std::string>, double>& out, const std::string& side,
               const std::optional<core::link_side_counters>& c) {
     if (!c) return;
-    if (c->nic) add_increases(out, side, c->nic->interface, c->nic->counters);
-    if (c->rdma) {
-        const auto device = c->rdma->device + "/" + std::to_string(c->rdma->port);
-        add_increases(out, side, device, c->rdma->counters);
-        add_increases(out, side, device, c->rdma->hw_counters);
+    for (const auto& source : c->sources) {
+        const auto* kind = core::find_counter_source_kind(source.kind);
+        const auto device = kind && kind->has_port ? source.device + "/" + std::to_string(source.port) : source.device;
+        for (const auto& g : source.groups) add_increases(out, side, device, g);
     }
 }
 }  // namespace

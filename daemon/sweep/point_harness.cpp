@@ -159,7 +159,8 @@ core::point_result drive_initiator_point(frame_channel& ch, const core::run_spec
     if (ready.type != core::frame_type::point_ready)
         throw session_error(fmt::format("expected point_ready, got {}", frame_name(ready.type)));
     ops.connect();
-    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length, /*initiator=*/true, ops.rail_rdma_ports());
+    point_link_counters link(sysfs_root, ch, ops.device_counters(), spec, fixed_length, /*initiator=*/true,
+                             ops.rail_device_counters());
     ch.send(core::frame_type::point_go, json::object(), clock::now() + handshake_timeout);
 
     json peer_done;
@@ -215,7 +216,8 @@ void drive_responder_point(frame_channel& ch, const core::run_spec& spec, const 
     const auto give_up = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(allowed_s));
     const auto silence = initiator_silence(limits);
     auto last_heard = t0;
-    point_link_counters link(sysfs_root, ch, ops.rdma_port(), spec, fixed_length, /*initiator=*/false, ops.rail_rdma_ports());
+    point_link_counters link(sysfs_root, ch, ops.device_counters(), spec, fixed_length, /*initiator=*/false,
+                             ops.rail_device_counters());
     link.at_start();
     ops.start();
     bool stop_received = false;

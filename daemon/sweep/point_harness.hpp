@@ -84,10 +84,11 @@ public:
     virtual std::string_view data_path_name() const = 0;
     /// Where this side's measuring threads ran (empty before they started).
     virtual std::vector<transport::thread_cpu_record> thread_cpus() const = 0;
-    /// The RDMA port the data path runs over, once connected (its counters are read); none for TCP.
-    virtual std::optional<rdma_port_used> rdma_port() const { return std::nullopt; }
-    /// Over rails on RDMA: each rail's port, in the order of spec.rails (read with its NIC).
-    virtual std::vector<rdma_port_used> rail_rdma_ports() const { return {}; }
+    /// The data path's own counter source besides the NIC, once connected (an RDMA port,
+    /// core/counter_sources.hpp); none for TCP.
+    virtual std::optional<transport::counter_source_target> device_counters() const { return std::nullopt; }
+    /// Over rails: each rail's own counter source, in the order of spec.rails (read with its NIC).
+    virtual std::vector<transport::counter_source_target> rail_device_counters() const { return {}; }
 };
 
 /// A progress report: seconds since the point's start, bytes per counting flow.
@@ -147,10 +148,11 @@ public:
     virtual std::vector<transport::thread_cpu_record> thread_cpus() const = 0;
     /// Ends a failed point now. Never throws.
     virtual void abort() noexcept = 0;
-    /// The RDMA port the data path runs over, once connected (its counters are read); none for TCP.
-    virtual std::optional<rdma_port_used> rdma_port() const { return std::nullopt; }
-    /// Over rails on RDMA: each rail's port, in the order of spec.rails (read with its NIC).
-    virtual std::vector<rdma_port_used> rail_rdma_ports() const { return {}; }
+    /// The data path's own counter source besides the NIC, once connected (an RDMA port,
+    /// core/counter_sources.hpp); none for TCP.
+    virtual std::optional<transport::counter_source_target> device_counters() const { return std::nullopt; }
+    /// Over rails: each rail's own counter source, in the order of spec.rails (read with its NIC).
+    virtual std::vector<transport::counter_source_target> rail_device_counters() const { return {}; }
 };
 
 /// Measures one point with the peer through `ops`: the frames, the stop decisions (fixed

@@ -1,5 +1,7 @@
 #include "daemon/sweep/point_link_counters.hpp"
 
+#include "core/counter_sources.hpp"
+
 #include "core/counter_intervals.hpp"
 #include "core/counter_verdicts.hpp"
 #include "core/sizes.hpp"
@@ -18,33 +20,28 @@ namespace {
 /// core::link_counter_interval in seconds.
 constexpr double interval_s = std::chrono::duration<double>(core::link_counter_interval).count();
 
-transport::link_counter_target path_target(const frame_channel& ch, const std::optional<rdma_port_used>& rdma) {
+transport::link_counter_target path_target(const frame_channel& ch, const std::optional<transport::counter_source_target>& device) {
     transport::link_counter_target t;
-    t.interface = transport::interface_for_address(transport::local_ip(ch.fd()));
-    if (rdma) {
-        t.rdma_device = rdma->device;
-        t.rdma_port = rdma->port;
-    }
+    t.count(core::nic_source_kind, transport::interface_for_address(transport::local_ip(ch.fd())));
+    if (device) t.count(device->kind, device->device, device->port);
     return t;
 }
 
 /// One probe for the path, or one per rail of the spec (each rail's NIC on this end).
 std::vector<transport::link_counter_probe> probes_for(const std::filesystem::path& sysfs_root, const frame_channel& ch,
-                                                      const std::optional<rdma_port_used>& rdma, const core::run_spec& spec,
-                                                      bool initiator, const std::vector<rdma_port_used>& rail_ports) {
+                                                      const std::optional<transport::counter_source_target>& device,
+                                                      const core::run_spec& spec, bool initiator,
+                                                      const std::vector<transport::counter_source_target>& rail_devices) {
     std::vector<transport::link_counter_probe> out;
     if (spec.rails.empty()) {
-        out.emplace_back(sysfs_root, path_target(ch, rdma));
+        out.emplace_back(sysfs_root, path_target(ch, device));
         return out;
     }
     for (std::size_t k = 0; k < spec.rails.size(); ++k) {
         const auto& r = spec.rails[k];
         transport::link_counter_target t;
-        t.interface = transport::interface_for_address(initiator ? r.local_address : r.peer_address);
-        if (k < rail_ports.size()) {
-            t.rdma_device = rail_ports[k].device;
-            t.rdma_port = rail_ports[k].port;
-        }
+        t.count(core::nic_source_kind, transport::interface_for_address(initiator ? r.local_address : r.peer_address));
+        if (k < rail_devices.size()) t.count(rail_devices[k].kind, rail_devices[k].device, rail_devices[k].port);
         out.emplace_back(sysfs_root, t);
     }
     return out;
@@ -87,9 +84,10 @@ std::optional<core::link_side_counters> side_from_json(const nlohmann::json& j, 
 }  // namespace
 
 point_link_counters::point_link_counters(const std::filesystem::path& sysfs_root, const frame_channel& ch,
-                                         const std::optional<rdma_port_used>& rdma, const core::run_spec& spec,
-                                         bool fixed_length, bool initiator, const std::vector<rdma_port_used>& rail_ports)
-    : probes_(probes_for(sysfs_root, ch, rdma, spec, initiator, rail_ports)),
+                                         const std::optional<transport::counter_source_target>& device,
+                                         const core::run_spec& spec, bool fixed_length, bool initiator,
+                                         const std::vector<transport::counter_source_target>& rail_devices)
+    : probes_(probes_for(sysfs_root, ch, device, spec, initiator, rail_devices)),
       rails_(!spec.rails.empty()),
       // Two ticks before the warm-up ends: the last tick that surely comes before the window.
       reread_at_s_(fixed_length ? -1.0 : spec.warmup_s - 2 * std::chrono::duration<double>(progress_tick).count()),

@@ -1,5 +1,5 @@
 #pragma once
-/// The counters of the NIC and RDMA port one end of a point ran over (docs/counters.md):
+/// The counters of the NIC (and the device, e.g. the RDMA port) one end of a point ran over (docs/counters.md):
 /// read by the point harness before the measured window opens and after the point's data
 /// has arrived (the initiator after the peer's point_done, the peer once its streams ended), sent
 /// by the peer in its point_done, and attached with their warnings to the point.
@@ -18,12 +18,6 @@ namespace meshperf::daemon {
 
 class frame_channel;
 
-/// The RDMA port a point's data path runs over.
-struct rdma_port_used {
-    std::string device;  ///< "mlx5_0", "rxe0"
-    unsigned port = 1;
-};
-
 /// One end's counters of one point: without rails, of the session's NIC (and the RDMA port
 /// of a verbs point); over rails, of each rail's NIC, in the order of spec.rails.
 struct end_link_counters {
@@ -32,18 +26,20 @@ struct end_link_counters {
 };
 
 /// One end's counters of one point: the interface that holds the session's local address,
-/// and the RDMA port when the point runs over verbs; over rails, the interface that holds
+/// and the data path's own device source (the RDMA port of a verbs point); over rails, the interface that holds
 /// each rail's address on this end instead (the initiator's local_address, the peer's
 /// peer_address), since the session's NIC carries none of the rails' bytes.
 class point_link_counters {
 public:
     /// `fixed_length`: a latency or fixed-count point, counted from its start; otherwise
     /// the reading before is taken again just before the warm-up ends. `initiator`: which
-    /// end this is (it picks each rail's address). `rail_ports`: over rails on RDMA, each
-    /// rail's port, read with the rail's NIC.
+    /// end this is (it picks each rail's address). `device`: the data path's own counter
+    /// source, read with the session's NIC. `rail_devices`: over rails, each rail's device
+    /// source (an RDMA port), read with the rail's NIC.
     point_link_counters(const std::filesystem::path& sysfs_root, const frame_channel& ch,
-                        const std::optional<rdma_port_used>& rdma, const core::run_spec& spec, bool fixed_length,
-                        bool initiator = true, const std::vector<rdma_port_used>& rail_ports = {});
+                        const std::optional<transport::counter_source_target>& device, const core::run_spec& spec,
+                        bool fixed_length, bool initiator = true,
+                        const std::vector<transport::counter_source_target>& rail_devices = {});
     /// When the data path starts.
     void at_start();
     /// Every tick, `elapsed_s` since the start: the reading before is taken again just

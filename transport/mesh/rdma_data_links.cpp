@@ -2,6 +2,7 @@
 // only with RDMA (transport/CMakeLists.txt).
 #include "transport/mesh/rdma_data_links.hpp"
 
+#include "core/counter_sources.hpp"
 #include "transport/mesh/step_runner.hpp"
 #include "transport/rdma/mesh_steps.hpp"
 
@@ -43,8 +44,7 @@ public:
     }
     std::string memory_note() const override { return qps_->memory_note(); }
     void count_port(link_counter_target& target) const override {
-        target.rdma_device = qps_->ep().local_info().device;
-        target.rdma_port = qps_->ep().local_info().port;
+        target.count(core::rdma_port_source_kind, qps_->ep().local_info().device, qps_->ep().local_info().port);
     }
 
 private:

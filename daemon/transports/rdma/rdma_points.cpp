@@ -6,6 +6,7 @@
 #include "daemon/transports/rdma/rdma_points.hpp"
 
 #include "core/json_fields.hpp"
+#include "core/counter_sources.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/sizes.hpp"
@@ -151,14 +152,16 @@ std::vector<std::string> gpu_memory_notes(const rdma::endpoint& ep, const std::s
 }
 
 /// The device and port each endpoint opened, for the point's counters.
-std::vector<rdma_port_used> ports_of(const endpoints& eps) {
-    std::vector<rdma_port_used> out;
-    for (const auto& e : eps) out.push_back({e->local_info().device, e->local_info().port});
+std::vector<transport::counter_source_target> ports_of(const endpoints& eps) {
+    std::vector<transport::counter_source_target> out;
+    for (const auto& e : eps)
+        out.push_back({std::string(core::rdma_port_source_kind), e->local_info().device, e->local_info().port});
     return out;
 }
 
 /// The session's port (no rails), or nothing: over rails each rail's port is read instead.
-std::optional<rdma_port_used> path_port(const std::vector<rdma_port_used>& ports, const core::run_spec& spec) {
+std::optional<transport::counter_source_target> path_port(const std::vector<transport::counter_source_target>& ports,
+                                                          const core::run_spec& spec) {
     if (!spec.rails.empty() || ports.empty()) return std::nullopt;
     return ports.front();
 }
@@ -233,8 +236,8 @@ public:
     bool verify_failed() const override { return side_.verify_failed(); }
     std::string_view data_path_name() const override { return "RDMA"; }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
-    std::optional<rdma_port_used> rdma_port() const override { return path_port(ports_, spec_); }
-    std::vector<rdma_port_used> rail_rdma_ports() const override { return ports_; }
+    std::optional<transport::counter_source_target> device_counters() const override { return path_port(ports_, spec_); }
+    std::vector<transport::counter_source_target> rail_device_counters() const override { return ports_; }
 
     core::point_result figures(const json& peer_done) override {
         point_inputs in{spec_, key_.test, key_.size};
@@ -278,7 +281,7 @@ private:
     core::run_spec spec_;  // the run's, less the rails dropped in earlier points
     point_key key_;
     std::uint64_t byte_cap_;
-    std::vector<rdma_port_used> ports_;
+    std::vector<transport::counter_source_target> ports_;
     rdma::rail_point_side side_;
     std::size_t local_n_, remote_n_;
     core::flow_tracker local_, remote_;  // bytes counted here, and at the peer (its progress frames)
@@ -339,14 +342,14 @@ public:
     bool verify_failed() const override { return side_.verify_failed(); }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
     void abort() noexcept override { side_.abort(); }
-    std::optional<rdma_port_used> rdma_port() const override { return path_port(ports_, spec_); }
-    std::vector<rdma_port_used> rail_rdma_ports() const override { return ports_; }
+    std::optional<transport::counter_source_target> device_counters() const override { return path_port(ports_, spec_); }
+    std::vector<transport::counter_source_target> rail_device_counters() const override { return ports_; }
 
 private:
     core::run_spec spec_;  // the run's, less the rails the initiator dropped in earlier points
     point_key key_;
     std::uint64_t byte_cap_;
-    std::vector<rdma_port_used> ports_;
+    std::vector<transport::counter_source_target> ports_;
     rdma::rail_point_side side_;
     bool tolerant_;  // a rail whose QPs fail ends alone, named in point_done
     bool active_stopped_ = false;

@@ -6,6 +6,7 @@
 #include "core/counter_intervals.hpp"
 #include "core/counter_verdicts.hpp"
 #include "core/error.hpp"
+#include "core/counter_sources.hpp"
 #include "core/link_counters.hpp"
 
 #include <doctest/doctest.h>
@@ -40,8 +41,8 @@ link_side_counters flapped_nic() {
     link_side_counters s;
     s.window_s = 3.0;
     s.intervals = t.intervals();
-    s.nic = nic_counters{"veth1", counter_delta(first, v)};
-    t.apply(s.nic->counters);
+    s.sources.push_back(nic_source("veth1", counter_delta(first, v)));
+    t.apply(s.source("nic")->group("counters"));
     return s;
 }
 
@@ -50,7 +51,7 @@ link_side_counters flapped_nic() {
 TEST_CASE("counter intervals: a flap and drops are placed in their intervals; traffic is not followed") {
     const auto s = flapped_nic();
     CHECK(s.intervals == 12);
-    const auto& g = s.nic->counters;
+    const auto& g = s.source("nic")->group("counters");
     CHECK(g.delta("carrier_changes") == 2u);
     REQUIRE(g.intervals.count("carrier_changes"));
     CHECK(g.intervals.at("carrier_changes").intervals == 1);
@@ -110,20 +111,20 @@ TEST_CASE("counter intervals: a spread that does not fit its counter is insane; 
     CHECK(j["nic"]["counters"]["intervals"]["rx_dropped"]["max_increase"] == 4);
     const auto back = link_side_counters_from_json(j);
     CHECK(back.intervals == 12);
-    CHECK(back.nic->counters.intervals.at("rx_dropped").first_at_s == doctest::Approx(1.25));
+    CHECK(back.source("nic")->group("counters").intervals.at("rx_dropped").first_at_s == doctest::Approx(1.25));
     CHECK_NOTHROW(check_sane(back));
 
     auto more_than_window = good;
-    more_than_window.nic->counters.intervals["rx_dropped"].intervals = 13;
+    more_than_window.source("nic")->group("counters").intervals["rx_dropped"].intervals = 13;
     CHECK_THROWS_AS(check_sane(more_than_window), insane_figure);
     auto above_delta = good;
-    above_delta.nic->counters.intervals["rx_dropped"].max_increase = 6;
+    above_delta.source("nic")->group("counters").intervals["rx_dropped"].max_increase = 6;
     CHECK_THROWS_AS(check_sane(above_delta), insane_figure);
     auto after_window = good;
-    after_window.nic->counters.intervals["carrier_changes"].first_at_s = 3.5;
+    after_window.source("nic")->group("counters").intervals["carrier_changes"].first_at_s = 3.5;
     CHECK_THROWS_AS(check_sane(after_window), insane_figure);
     auto without_delta = good;
-    without_delta.nic->counters.intervals["rx_crc_errors"] = {1, 1, 0.5};  // rose, yet its delta is 0
+    without_delta.source("nic")->group("counters").intervals["rx_crc_errors"] = {1, 1, 0.5};  // rose, yet its delta is 0
     CHECK_THROWS_AS(check_sane(without_delta), insane_figure);
     auto absurd_count = good;
     absurd_count.intervals = 1'000'000;

@@ -5,6 +5,7 @@
 #include "core/check_figures.hpp"
 #include "core/counter_verdicts.hpp"
 #include "core/error.hpp"
+#include "core/counter_sources.hpp"
 #include "core/link_counters.hpp"
 #include "core/result.hpp"
 
@@ -36,8 +37,8 @@ counter_values mlx5_hw_before() {
 link_side_counters rdma_side(counter_values port_after, counter_values hw_after, double window_s = 2.0) {
     link_side_counters s;
     s.window_s = window_s;
-    s.rdma = rdma_port_counters{"mlx5_0", 1, counter_delta(mlx5_port_before(), port_after, ib_counter_maximum),
-                                counter_delta(mlx5_hw_before(), hw_after)};
+    s.sources.push_back(rdma_port_source("mlx5_0", 1, counter_delta(mlx5_port_before(), port_after, ib_counter_maximum),
+                                counter_delta(mlx5_hw_before(), hw_after)));
     return s;
 }
 
@@ -120,8 +121,8 @@ TEST_CASE("symbol errors at a rate under the IBTA bound give no verdict; one err
 TEST_CASE("a reset is reported as a reset, and a NIC that carried less than the point moved is named") {
     link_side_counters nic;
     nic.window_s = 1.0;
-    nic.nic = nic_counters{"eth1", counter_delta({{"tx_bytes", 5'000'000}, {"carrier_changes", 4}, {"rx_crc_errors", 9}},
-                                                 {{"tx_bytes", 5'001'000}, {"carrier_changes", 6}, {"rx_crc_errors", 1}})};
+    nic.sources.push_back(nic_source("eth1", counter_delta({{"tx_bytes", 5'000'000}, {"carrier_changes", 4}, {"rx_crc_errors", 9}},
+                                                 {{"tx_bytes", 5'001'000}, {"carrier_changes", 6}, {"rx_crc_errors", 1}})));
     const auto warnings = link_counter_warnings({nic, std::nullopt}, "64 KiB bandwidth", 1'000'000, 0);
     REQUIRE(warnings.size() == 3);
     CHECK(has(warnings[0], "initiator eth1: 2 carrier_changes (the link went down and up)"));
@@ -162,7 +163,7 @@ TEST_CASE("a point's link counters survive the result JSON; malformed ones are r
     p.link.peer = rdma_side(port, mlx5_hw_before());
     link_side_counters nic;
     nic.window_s = 0.5;
-    nic.nic = nic_counters{"veth0", counter_delta({{"tx_bytes", 1}}, {{"tx_bytes", 9}})};
+    nic.sources.push_back(nic_source("veth0", counter_delta({{"tx_bytes", 1}}, {{"tx_bytes", 9}})));
     p.link.initiator = nic;
     const auto j = to_json(p);
     CHECK(j["counters"]["link"]["initiator"]["nic"]["interface"] == "veth0");
@@ -170,9 +171,9 @@ TEST_CASE("a point's link counters survive the result JSON; malformed ones are r
     CHECK(j["counters"]["link"]["peer"]["rdma"]["counters"]["deltas"]["link_downed"] == 1);
     const auto back = point_result_from_json(j);
     REQUIRE(back.link.peer);
-    REQUIRE(back.link.peer->rdma);
-    CHECK(back.link.peer->rdma->counters.delta("link_downed") == 1u);
-    CHECK(back.link.initiator->nic->counters.delta("tx_bytes") == 8u);
+    REQUIRE(back.link.peer->source("rdma"));
+    CHECK(back.link.peer->source("rdma")->group("counters").delta("link_downed") == 1u);
+    CHECK(back.link.initiator->source("nic")->group("counters").delta("tx_bytes") == 8u);
     auto broken = j;
     broken["counters"]["link"]["peer"]["rdma"]["counters"]["deltas"]["link_downed"] = -1;
     CHECK_THROWS_AS(point_result_from_json(broken), spec_error);
@@ -193,7 +194,7 @@ TEST_CASE("check: a fast link whose counters moved is WARNING or CRITICAL, the N
     p.tcp_counters = tcp;
     link_side_counters nic;
     nic.window_s = 1.5;
-    nic.nic = nic_counters{"veth1", counter_delta({{"carrier_changes", 3}}, {{"carrier_changes", 5}})};
+    nic.sources.push_back(nic_source("veth1", counter_delta({{"carrier_changes", 3}}, {{"carrier_changes", 5}})));
     p.link.peer = nic;
     run.points.push_back(p);
 
@@ -232,8 +233,8 @@ TEST_CASE("a run over rails: each rail's NIC counters survive the JSON, and chec
     p.gbit_per_s = 9.4;
     link_side_counters ra0, rb1;
     ra0.window_s = rb1.window_s = 1.5;
-    ra0.nic = nic_counters{"ens1", counter_delta({{"tx_bytes", 0}}, {{"tx_bytes", 900}})};
-    rb1.nic = nic_counters{"ens2", counter_delta({{"rx_crc_errors", 1}}, {{"rx_crc_errors", 8}})};
+    ra0.sources.push_back(nic_source("ens1", counter_delta({{"tx_bytes", 0}}, {{"tx_bytes", 900}})));
+    rb1.sources.push_back(nic_source("ens2", counter_delta({{"rx_crc_errors", 1}}, {{"rx_crc_errors", 8}})));
     p.rail_links = {{"ens1", {ra0, std::nullopt}}, {"ens2", {std::nullopt, rb1}}};
     const auto j = to_json(p);
     REQUIRE(j["counters"]["rails"].size() == 2);
@@ -244,7 +245,7 @@ TEST_CASE("a run over rails: each rail's NIC counters survive the JSON, and chec
     const auto back = point_result_from_json(j);
     REQUIRE(back.rail_links.size() == 2);
     CHECK(back.rail_links[1].rail == "ens2");
-    CHECK(back.rail_links[1].link.peer->nic->counters.delta("rx_crc_errors") == 7u);
+    CHECK(back.rail_links[1].link.peer->source("nic")->group("counters").delta("rx_crc_errors") == 7u);
     CHECK_FALSE(back.rail_links[1].link.initiator);
     auto nameless = j;
     nameless["counters"]["rails"][0].erase("rail");

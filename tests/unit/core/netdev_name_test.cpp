@@ -3,6 +3,7 @@
 // (Prometheus text, JSON) stays valid UTF-8 with such a name in it.
 #include "core/error.hpp"
 #include "core/json_text.hpp"
+#include "core/counter_sources.hpp"
 #include "core/link_counters.hpp"
 #include "core/netdev_name.hpp"
 #include "core/prometheus.hpp"
@@ -47,19 +48,19 @@ TEST_CASE("a point measured on interfaces c@tl and ra\"q reads back; a name with
         p.size_bytes = 1 << 20;
         link_side_counters nic;
         nic.window_s = 0.5;
-        nic.nic = nic_counters{name, counter_delta({{"tx_bytes", 1}}, {{"tx_bytes", 9}})};
+        nic.sources.push_back(nic_source(name, counter_delta({{"tx_bytes", 1}}, {{"tx_bytes", 9}})));
         p.link.initiator = nic;
         p.link.peer = nic;
         const auto back = point_result_from_json(json::parse(json_text(to_json(p))));
         REQUIRE(back.link.peer);
-        CHECK(back.link.peer->nic->interface == name);
+        CHECK(back.link.peer->source("nic")->device == name);
     }
     point_result p;
     p.test = test_kind::bandwidth;
     p.size_bytes = 1 << 20;
     link_side_counters nic;
     nic.window_s = 0.5;
-    nic.nic = nic_counters{"../../etc", counter_delta({{"tx_bytes", 1}}, {{"tx_bytes", 9}})};
+    nic.sources.push_back(nic_source("../../etc", counter_delta({{"tx_bytes", 1}}, {{"tx_bytes", 9}})));
     p.link.peer = nic;
     CHECK_THROWS_WITH_AS(point_result_from_json(to_json(p)), doctest::Contains("a name Linux does not give an interface"),
                          spec_error);

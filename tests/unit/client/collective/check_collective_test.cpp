@@ -3,6 +3,7 @@
 // complete), its Nagios line, its one-op one-size spec, the exit codes of a collective run,
 // and collective rows in `meshperf runs`.
 #include "client/collective/check.hpp"
+#include "core/counter_sources.hpp"
 #include "client/collective/run.hpp"
 #include "client/support/daemon_client.hpp"
 #include "client/render/table.hpp"
@@ -99,8 +100,8 @@ TEST_CASE("check --collective: wrong elements are CRITICAL whatever the busbw") 
 core::link_side_counters nic_counters(std::string interface, core::counter_values deltas) {
     core::link_side_counters c;
     c.window_s = 1;
-    c.nic = core::nic_counters{std::move(interface), {}};
-    c.nic->counters.deltas = std::move(deltas);
+    c.sources.push_back(core::nic_source(std::move(interface), {}));
+    c.source("nic")->group("counters").deltas = std::move(deltas);
     return c;
 }
 
@@ -132,10 +133,10 @@ TEST_CASE("check --collective: a rank's error counters make a passing busbw WARN
 TEST_CASE("check --collective: a rank's port that went down is CRITICAL; symbol errors follow the hourly threshold") {
     auto run = allreduce_run();
     auto port = nic_counters("eth3", {});
-    port.nic.reset();
+    port.sources.clear();  // no NIC: the port alone
     port.window_s = 10;
-    port.rdma = core::rdma_port_counters{"mlx5_3", 1, {}, {}};
-    port.rdma->counters.deltas = {{"link_downed", 1}, {"symbol_error", 1}};
+    port.sources.push_back(core::rdma_port_source("mlx5_3", 1, {}, {}));
+    port.source("rdma")->group("counters").deltas = {{"link_downed", 1}, {"symbol_error", 1}};
     run.points[0].rank_counters = {std::nullopt, std::nullopt, std::nullopt, port};
     auto v = client::judge_collective(run, at_least(1));
     CHECK(v.state == core::check_state::critical);

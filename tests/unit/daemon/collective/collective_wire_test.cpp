@@ -1,6 +1,7 @@
 // daemon/collective/wire: what a rank's report and the coordinator's point_begin may
 // hold; a peer's JSON is not trusted.
 #include "daemon/collective/wire.hpp"
+#include "core/counter_sources.hpp"
 
 #include "daemon/session/frame_channel.hpp"
 
@@ -42,14 +43,14 @@ TEST_CASE("a rank's NIC counters travel in its report; malformed ones are refuse
     t.iteration_s = {0.5, 0.25};
     core::link_side_counters c;
     c.window_s = 0.75;
-    c.nic = core::nic_counters{"eth1", core::counter_delta({{"carrier_changes", 1}, {"tx_bytes", 10}},
-                                                          {{"carrier_changes", 3}, {"tx_bytes", 4}})};
+    c.sources.push_back(core::nic_source("eth1", core::counter_delta({{"carrier_changes", 1}, {"tx_bytes", 10}},
+                                                          {{"carrier_changes", 3}, {"tx_bytes", 4}})));
     t.link_counters = c;
     const auto back = daemon::rank_timing_from_json(daemon::to_json(t), 100, false);
     REQUIRE(back.link_counters);
-    REQUIRE(back.link_counters->nic);
-    CHECK(back.link_counters->nic->counters.delta("carrier_changes") == 2u);
-    CHECK(back.link_counters->nic->counters.resets == std::vector<std::string>{"tx_bytes"});
+    REQUIRE(back.link_counters->source("nic"));
+    CHECK(back.link_counters->source("nic")->group("counters").delta("carrier_changes") == 2u);
+    CHECK(back.link_counters->source("nic")->group("counters").resets == std::vector<std::string>{"tx_bytes"});
     t.link_counters.reset();
     CHECK_FALSE(daemon::rank_timing_from_json(daemon::to_json(t), 100, false).link_counters);
     auto j = daemon::to_json(t);

@@ -1,4 +1,5 @@
 #include "daemon/runtime/metrics.hpp"
+#include "core/counter_sources.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -94,8 +95,8 @@ TEST_CASE("metrics: the latest run's retransmit ratio and error-counter increase
     run.points[1].tcp_counters = tcp;
     core::link_side_counters peer;
     peer.window_s = 1;
-    peer.nic = core::nic_counters{"eth1", core::counter_delta({{"carrier_changes", 1}, {"rx_crc_errors", 5}, {"rx_bytes", 0}},
-                                                              {{"carrier_changes", 3}, {"rx_crc_errors", 5}, {"rx_bytes", 900}})};
+    peer.sources.push_back(core::nic_source("eth1", core::counter_delta({{"carrier_changes", 1}, {"rx_crc_errors", 5}, {"rx_bytes", 0}},
+                                                              {{"carrier_changes", 3}, {"rx_crc_errors", 5}, {"rx_bytes", 900}})));
     run.points[1].link.peer = peer;
     run.points[0].link.peer = peer;  // a second point adds to the run's increase
     m.record_run(run);
@@ -108,7 +109,7 @@ TEST_CASE("metrics: the latest run's retransmit ratio and error-counter increase
 
     // The next run replaces the increases: they are the latest run's, not a running total.
     auto clean = run_with_points("node2:7470", "completed");
-    peer.nic->counters = core::counter_delta({{"carrier_changes", 3}}, {{"carrier_changes", 3}});
+    peer.source("nic")->group("counters") = core::counter_delta({{"carrier_changes", 3}}, {{"carrier_changes", 3}});
     clean.points[1].link.peer = peer;
     m.record_run(clean);
     text = m.render(0);

@@ -3,6 +3,7 @@
 // naming the field, and each rail's counters attached to the point under its name with the
 // warnings they give.
 #include "daemon/sweep/point_link_counters.hpp"
+#include "core/counter_sources.hpp"
 
 #include "daemon/session/frame_channel.hpp"
 
@@ -19,7 +20,7 @@ namespace {
 core::link_side_counters nic(std::string interface, core::counter_values before, core::counter_values after) {
     core::link_side_counters s;
     s.window_s = 1;
-    s.nic = core::nic_counters{std::move(interface), core::counter_delta(before, after)};
+    s.sources.push_back(core::nic_source(std::move(interface), core::counter_delta(before, after)));
     return s;
 }
 
@@ -38,7 +39,7 @@ TEST_CASE("point_done carries each rail's counters; the initiator reads them bac
     auto back = md::peer_link_counters(done, 3);
     CHECK_FALSE(back.path);
     REQUIRE(back.rails.size() == 3);
-    CHECK(back.rails[0]->nic->counters.delta("rx_bytes") == 5000u);
+    CHECK(back.rails[0]->source("nic")->group("counters").delta("rx_bytes") == 5000u);
     CHECK_FALSE(back.rails[1]);
     // A list that does not match the run's rails, or a malformed entry: the peer is wrong.
     CHECK_THROWS_AS(md::peer_link_counters(done, 2), md::session_error);
@@ -61,7 +62,7 @@ TEST_CASE("point_done carries each rail's counters; the initiator reads them bac
     CHECK(point.link.empty());  // the session NIC's: none over rails
     REQUIRE(point.rail_links.size() == 2);  // ra1: neither end could read it
     CHECK(point.rail_links[0].rail == "ra0");
-    CHECK(point.rail_links[0].link.initiator->nic->interface == "ra0");
+    CHECK(point.rail_links[0].link.initiator->source("nic")->device == "ra0");
     CHECK(point.rail_links[1].rail == "ra2");
     CHECK_FALSE(point.rail_links[1].link.initiator);
     REQUIRE(point.warnings.size() == 1);
