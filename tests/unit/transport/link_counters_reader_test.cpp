@@ -138,4 +138,18 @@ TEST_CASE("link_counter_probe: a device that is not there gives no counters and 
     CHECK(again.take_unreadable().empty());  // said once
 }
 
+TEST_CASE("link_counter_target: one source per kind, in the kinds' order; an empty device or unknown kind reads nothing") {
+    transport::link_counter_target t;
+    t.count(core::rdma_port_source_kind, "mlx5_3", 1);
+    t.count(core::nic_source_kind, "eth7");
+    t.count(core::nic_source_kind, "eth8");  // replaces eth7
+    t.count("efa", "efa_0", 1);              // no such kind here
+    REQUIRE(t.sources.size() == 2);
+    CHECK(t.sources[0].kind == "nic");
+    CHECK(t.sources[0].device == "eth8");
+    CHECK(t.sources[1].kind == "rdma");
+    t.count(core::rdma_port_source_kind, "");
+    CHECK(t.sources.size() == 1);
+}
+
 }  // namespace link_counters_reader_test
