@@ -30,10 +30,6 @@ std::uint64_t count_wrong(const collective_plan& plan, std::span<const std::byte
     return wrong;
 }
 
-std::uint64_t busiest_rank_bytes(collective_algo, unsigned ranks, dtype, std::uint64_t size) {
-    return ops::blocks_to_peers(ranks, size);
-}
-
 std::uint64_t ring_link_bytes(unsigned ranks, dtype element, std::uint64_t size, unsigned rank) {
     return ops::ring_sent_bytes(ring_allgather_steps(ranks, rank), ranks, element, size);
 }
@@ -64,7 +60,7 @@ constexpr collective_op_traits traits{
     .build = build,
     .fill_inputs = fill,
     .count_wrong = count_wrong,
-    .busiest_rank_bytes = busiest_rank_bytes,
+    .busiest_rank_bytes = ops::blocks_to_peers,
     .ring_link_bytes = ring_link_bytes,
     .model_name = "all_gather",
     .model_algos = model_algos,

@@ -32,10 +32,6 @@ std::uint64_t count_wrong(const collective_plan& plan, std::span<const std::byte
     return wrong;
 }
 
-std::uint64_t busiest_rank_bytes(collective_algo, unsigned ranks, dtype, std::uint64_t size) {
-    return ops::blocks_to_peers(ranks, size);
-}
-
 alpha_beta_terms flat_cost(model_algo, double s, unsigned n) {
     const double nm1 = n - 1.0, frac = nm1 / n;
     return {nm1, frac * s};  // pairwise: p−1 exchange rounds
@@ -59,7 +55,7 @@ constexpr collective_op_traits traits{
     .build = build,
     .fill_inputs = fill,
     .count_wrong = count_wrong,
-    .busiest_rank_bytes = busiest_rank_bytes,
+    .busiest_rank_bytes = ops::blocks_to_peers,
     .model_name = "all_to_all",
     .model_algos = model_algos,
     .flat_cost = flat_cost,

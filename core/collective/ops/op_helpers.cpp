@@ -62,7 +62,7 @@ std::uint64_t busiest_tree_rank(unsigned ranks, bool with_parent) {
     return most;
 }
 
-std::uint64_t blocks_to_peers(unsigned ranks, std::uint64_t size) {
+std::uint64_t blocks_to_peers(collective_algo, unsigned ranks, dtype, std::uint64_t size) {
     const std::uint64_t p = ranks;
     return mul_sat(p - 1, size / p + (size % p != 0));
 }

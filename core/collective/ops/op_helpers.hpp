@@ -3,6 +3,7 @@
 /// the test inputs, the counting of wrong elements against what each must be, and the
 /// saturating byte arithmetic of the busiest rank. Pure: no I/O.
 #include "core/collective/dtype.hpp"
+#include "core/collective/ops.hpp"
 #include "core/collective/reduce_ops.hpp"
 #include "core/collective/schedule.hpp"
 
@@ -54,9 +55,9 @@ std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b);
 /// parent too when `with_parent` (a tree all-reduce sends up and down).
 std::uint64_t busiest_tree_rank(unsigned ranks, bool with_parent);
 
-/// What a rank sends (or receives) when it exchanges one block of S with each of p−1 peers:
-/// (p−1) × ceil(S / p), saturating.
-std::uint64_t blocks_to_peers(unsigned ranks, std::uint64_t size);
+/// What a rank sends (or receives) when it exchanges one block of S with each of p−1 peers,
+/// whatever the algorithm: (p−1) × ceil(S / p), saturating (a busiest_rank_bytes).
+std::uint64_t blocks_to_peers(collective_algo, unsigned ranks, dtype, std::uint64_t size);
 
 /// ⌈log2 n⌉: the rounds of a binary tree or of recursive doubling over n ranks.
 unsigned ceil_log2(unsigned n);

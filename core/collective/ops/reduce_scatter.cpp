@@ -23,10 +23,6 @@ std::uint64_t count_wrong(const collective_plan& plan, std::span<const std::byte
                                   [p](std::size_t i) { return ops::sum_over_ranks(p, i); });
 }
 
-std::uint64_t busiest_rank_bytes(collective_algo, unsigned ranks, dtype, std::uint64_t size) {
-    return ops::blocks_to_peers(ranks, size);
-}
-
 std::uint64_t ring_link_bytes(unsigned ranks, dtype element, std::uint64_t size, unsigned rank) {
     return ops::ring_sent_bytes(ring_reduce_scatter_steps(ranks, rank), ranks, element, size);
 }
@@ -53,7 +49,7 @@ constexpr collective_op_traits traits{
     .build = build,
     .fill_inputs = fill,
     .count_wrong = count_wrong,
-    .busiest_rank_bytes = busiest_rank_bytes,
+    .busiest_rank_bytes = ops::blocks_to_peers,
     .ring_link_bytes = ring_link_bytes,
     .model_name = "reduce_scatter",
     .model_algos = model_algos,
