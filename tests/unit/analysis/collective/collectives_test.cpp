@@ -89,8 +89,8 @@ TEST_CASE("S -> 0 leaves the latency term") {
     const auto t = nodes(16);
     const double a = 5e-6;
     struct want {
-        collective c;
-        algorithm al;
+        collective_op c;
+        model_algo al;
         double alphas;
     };
     for (auto w : {want{collective_op::allreduce, model_algo::ring, 2 * 15.0}, want{collective_op::allreduce, model_algo::tree, 2 * 4.0},
@@ -98,7 +98,7 @@ TEST_CASE("S -> 0 leaves the latency term") {
                    want{collective_op::reduce_scatter, model_algo::ring, 15},
                    want{collective_op::reduce_scatter, model_algo::recursive_halving, 4},
                    want{collective_op::alltoall, model_algo::pairwise, 15}, want{collective_op::broadcast, model_algo::ring, 15}}) {
-        CAPTURE(to_string(w.c));
+        CAPTURE(model_name(w.c));
         CAPTURE(to_string(w.al));
         const auto p = predict(w.c, w.al, 0, t, link5);
         CHECK(p.time_s == doctest::Approx(w.alphas * a));
@@ -123,7 +123,7 @@ TEST_CASE("S -> infinity leaves the bandwidth term; ring busbw approaches the li
         // Not a structured binding: clang < 16 cannot capture one in CAPTURE's lambda.
         const auto c = ca.first;
         const auto a = ca.second;
-        CAPTURE(to_string(c));
+        CAPTURE(model_name(c));
         CHECK(predict(c, a, s, t, link5).busbw_gbit_per_s == doctest::Approx(80.0).epsilon(1e-6));
     }
 }

@@ -31,11 +31,11 @@ TEST_CASE("the table is in enum order and every entry is filled") {
         CHECK(&op_traits(t.op) == &t);
         CHECK(!t.name.empty());
         CHECK(!t.algos.empty());
-        CHECK(t.busbw_factor);
-        CHECK(t.build);
-        CHECK(t.fill_inputs);
-        CHECK(t.count_wrong);
-        CHECK(t.busiest_rank_bytes);
+        CHECK((t.busbw_factor != nullptr));
+        CHECK((t.build != nullptr));
+        CHECK((t.fill_inputs != nullptr));
+        CHECK((t.count_wrong != nullptr));
+        CHECK((t.busiest_rank_bytes != nullptr));
         CHECK((t.ring_link_bytes != nullptr) == has(t.algos, collective_algo::ring));
         CHECK(t.model_algos.empty() == t.model_name.empty());
         CHECK(t.model_algos.empty() == (t.flat_cost == nullptr));
