@@ -1,4 +1,7 @@
 #include "analysis/collective/predictions.hpp"
+
+#include "core/collective/figures.hpp"
+#include "core/collective/ops/op_helpers.hpp"
 #include "core/names.hpp"
 
 #include "core/error.hpp"
@@ -7,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,135 +21,64 @@ using nlohmann::json;
 
 namespace {
 
-struct name_entry {
-    std::string_view name;
-    int value;
-};
-
 // Time of a phase, split into its α terms and its size/β terms.
 struct cost {
     double lat = 0, bw = 0;
-    cost& operator+=(const cost& o) {
-        lat += o.lat;
-        bw += o.bw;
-        return *this;
-    }
 };
 
-unsigned ceil_log2(unsigned n) {
-    unsigned l = 0;
-    while ((1ull << l) < n) ++l;
-    return l;
-}
-
-// One collective over n ranks joined by one link, each rank holding S bytes (nccl-tests size).
-cost flat(collective c, algorithm a, double s, unsigned n, const link_model& l) {
+// One collective over n ranks joined by one link, each rank holding S bytes (nccl-tests
+// size): the op's own α–β terms (core/collective/ops), over this link.
+cost flat(collective_op c, model_algo a, double s, unsigned n, const link_model& l) {
     if (n <= 1) return {};
-    const double alpha = l.alpha_s, per_byte = 1.0 / l.beta_bytes_per_s;  // 0 when β = ∞
-    const double nm1 = n - 1.0, frac = nm1 / n, lg = ceil_log2(n);
-    switch (c) {
-    case collective::all_reduce:
-        if (a == algorithm::ring) return {2 * nm1 * alpha, 2 * frac * s * per_byte};
-        // Double binary tree: reduce up and broadcast down, pipelined; each rank is inner in
-        // one tree (two children, S/2 each) and a leaf in the other, so each phase moves S
-        // in and out of a rank. With two ranks each tree is one edge: S/2 per phase.
-        return {2 * lg * alpha, (n == 2 ? 1.0 : 2.0) * s * per_byte};
-    case collective::all_gather:
-    case collective::reduce_scatter:
-        if (a == algorithm::ring) return {nm1 * alpha, frac * s * per_byte};
-        return {lg * alpha, frac * s * per_byte};  // recursive doubling / halving
-    case collective::all_to_all:
-        return {nm1 * alpha, frac * s * per_byte};
-    case collective::broadcast:
-        return {nm1 * alpha, s * per_byte};  // pipelined ring (chain from the root)
-    }
-    return {};
+    const double per_byte = 1.0 / l.beta_bytes_per_s;  // 0 when β = ∞
+    const auto terms = core::op_traits(c).flat_cost(a, s, n);
+    return {terms.latency_terms * l.alpha_s, terms.bandwidth_bytes * per_byte};
 }
 
-// Bytes each rank sends in a ring collective.
-double ring_volume(collective c, double s, unsigned n) {
-    const double frac = (n - 1.0) / n;
-    switch (c) {
-    case collective::all_reduce: return 2 * frac * s;
-    case collective::all_gather:
-    case collective::reduce_scatter: return frac * s;
-    default: return s;  // broadcast: every rank but the last forwards the whole buffer
-    }
+// The names of the ops plan has a formula for, in table order.
+std::vector<std::string_view> modelled_names() {
+    std::vector<std::string_view> names;
+    for (const auto& t : core::collective_ops())
+        if (!t.model_algos.empty()) names.push_back(t.model_name);
+    return names;
 }
 
-void check_algorithm(collective c, algorithm a) {
+void check_algorithm(collective_op c, model_algo a) {
     const auto ok = algorithms_for(c);
     if (std::find(ok.begin(), ok.end(), a) != ok.end()) return;
     std::string names;
-    for (auto x : ok) names += (names.empty() ? "" : ", ") + std::string(to_string(x));
-    throw core::spec_error(fmt::format("{} has no {} algorithm here; use {}", to_string(c), to_string(a), names));
+    for (auto x : ok) names += (names.empty() ? "" : ", ") + std::string(core::to_string(x));
+    throw core::spec_error(fmt::format("{} has no {} algorithm here; use {}", model_name(c), core::to_string(a), names));
 }
 
 }  // namespace
 
-std::string_view to_string(collective c) {
-    switch (c) {
-    case collective::all_reduce: return "all_reduce";
-    case collective::all_gather: return "all_gather";
-    case collective::reduce_scatter: return "reduce_scatter";
-    case collective::all_to_all: return "all_to_all";
-    case collective::broadcast: return "broadcast";
-    }
-    return "?";
-}
+std::string_view model_name(collective_op c) { return core::op_traits(c).model_name; }
 
-std::string_view to_string(algorithm a) {
-    switch (a) {
-    case algorithm::ring: return "ring";
-    case algorithm::tree: return "tree";
-    case algorithm::recursive_doubling: return "recursive_doubling";
-    case algorithm::recursive_halving: return "recursive_halving";
-    case algorithm::pairwise: return "pairwise";
-    }
-    return "?";
-}
-
-collective parse_collective(std::string_view s) {
+collective_op parse_collective(std::string_view s) {
     const auto n = core::normalized_name(s);
-    for (auto c : {collective::all_reduce, collective::all_gather, collective::reduce_scatter, collective::all_to_all,
-                   collective::broadcast})
-        if (core::normalized_name(to_string(c)) == n) return c;
-    throw core::spec_error(fmt::format(
-        "unknown collective \"{}\"; use all_reduce, all_gather, reduce_scatter, all_to_all or broadcast", s));
+    for (const auto& t : core::collective_ops())
+        if (!t.model_algos.empty() && core::normalized_name(t.model_name) == n) return t.op;
+    const auto names = modelled_names();
+    throw core::spec_error(fmt::format("unknown collective \"{}\"; use {} or {}", s,
+                                       fmt::join(names.begin(), names.end() - 1, ", "), names.back()));
 }
 
-algorithm parse_algorithm(std::string_view s) {
+model_algo parse_algorithm(std::string_view s) {
     const auto n = core::normalized_name(s);
-    for (auto a : {algorithm::ring, algorithm::tree, algorithm::recursive_doubling, algorithm::recursive_halving,
-                   algorithm::pairwise})
-        if (core::normalized_name(to_string(a)) == n) return a;
+    for (auto a : {model_algo::ring, model_algo::tree, model_algo::recursive_doubling, model_algo::recursive_halving,
+                   model_algo::pairwise})
+        if (core::normalized_name(core::to_string(a)) == n) return a;
     throw core::spec_error(fmt::format(
         "unknown algorithm \"{}\"; use ring, tree, recursive_doubling, recursive_halving or pairwise", s));
 }
 
-std::vector<algorithm> algorithms_for(collective c) {
-    switch (c) {
-    case collective::all_reduce: return {algorithm::ring, algorithm::tree};
-    case collective::all_gather: return {algorithm::ring, algorithm::recursive_doubling};
-    case collective::reduce_scatter: return {algorithm::ring, algorithm::recursive_halving};
-    case collective::all_to_all: return {algorithm::pairwise};
-    case collective::broadcast: return {algorithm::ring};
-    }
-    return {};
+std::vector<model_algo> algorithms_for(collective_op c) {
+    const auto algos = core::op_traits(c).model_algos;
+    return {algos.begin(), algos.end()};
 }
 
-core::collective_op measured_op(collective c) {
-    switch (c) {
-    case collective::all_reduce: return core::collective_op::allreduce;
-    case collective::all_gather: return core::collective_op::allgather;
-    case collective::reduce_scatter: return core::collective_op::reduce_scatter;
-    case collective::all_to_all: return core::collective_op::alltoall;
-    case collective::broadcast: return core::collective_op::broadcast;
-    }
-    return core::collective_op::allreduce;
-}
-
-double bus_factor(collective c, unsigned n) { return n == 0 ? 0 : core::busbw_factor(measured_op(c), n); }
+double bus_factor(collective_op c, unsigned n) { return n == 0 ? 0 : core::busbw_factor(c, n); }
 
 void check_link(const link_model& l, std::string_view which) {
     if (!std::isfinite(l.alpha_s) || l.alpha_s < 0)
@@ -172,13 +105,13 @@ void validate(const topology& t) {
     if (t.intra) check_link(*t.intra, "intra-node");
 }
 
-double step_message_bytes(collective c, algorithm a, std::uint64_t bytes, const topology& t) {
+double step_message_bytes(collective_op, model_algo a, std::uint64_t bytes, const topology& t) {
     const double s = static_cast<double>(bytes), r = t.rails(), n = t.ranks();
-    if (c == collective::all_to_all) return s / n;
-    return a == algorithm::ring ? s / (r * n) : s / (2 * r);
+    if (a == model_algo::pairwise) return s / n;
+    return a == model_algo::ring ? s / (r * n) : s / (2 * r);
 }
 
-prediction predict(collective c, algorithm a, std::uint64_t bytes, const topology& t, const link_model& inter) {
+prediction predict(collective_op c, model_algo a, std::uint64_t bytes, const topology& t, const link_model& inter) {
     check_algorithm(c, a);
     validate(t);
     check_link(inter, "inter-node");
@@ -193,23 +126,23 @@ prediction predict(collective c, algorithm a, std::uint64_t bytes, const topolog
         const cost k = flat(c, a, s, g, intra);  // one node: the flat formulas on NVLink
         lat = k.lat;
         bw_intra = k.bw;
-    } else if (a == algorithm::ring) {
+    } else if (a == model_algo::ring) {
         // NCCL's ring over all n ranks, R channels, the ranks of a node adjacent. Each step
         // waits for its slowest hop, an inter-node one. Per channel every node is left once
         // over a NIC, so a node sends V (the per-rank volume) over its R NICs; each GPU
-        // sends (G−1)/G of V over NVLink.
-        const double steps = (c == collective::all_reduce ? 2.0 : 1.0) * (n - 1.0);
-        const double v = ring_volume(c, s, n);
-        lat = steps * inter.alpha_s;
+        // sends (G−1)/G of V over NVLink. The op's flat ring gives the steps and V.
+        const auto ring = core::op_traits(c).flat_cost(model_algo::ring, s, n);
+        const double v = ring.bandwidth_bytes;
+        lat = ring.latency_terms * inter.alpha_s;
         bw_inter = v / (rails * inter.beta_bytes_per_s);
         bw_intra = (g - 1.0) / g * v / intra.beta_bytes_per_s;
-    } else if (c == collective::all_reduce) {
+    } else if (a == model_algo::tree) {
         // NCCL's tree: a double binary tree between nodes, a chain through the node's GPUs,
         // up (reduce) then down (broadcast); each NIC carries 1/R of the buffer.
-        lat = 2 * (ceil_log2(p) * inter.alpha_s + (g - 1.0) * intra.alpha_s);
+        lat = 2 * (core::ops::ceil_log2(p) * inter.alpha_s + (g - 1.0) * intra.alpha_s);
         bw_inter = (p == 2 ? 1.0 : 2.0) * s / (rails * inter.beta_bytes_per_s);
         bw_intra = 2 * (g - 1.0) / g * s / intra.beta_bytes_per_s;
-    } else if (c == collective::all_to_all) {
+    } else if (a == model_algo::pairwise) {
         // n−1 exchange rounds, each gated by an inter-node message. S(p−1)/p of each rank's
         // buffer leaves the node, and G/R ranks share each NIC.
         lat = (n - 1.0) * inter.alpha_s;
@@ -219,7 +152,7 @@ prediction predict(collective c, algorithm a, std::uint64_t bytes, const topolog
         // Recursive doubling / halving between nodes on every rail (1/R of the buffer
         // each), a ring inside the node.
         const cost x = flat(c, a, s / rails, p, inter);
-        const cost y = flat(c, algorithm::ring, s, g, intra);
+        const cost y = flat(c, model_algo::ring, s, g, intra);
         lat = x.lat + y.lat;
         bw_inter = x.bw;
         bw_intra = y.bw;
@@ -245,7 +178,7 @@ prediction predict(collective c, algorithm a, std::uint64_t bytes, const topolog
     return r;
 }
 
-prediction predict(collective c, algorithm a, std::uint64_t bytes, const topology& t, const model_fit& inter) {
+prediction predict(collective_op c, model_algo a, std::uint64_t bytes, const topology& t, const model_fit& inter) {
     return predict(c, a, bytes, t, link_model::from_fit(inter, step_message_bytes(c, a, bytes, t)));
 }
 
@@ -254,9 +187,8 @@ namespace {
 template <class Link>
 std::vector<prediction> predict_all_impl(std::uint64_t bytes, const topology& t, const Link& inter) {
     std::vector<prediction> out;
-    for (auto c : {collective::all_reduce, collective::all_gather, collective::reduce_scatter, collective::all_to_all,
-                   collective::broadcast})
-        for (auto a : algorithms_for(c)) out.push_back(predict(c, a, bytes, t, inter));
+    for (const auto& op : core::collective_ops())
+        for (auto a : op.model_algos) out.push_back(predict(op.op, a, bytes, t, inter));
     return out;
 }
 
@@ -264,7 +196,7 @@ template <class Link>
 dp_step_plan plan_dp_step_impl(const dp_step_spec& spec, const topology& t, const Link& inter) {
     if (spec.params == 0) throw core::spec_error("plan: the parameter count must be at least 1 (e.g. --params 7e9)");
     if (spec.bucket_bytes == 0) throw core::spec_error("plan: the bucket size must be at least 1 byte (e.g. --bucket 25M)");
-    if (spec.algo && *spec.algo != algorithm::ring && *spec.algo != algorithm::tree)
+    if (spec.algo && *spec.algo != model_algo::ring && *spec.algo != model_algo::tree)
         throw core::spec_error("plan: gradients are all-reduced with ring or tree");
     if (spec.compute_s && (!std::isfinite(*spec.compute_s) || *spec.compute_s <= 0))
         throw core::spec_error("plan: the step compute time must be positive (e.g. --step-compute-ms 300)");
@@ -278,9 +210,9 @@ dp_step_plan plan_dp_step_impl(const dp_step_spec& spec, const topology& t, cons
     plan.last_bucket_bytes = plan.gradient_bytes - (plan.buckets - 1) * plan.bucket_bytes;
 
     auto reduce = [&](std::uint64_t b) {
-        if (spec.algo) return predict(collective::all_reduce, *spec.algo, b, t, inter);
-        auto ring = predict(collective::all_reduce, algorithm::ring, b, t, inter);
-        auto tree = predict(collective::all_reduce, algorithm::tree, b, t, inter);
+        if (spec.algo) return predict(collective_op::allreduce, *spec.algo, b, t, inter);
+        auto ring = predict(collective_op::allreduce, model_algo::ring, b, t, inter);
+        auto tree = predict(collective_op::allreduce, model_algo::tree, b, t, inter);
         return tree.time_s < ring.time_s ? tree : ring;
     };
     plan.bucket = reduce(plan.bucket_bytes);
@@ -321,8 +253,8 @@ json opt_num(const std::optional<double>& v) { return v ? json(*v) : json(nullpt
 }  // namespace
 
 json to_json(const prediction& p) {
-    return {{"collective", to_string(p.coll)},
-            {"algorithm", to_string(p.algo)},
+    return {{"collective", model_name(p.coll)},
+            {"algorithm", core::to_string(p.algo)},
             {"bytes", p.bytes},
             {"nodes", p.nodes},
             {"gpus_per_node", p.gpus_per_node},

@@ -21,7 +21,7 @@
 ///  - reduction arithmetic, pipeline fill and protocol overheads are not modelled: the
 ///    figures are what the fabric allows, a lower bound on what a library achieves.
 #include "analysis/model.hpp"
-#include "core/collective/figures.hpp"
+#include "core/collective/ops.hpp"
 #include "core/collective/dtype.hpp"
 #include "core/units.hpp"
 
@@ -33,31 +33,31 @@
 
 namespace meshperf::analysis {
 
-enum class collective { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast };
-
-/// Algorithms, and which collectives they apply to:
+/// The collectives are core's (core/collective/ops.hpp): an op's entry says which model
+/// algorithms `meshperf plan` has for it (its model_algos, NCCL's usual choice first) and
+/// its flat α–β cost with each; those with none (incast) are not planned. The algorithms:
 ///  ring                all-reduce, all-gather, reduce-scatter, broadcast (pipelined ring)
 ///  tree                all-reduce (double binary tree, pipelined)
 ///  recursive_doubling  all-gather;   recursive_halving  reduce-scatter (log p steps, as
 ///                      NCCL's PAT algorithm achieves)
 ///  pairwise            all-to-all
-enum class algorithm { ring, tree, recursive_doubling, recursive_halving, pairwise };
+using core::collective_op;
+using core::model_algo;
 
-std::string_view to_string(collective);
-std::string_view to_string(algorithm);
+/// `meshperf plan`'s name of an op: "all_reduce", "all_gather", "reduce_scatter",
+/// "all_to_all", "broadcast"; "" for one it has no formula for.
+std::string_view model_name(collective_op);
 /// Parses "all_reduce" (also "allreduce", "all-reduce"), ...; throws core::spec_error listing the names.
-collective parse_collective(std::string_view);
+collective_op parse_collective(std::string_view);
 /// Parses "ring", "tree", ...; throws core::spec_error listing the names.
-algorithm parse_algorithm(std::string_view);
-/// The algorithms modelled for a collective, the default (NCCL's usual choice) first.
-std::vector<algorithm> algorithms_for(collective);
-
-/// The measured collective (core/collective/figures.hpp) that this predicted one is.
-core::collective_op measured_op(collective);
+model_algo parse_algorithm(std::string_view);
+/// The algorithms modelled for a collective, the default (NCCL's usual choice) first; none
+/// for one plan has no formula for.
+std::vector<model_algo> algorithms_for(collective_op);
 
 /// Bus-bandwidth factor of nccl-tests for n ranks (core::busbw_factor): all-reduce
 /// 2(n−1)/n; all-gather, reduce-scatter and all-to-all (n−1)/n; broadcast 1; 0 for no ranks.
-double bus_factor(collective, unsigned ranks);
+double bus_factor(collective_op, unsigned ranks);
 
 /// One link: a message of m bytes takes alpha_s + m / beta_bytes_per_s.
 struct link_model {
@@ -91,8 +91,8 @@ void validate(const topology&);
 
 /// The predicted time of one collective.
 struct prediction {
-    collective coll = collective::all_reduce;
-    algorithm algo = algorithm::ring;
+    collective_op coll = collective_op::allreduce;
+    model_algo algo = model_algo::ring;
     std::uint64_t bytes = 0;             ///< S, as nccl-tests reports "size"
     unsigned nodes = 0;
     unsigned gpus_per_node = 1;
@@ -113,10 +113,10 @@ struct prediction {
 /// Predicts one collective of S bytes with the inter-node link. Throws core::spec_error for an
 /// algorithm that does not apply to the collective, an invalid topology, or a link with
 /// α < 0 or β <= 0.
-prediction predict(collective, algorithm, std::uint64_t bytes, const topology&, const link_model& inter);
+prediction predict(collective_op, model_algo, std::uint64_t bytes, const topology&, const link_model& inter);
 /// Same, taking the inter-node link from a fitted model: the segment for the size of one
 /// message of the algorithm's inter-node phase (see step_message_bytes).
-prediction predict(collective, algorithm, std::uint64_t bytes, const topology&, const model_fit& inter);
+prediction predict(collective_op, model_algo, std::uint64_t bytes, const topology&, const model_fit& inter);
 /// Every (collective, algorithm) pair for S bytes, in the order of algorithms_for.
 std::vector<prediction> predict_all(std::uint64_t bytes, const topology&, const link_model& inter);
 std::vector<prediction> predict_all(std::uint64_t bytes, const topology&, const model_fit& inter);
@@ -124,7 +124,7 @@ std::vector<prediction> predict_all(std::uint64_t bytes, const topology&, const 
 /// Size of one message on an inter-node link: a ring step moves S/(R·n) (all-reduce,
 /// all-gather, reduce-scatter, broadcast), a tree or recursive step up to S/(2R), an
 /// all-to-all message S/n; R is the number of NICs per node, n the number of ranks.
-double step_message_bytes(collective, algorithm, std::uint64_t bytes, const topology&);
+double step_message_bytes(collective_op, model_algo, std::uint64_t bytes, const topology&);
 
 /// Gradient element types: core::dtype (core/collective/dtype.hpp).
 using core::dtype;
@@ -137,7 +137,7 @@ struct dp_step_spec {
     std::uint64_t params = 0;            ///< N, parameters whose gradients are reduced
     dtype type = dtype::bf16;
     std::uint64_t bucket_bytes = default_bucket_bytes;
-    std::optional<algorithm> algo;       ///< ring or tree; empty: per bucket, the faster
+    std::optional<model_algo> algo;      ///< ring or tree; empty: per bucket, the faster
     std::optional<double> compute_s;     ///< forward + backward time of one step, seconds
 };
 

@@ -25,13 +25,15 @@ struct in_flight {
 
 }  // namespace
 
-bool schedule_modelled(core::collective_op op, core::collective_algo) {
-    return op == core::collective_op::incast || op == core::collective_op::broadcast;
+bool schedule_modelled(core::collective_op op, core::collective_algo algo) {
+    const auto* p = core::prediction_of(op, algo);
+    return p && p->walk;
 }
 
-double schedule_message_bytes(core::collective_op op, std::uint64_t size_bytes) {
+double schedule_message_bytes(core::collective_op op, core::collective_algo algo, std::uint64_t size_bytes) {
     const double s = static_cast<double>(size_bytes);
-    if (op == core::collective_op::incast) return s;
+    const auto* p = core::prediction_of(op, algo);
+    if (p && p->walk && !p->walk->pipelined) return s;
     return std::min(s, static_cast<double>(core::pipeline_piece_bytes));
 }
 

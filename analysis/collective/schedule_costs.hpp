@@ -19,7 +19,7 @@
 /// pipeline's fill, p−2 pieces.
 /// Reduction arithmetic and per-message software costs beyond α are not modelled.
 #include "analysis/collective/predictions.hpp"
-#include "core/collective/figures.hpp"
+#include "core/collective/ops.hpp"
 #include "core/collective/dtype.hpp"
 
 #include <cstdint>
@@ -36,12 +36,13 @@ struct schedule_cost {
     unsigned critical_rank = 0; ///< the rank that finishes last (the lowest on a tie)
 };
 
-/// Whether schedule_time models (op, algo): incast and broadcast (tree and chain).
+/// Whether the client predicts (op, algo) by walking its schedule (a schedule_walk in its
+/// entry of core/collective/ops.hpp): incast and broadcast (tree and chain).
 bool schedule_modelled(core::collective_op, core::collective_algo);
 
-/// The largest message of the schedule of `op` on S = size_bytes: S for incast,
-/// min(S, core::pipeline_piece_bytes) for a pipelined tree or chain.
-double schedule_message_bytes(core::collective_op, std::uint64_t size_bytes);
+/// The largest message of the schedule of (op, algo) on S = size_bytes: S where its walk is
+/// not pipelined (incast), min(S, core::pipeline_piece_bytes) for a pipelined tree or chain.
+double schedule_message_bytes(core::collective_op, core::collective_algo, std::uint64_t size_bytes);
 
 /// The link a message from rank `from` to rank `to` crosses.
 using link_between = std::function<link_model(unsigned from, unsigned to)>;

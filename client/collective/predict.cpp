@@ -50,19 +50,14 @@ bounding_link bound(const std::vector<ring_link_fit>& links, double message_byte
 
 std::string link_name(const ring_link_fit& l) { return fmt::format("{} -> {}", l.from, l.to); }
 
-/// How a schedule-walk prediction differs from `meshperf plan`'s formulas; `own_links`: each
-/// message over its own link (a matrix), else every link taken as the ring's worst.
-std::string schedule_caveat(core::collective_op op, core::collective_algo algo, bool own_links) {
+/// How a schedule-walk prediction differs from `meshperf plan`'s formulas (the op's
+/// schedule_walk, core/collective/ops); `own_links`: each message over its own link (a
+/// matrix), else every link taken as the ring's worst.
+std::string schedule_caveat(const core::schedule_walk& walk, bool own_links) {
     const std::string links = own_links ? "each message over its own link, from the matrix"
                                         : "every link taken as the ring's worst (a matrix as --model gives each its own)";
-    const std::string walked = "modelled by walking the measured schedule (analysis/collective/schedule_costs): ";
-    if (op == core::collective_op::incast)
-        return walked + "p-1 senders share the receiver's link, alpha + (p-1)S/beta; " + links + "; meshperf plan has no incast";
-    if (algo == core::collective_algo::tree)
-        return walked + "a binary tree from rank 0, pieces of 512 KiB pipelined, an inner rank's link carrying each piece to "
-                        "both children; " + links + "; meshperf plan has no tree broadcast";
-    return walked + "a chain from rank 0, pieces of 512 KiB pipelined, (P + p - 2)m/beta + (p - 1)alpha for P pieces of m; " +
-           links + "; meshperf plan's pipelined ring, (p-1)alpha + S/beta (its plan_time_s), leaves out the pipeline's fill";
+    return fmt::format("modelled by walking the measured schedule (analysis/collective/schedule_costs): {}; {}; {}", walk.what,
+                       links, walk.versus_plan);
 }
 
 /// What the predictions ask of the fitted models (analysis::model_use_warnings: used far
@@ -97,41 +92,12 @@ std::vector<std::string> fit_warnings(const core::collective_result& run, const 
 }  // namespace
 
 std::optional<modelled_collective> modelled_as(core::collective_op op, core::collective_algo algo) {
-    using core::collective_algo;
-    using core::collective_op;
-    using analysis::algorithm;
-    using analysis::collective;
-    struct entry {
-        collective_op op;
-        collective_algo algo;
-        modelled_collective model;
-    };
     // Incast and tree broadcast have no formula in analysis/collective/predictions, and the chain
     // broadcast's leaves out the pipeline's fill: predict_point walks their schedule instead
-    // (analysis/collective/schedule_costs).
-    static const entry table[] = {
-        {collective_op::allreduce, collective_algo::ring, {collective::all_reduce, algorithm::ring, ""}},
-        {collective_op::allreduce, collective_algo::tree,
-         {collective::all_reduce, algorithm::tree,
-          "modelled as NCCL's double binary tree (S/2 per tree); the measured tree is one binary tree moving S on each edge, "
-          "so expect it slower than predicted"}},
-        {collective_op::allgather, collective_algo::ring, {collective::all_gather, algorithm::ring, ""}},
-        {collective_op::allgather, collective_algo::direct,
-         {collective::all_to_all, algorithm::pairwise,
-          "direct all-gather sends S/p to every peer, as all-to-all does: modelled as the pairwise all-to-all (p-1 steps); "
-          "the measured one sends to all peers at once"}},
-        {collective_op::reduce_scatter, collective_algo::ring, {collective::reduce_scatter, algorithm::ring, ""}},
-        {collective_op::alltoall, collective_algo::direct,
-         {collective::all_to_all, algorithm::pairwise,
-          "modelled as pairwise exchange (p-1 steps); the measured direct all-to-all sends to all peers at once"}},
-        {collective_op::broadcast, collective_algo::ring,
-         {collective::broadcast, algorithm::ring,
-          "pipelined chain from rank 0, pieces taken as infinitely fine: the measured chain also fills its pipeline, "
-          "(p-2) pieces of 512 KiB"}},
-    };
-    for (const auto& e : table)
-        if (e.op == op && e.algo == algo) return e.model;
-    return std::nullopt;
+    // (analysis/collective/schedule_costs). Each op's entry says which (core/collective/ops).
+    const auto* p = core::prediction_of(op, algo);
+    if (!p || !p->formula) return std::nullopt;
+    return modelled_collective{p->formula->op, p->formula->algo, std::string(p->formula->caveat)};
 }
 
 double relative_error(double measured_s, double predicted_s) {
@@ -205,7 +171,7 @@ std::optional<analysis::prediction> plan_prediction(const core::collective_point
 /// plan_time_s, over the same bounding link). Each message crosses its own link where a
 /// matrix gives every pair the schedule uses, else the ring's worst.
 std::optional<point_prediction> predict_schedule(const core::collective_point& point, const prediction_links& links) {
-    const double message = analysis::schedule_message_bytes(point.op, point.size_bytes);
+    const double message = analysis::schedule_message_bytes(point.op, point.algo, point.size_bytes);
     auto own = walk_own_links(point, links, message);
     const auto& bounded = own ? own->second : links.links;
     const auto b = bound(bounded, message);
@@ -213,7 +179,7 @@ std::optional<point_prediction> predict_schedule(const core::collective_point& p
                           : analysis::schedule_time(point.op, point.algo, point.ranks, point.element, point.size_bytes, b.link);
     json model{{"collective", core::to_string(point.op)},
                {"algorithm", core::to_string(point.algo)},
-               {"caveat", schedule_caveat(point.op, point.algo, own.has_value())},
+               {"caveat", schedule_caveat(*core::prediction_of(point.op, point.algo)->walk, own.has_value())},
                {"links", own ? "own" : "ring's worst"},
                {"step_message_bytes", message},
                {"schedule", analysis::to_json(cost)}};
@@ -233,8 +199,8 @@ std::optional<point_prediction> predict_point(const core::collective_point& poin
     const auto b = bound(links.links, message);
     const auto pred = analysis::predict(m->coll, m->algo, point.size_bytes, topo, b.link);
     return prediction_of(point, pred.time_s, links.source, links.links, b,
-                         {{"collective", analysis::to_string(m->coll)},
-                          {"algorithm", analysis::to_string(m->algo)},
+                         {{"collective", analysis::model_name(m->coll)},
+                          {"algorithm", core::to_string(m->algo)},
                           {"caveat", m->caveat.empty() ? json(nullptr) : json(m->caveat)},
                           {"step_message_bytes", message},
                           {"prediction", analysis::to_json(pred)}});

@@ -38,11 +38,12 @@ struct prediction_links {
 };
 
 /// The `meshperf plan` formula (analysis/collective/predictions) of a measured (op, algorithm), and what
-/// that means, or nullopt where plan has none (incast, tree broadcast). predict_point walks
+/// that means (the op's plan_formula, core/collective/ops), or nullopt where plan has none
+/// (incast, tree broadcast). predict_point walks
 /// the schedule of those and of the chain broadcast instead (analysis/collective/schedule_costs).
 struct modelled_collective {
-    analysis::collective coll;
-    analysis::algorithm algo;
+    core::collective_op coll;  ///< whose formula: another op's where the traffic is alike
+    core::model_algo algo;
     std::string caveat;  ///< how the model differs from what runs ("" when it is the same)
 };
 std::optional<modelled_collective> modelled_as(core::collective_op op, core::collective_algo algo);

@@ -131,7 +131,7 @@ struct link_source {
 link_source from_matrix(const report_matrix& m, std::uint64_t bytes, const analysis::topology& topo) {
     struct cand { const analysis::link_verdict* v; analysis::link_model l; double step_s; };
     std::vector<cand> c;
-    const double msg = analysis::step_message_bytes(analysis::collective::all_reduce, analysis::algorithm::ring, bytes, topo);
+    const double msg = analysis::step_message_bytes(core::collective_op::allreduce, core::model_algo::ring, bytes, topo);
     std::size_t skipped = 0;
     for (const auto& v : m.analysis.links) {
         if (!v.link.reachable || !v.link.gbit_per_s || !v.link.lat_us || *v.link.gbit_per_s <= 0) { ++skipped; continue; }
@@ -305,7 +305,7 @@ std::vector<analysis::model_use> model_uses(const std::vector<analysis::predicti
     std::vector<analysis::model_use> uses;
     const auto add = [&](const analysis::prediction& p, const std::string& prefix) {
         if (p.bytes == 0) return;
-        uses.push_back({fmt::format("{}{} {}", prefix, analysis::to_string(p.coll), analysis::to_string(p.algo)),
+        uses.push_back({fmt::format("{}{} {}", prefix, analysis::model_name(p.coll), core::to_string(p.algo)),
                         analysis::step_message_bytes(p.coll, p.algo, p.bytes, topo)});
     };
     for (const auto& p : preds) add(p, "");
@@ -332,9 +332,9 @@ plan_outcome compute_plan(const plan_inputs& in) {
         if (in.step.params) {
             auto step = in.step;
             out.best = plan_step(in.link, step, in.topo);
-            step.algo = analysis::algorithm::ring;
+            step.algo = core::model_algo::ring;
             out.ring = plan_step(in.link, step, in.topo);
-            step.algo = analysis::algorithm::tree;
+            step.algo = core::model_algo::tree;
             out.tree = plan_step(in.link, step, in.topo);
         }
     } catch (const core::spec_error& e) {
@@ -355,7 +355,7 @@ std::string csv(const std::vector<analysis::prediction>& ps) {
     std::string out = "collective,algorithm,bytes,nodes,gpus_per_node,ranks,time_s,latency_s,bandwidth_s,algbw_gbit_per_s,"
                       "busbw_gbit_per_s,bottleneck\n";
     for (const auto& p : ps)
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", analysis::to_string(p.coll), analysis::to_string(p.algo), p.bytes, p.nodes,
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", analysis::model_name(p.coll), core::to_string(p.algo), p.bytes, p.nodes,
                            p.gpus_per_node, p.ranks, core::plain_number(p.time_s, 6), core::plain_number(p.latency_s, 6),
                            core::plain_number(p.bandwidth_s, 6), core::plain_number(p.algbw_gbit_per_s, 6),
                            core::plain_number(p.busbw_gbit_per_s, 6), p.bottleneck());
@@ -366,7 +366,7 @@ std::string table(const std::vector<analysis::prediction>& ps) {
     std::vector<std::vector<std::string>> rows{
         {"collective", "algorithm", "time", "algbw Gbit/s", "busbw Gbit/s", "latency part", "bandwidth part", "bottleneck"}};
     for (const auto& p : ps)
-        rows.push_back({std::string(analysis::to_string(p.coll)), std::string(analysis::to_string(p.algo)), fmt_time(p.time_s),
+        rows.push_back({std::string(analysis::model_name(p.coll)), std::string(core::to_string(p.algo)), fmt_time(p.time_s),
                         fmt_gbit(p.algbw_gbit_per_s), fmt_gbit(p.busbw_gbit_per_s), fmt_time(p.latency_s), fmt_time(p.bandwidth_s),
                         std::string(p.bottleneck())});
     return format_table(rows);

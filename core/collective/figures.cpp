@@ -2,18 +2,17 @@
 
 #include "core/error.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <string>
+#include <vector>
 
 namespace meshperf::core {
 namespace {
 
-constexpr std::array op_names{std::string_view{"allreduce"}, std::string_view{"allgather"},
-                              std::string_view{"reduce-scatter"}, std::string_view{"alltoall"},
-                              std::string_view{"broadcast"}, std::string_view{"incast"}};
 constexpr std::array algo_names{std::string_view{"ring"}, std::string_view{"tree"}, std::string_view{"direct"}};
 
 std::string without_separators(std::string_view s) {
@@ -25,14 +24,17 @@ std::string without_separators(std::string_view s) {
 
 }  // namespace
 
-std::string_view to_string(collective_op op) noexcept { return op_names[static_cast<std::size_t>(op)]; }
+std::string_view to_string(collective_op op) noexcept { return op_traits(op).name; }
 std::string_view to_string(collective_algo algo) noexcept { return algo_names[static_cast<std::size_t>(algo)]; }
 
 collective_op parse_collective_op(std::string_view name) {
     const std::string key = without_separators(name);
-    for (std::size_t i = 0; i < op_names.size(); ++i)
-        if (!key.empty() && key == without_separators(op_names[i])) return static_cast<collective_op>(i);
-    throw spec_error(fmt::format("unknown collective '{}': use one of {}", name, fmt::join(op_names, ", ")));
+    std::vector<std::string_view> names;
+    for (const auto& t : collective_ops()) {
+        if (!key.empty() && key == without_separators(t.name)) return t.op;
+        names.push_back(t.name);
+    }
+    throw spec_error(fmt::format("unknown collective '{}': use one of {}", name, fmt::join(names, ", ")));
 }
 
 collective_algo parse_collective_algo(std::string_view name) {
@@ -42,13 +44,7 @@ collective_algo parse_collective_algo(std::string_view name) {
 }
 
 bool can_run(collective_algo algo, collective_op op) noexcept {
-    using enum collective_op;
-    switch (algo) {
-    case collective_algo::ring: return op == allreduce || op == allgather || op == reduce_scatter || op == broadcast;
-    case collective_algo::tree: return op == allreduce || op == broadcast;
-    case collective_algo::direct: return op == allgather || op == alltoall || op == incast;
-    }
-    return false;
+    return std::ranges::find(op_traits(op).algos, algo) != op_traits(op).algos.end();
 }
 
 void require_can_run(collective_algo algo, collective_op op) {
@@ -60,22 +56,11 @@ void require_can_run(collective_algo algo, collective_op op) {
     throw spec_error(fmt::format("--algo {} cannot run {}: use {}", to_string(algo), to_string(op), those));
 }
 
-collective_algo default_algo(collective_op op) noexcept {
-    return can_run(collective_algo::ring, op) ? collective_algo::ring : collective_algo::direct;
-}
+collective_algo default_algo(collective_op op) noexcept { return op_traits(op).algos.front(); }
 
 double busbw_factor(collective_op op, unsigned ranks) {
     if (ranks == 0) throw spec_error("a collective needs at least one rank");
-    const double p = ranks;
-    switch (op) {
-    case collective_op::allreduce: return 2 * (p - 1) / p;
-    case collective_op::allgather:
-    case collective_op::reduce_scatter:
-    case collective_op::alltoall: return (p - 1) / p;
-    case collective_op::broadcast: return 1;
-    case collective_op::incast: return p - 1;
-    }
-    return 0;
+    return op_traits(op).busbw_factor(ranks);
 }
 
 double algbw_bytes_per_s(std::uint64_t bytes, double seconds) {

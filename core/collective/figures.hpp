@@ -2,21 +2,16 @@
 /// What a measured collective reports: the op and
 /// algorithm names of `meshperf collective --op/--algo`, which algorithm runs which op, the
 /// bytes-moved factors of nccl-tests (busbw = algbw × factor), and Jain's fairness index for
-/// incast. S is the nccl-tests "size": the per-rank buffer of all-reduce and broadcast, the
-/// gathered buffer of all-gather and reduce-scatter, the per-rank send buffer of all-to-all,
+/// incast; each op's part of these is its entry of the op table (core/collective/ops.hpp).
+/// S is the nccl-tests "size": the per-rank buffer of all-reduce and broadcast, the gathered buffer of all-gather and reduce-scatter, the per-rank send buffer of all-to-all,
 /// and for incast what each sender sends. Rates are bytes per second; times seconds.
+#include "core/collective/ops.hpp"
+
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 namespace meshperf::core {
-
-/// The measured collectives. `incast` is p−1 senders to one receiver at once.
-enum class collective_op { allreduce, allgather, reduce_scatter, alltoall, broadcast, incast };
-
-/// The algorithms a measured collective runs with: a ring (or a chain for broadcast), a
-/// binary tree, or direct messages to all peers at once.
-enum class collective_algo { ring, tree, direct };
 
 /// "allreduce", "allgather", "reduce-scatter", "alltoall", "broadcast", "incast".
 std::string_view to_string(collective_op) noexcept;
@@ -34,7 +29,7 @@ collective_algo parse_collective_algo(std::string_view);
 bool can_run(collective_algo algo, collective_op op) noexcept;
 /// Throws spec_error ("--algo tree cannot run alltoall: use direct") unless can_run.
 void require_can_run(collective_algo algo, collective_op op);
-/// The algorithm used when none is given: ring where it runs, else direct.
+/// The algorithm used when none is given: the first of the op's (ring where it runs, else direct).
 collective_algo default_algo(collective_op) noexcept;
 
 /// nccl-tests' bus-bandwidth factor for `ranks` ranks: allreduce 2(p−1)/p; allgather,

@@ -1,6 +1,5 @@
 #include "core/collective/result.hpp"
 
-#include "core/collective/schedule.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/units.hpp"
@@ -18,7 +17,7 @@ bool agrees(double a, double b) { return std::fabs(a - b) <= tolerance * std::ma
 
 bool finite_positive(double v) { return std::isfinite(v) && v > 0; }
 
-bool is_chain(const collective_point& p) { return p.algo == collective_algo::ring && p.op == collective_op::broadcast; }
+bool is_chain(const collective_point& p) { return p.algo == collective_algo::ring && op_traits(p.op).ring_is_chain; }
 
 std::string what_point(collective_op op, unsigned ranks, std::uint64_t size) {
     return fmt::format("{} of {} bytes over {} ranks", to_string(op), size, ranks);
@@ -185,21 +184,14 @@ void check_incast(const collective_point& p) {
 std::string to_string(const collective_link& l) { return fmt::format("rank {} -> rank {}", l.from, l.to); }
 
 std::string_view redop_name(collective_op op) {
-    return op == collective_op::allreduce || op == collective_op::reduce_scatter ? "sum" : "none";
+    return op_traits(op).reduces ? "sum" : "none";
 }
 
 std::uint64_t ring_link_bytes(collective_op op, unsigned ranks, dtype element, std::uint64_t size_bytes, unsigned rank) {
     if (ranks < 2) throw spec_error(fmt::format("a ring needs at least 2 ranks, not {}", ranks));
     if (rank >= ranks) throw spec_error(fmt::format("rank {} is outside 0..{}", rank, ranks - 1));
     require_can_run(collective_algo::ring, op);
-    if (op == collective_op::broadcast) return rank + 1 < ranks ? size_bytes : 0;
-    const auto steps = op == collective_op::allreduce        ? ring_allreduce_steps(ranks, rank)
-                       : op == collective_op::reduce_scatter ? ring_reduce_scatter_steps(ranks, rank)
-                                                             : ring_allgather_steps(ranks, rank);
-    const std::uint64_t bytes = dtype_bytes(element), elements = size_bytes / bytes;
-    std::uint64_t sent = 0;
-    for (const auto& s : steps) sent += ring_chunk(elements, ranks, s.send_chunk).count;
-    return sent * bytes;
+    return op_traits(op).ring_link_bytes(ranks, element, size_bytes, rank);
 }
 
 collective_point assemble_collective_point(collective_op op, collective_algo algo, unsigned ranks, dtype element,

@@ -2,7 +2,6 @@
 
 #include "core/error.hpp"
 #include "core/json_fields.hpp"
-#include "core/collective/pipelined_schedule.hpp"
 #include "core/sizes.hpp"
 #include "core/transport_rules.hpp"
 
@@ -23,18 +22,11 @@ using nlohmann::json;
 
 namespace {
 
-constexpr collective_op all_ops[] = {collective_op::allreduce, collective_op::allgather, collective_op::reduce_scatter,
-                                     collective_op::alltoall,  collective_op::broadcast, collective_op::incast};
-
 /// "allreduce, allgather, ...": every op name, for messages that list them.
 std::string every_op_name() {
     std::vector<std::string_view> names;
-    for (auto op : all_ops) names.push_back(to_string(op));
+    for (const auto& t : collective_ops()) names.push_back(t.name);
     return fmt::format("{}", fmt::join(names, ", "));
-}
-
-bool needs_blocks(collective_op op) {
-    return op == collective_op::allgather || op == collective_op::reduce_scatter || op == collective_op::alltoall;
 }
 
 std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
@@ -49,17 +41,6 @@ std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {
 /// "16777216 B (16 MiB)", or "1000 B" below 1 KiB: the exact count to type, and what it is.
 std::string bytes_text(std::uint64_t bytes) {
     return bytes < 1024 ? fmt::format("{} B", bytes) : fmt::format("{} B ({})", bytes, format_size(bytes));
-}
-
-/// The most links of one rank in the binary tree over `ranks` ranks: its children, and its
-/// parent too when `with_parent` (a tree all-reduce sends up and down).
-std::uint64_t busiest_tree_rank(unsigned ranks, bool with_parent) {
-    std::uint64_t most = 0;
-    for (unsigned r = 0; r < ranks; ++r) {
-        const auto links = binary_tree(ranks, r);
-        most = std::max<std::uint64_t>(most, links.children.size() + (with_parent && links.parent ? 1 : 0));
-    }
-    return most;
 }
 
 }  // namespace
@@ -87,9 +68,10 @@ std::vector<collective_op> parse_collective_op_list(std::string_view text) {
 }
 
 std::uint64_t size_step(collective_op op, unsigned ranks, dtype d) {
-    if (op == collective_op::incast) return 1;
+    const auto& traits = op_traits(op);
+    if (traits.moves_bytes) return 1;
     const std::uint64_t element = dtype_bytes(d);
-    return needs_blocks(op) ? element * std::max(ranks, 1u) : element;
+    return traits.per_rank_blocks ? element * std::max(ranks, 1u) : element;
 }
 
 std::string collective_shape_problem(collective_op op, collective_algo algo, unsigned ranks, dtype element,
@@ -110,23 +92,7 @@ std::uint64_t size_step(const collective_spec& s) {
 std::uint64_t collective_rank_bytes(collective_op op, collective_algo algo, unsigned ranks, dtype d, std::uint64_t size) {
     if (ranks < 2) throw spec_error(fmt::format("a collective needs at least 2 ranks, not {}", ranks));
     require_can_run(algo, op);
-    const std::uint64_t p = ranks;
-    switch (op) {
-    case collective_op::allreduce: {
-        if (algo == collective_algo::tree) return mul_sat(size, busiest_tree_rank(ranks, true));
-        // Rank r sends every chunk but r+1 in the reduce-scatter phase and every chunk but r+2
-        // in the all-gather phase. The chunks (ring_chunk) hold q or q+1 elements, the m = E
-        // mod p first ones q+1: two neighbours of q each exist unless m = p−1.
-        const std::uint64_t element = dtype_bytes(d), n = size / element, q = n / p, m = n % p;
-        return mul_sat(mul_sat(2, n - q) - (m == p - 1 ? 1 : 0), element);
-    }
-    case collective_op::allgather:
-    case collective_op::reduce_scatter:
-    case collective_op::alltoall: return mul_sat(p - 1, size / p + (size % p != 0));
-    case collective_op::broadcast: return algo == collective_algo::tree ? mul_sat(size, busiest_tree_rank(ranks, false)) : size;
-    case collective_op::incast: return mul_sat(p - 1, size);
-    }
-    return 0;
+    return op_traits(op).busiest_rank_bytes(algo, ranks, d, size);
 }
 
 std::uint64_t collective_size_bytes(const collective_spec& s, collective_op op, std::uint64_t size) {
@@ -221,7 +187,7 @@ void check_size_steps(const collective_spec& s) {
         const auto size = *std::find_if(s.sizes.begin(), s.sizes.end(), [&](std::uint64_t sz) { return sz % step != 0; });
         const auto element = dtype_bytes(s.element);
         const auto what =
-            needs_blocks(op)
+            op_traits(op).per_rank_blocks
                 ? fmt::format("size {} cannot be cut into {} equal blocks of whole {} elements, as {} over {} ranks needs (a "
                               "size must be a multiple of {} x {} B = {} B)",
                               bytes_text(size), p, to_string(s.element), to_string(op), p, p, element, step)

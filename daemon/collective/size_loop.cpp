@@ -155,7 +155,7 @@ private:
         }
         // A ring's links are timed together or not at all: a receiver whose messages all came
         // at once timed nothing (rank_timing::link_in_s), and then the point has no links.
-        const bool chain = key.op == core::collective_op::broadcast;
+        const bool chain = core::op_traits(key.op).ring_is_chain;
         for (unsigned q = 0; q < sends.size(); ++q)
             if (sends[q].empty() && !(chain && q + 1 == p_)) {
                 sends.clear();

@@ -37,7 +37,7 @@ TEST_CASE("link model units") {
 TEST_CASE("hand-computed: 4 nodes, 1 MB, alpha 5 us, beta 10 GB/s") {
     const auto t = nodes(4);
     const std::uint64_t s = 1'000'000;  // S/β = 100 µs
-    const auto ar_ring = predict(collective::all_reduce, algorithm::ring, s, t, link5);
+    const auto ar_ring = predict(collective_op::allreduce, model_algo::ring, s, t, link5);
     CHECK(us(ar_ring) == doctest::Approx(2 * 3 * 5 + 2 * 0.75 * 100));  // 180 µs
     CHECK(ar_ring.latency_s * 1e6 == doctest::Approx(30));
     CHECK(ar_ring.bandwidth_s * 1e6 == doctest::Approx(150));
@@ -47,41 +47,41 @@ TEST_CASE("hand-computed: 4 nodes, 1 MB, alpha 5 us, beta 10 GB/s") {
     CHECK(ar_ring.intra_modelled);
     CHECK(ar_ring.intra_bandwidth_s == 0);
 
-    CHECK(us(predict(collective::all_reduce, algorithm::tree, s, t, link5)) == doctest::Approx(2 * 2 * 5 + 2 * 100));
-    const auto ag = predict(collective::all_gather, algorithm::ring, s, t, link5);
+    CHECK(us(predict(collective_op::allreduce, model_algo::tree, s, t, link5)) == doctest::Approx(2 * 2 * 5 + 2 * 100));
+    const auto ag = predict(collective_op::allgather, model_algo::ring, s, t, link5);
     CHECK(us(ag) == doctest::Approx(3 * 5 + 0.75 * 100));  // 90 µs
     CHECK(ag.busbw_gbit_per_s == doctest::Approx(ag.algbw_gbit_per_s * 0.75));
-    CHECK(us(predict(collective::all_gather, algorithm::recursive_doubling, s, t, link5)) == doctest::Approx(2 * 5 + 75));
-    CHECK(us(predict(collective::reduce_scatter, algorithm::ring, s, t, link5)) == doctest::Approx(90));
-    CHECK(us(predict(collective::reduce_scatter, algorithm::recursive_halving, s, t, link5)) == doctest::Approx(85));
-    const auto a2a = predict(collective::all_to_all, algorithm::pairwise, s, t, link5);
+    CHECK(us(predict(collective_op::allgather, model_algo::recursive_doubling, s, t, link5)) == doctest::Approx(2 * 5 + 75));
+    CHECK(us(predict(collective_op::reduce_scatter, model_algo::ring, s, t, link5)) == doctest::Approx(90));
+    CHECK(us(predict(collective_op::reduce_scatter, model_algo::recursive_halving, s, t, link5)) == doctest::Approx(85));
+    const auto a2a = predict(collective_op::alltoall, model_algo::pairwise, s, t, link5);
     CHECK(us(a2a) == doctest::Approx(3 * 5 + 0.75 * 100));
     CHECK(a2a.busbw_gbit_per_s == doctest::Approx(a2a.algbw_gbit_per_s * 0.75));
-    const auto bc = predict(collective::broadcast, algorithm::ring, s, t, link5);
+    const auto bc = predict(collective_op::broadcast, model_algo::ring, s, t, link5);
     CHECK(us(bc) == doctest::Approx(3 * 5 + 100));
     CHECK(bc.busbw_gbit_per_s == doctest::Approx(bc.algbw_gbit_per_s));
 }
 
 TEST_CASE("bus bandwidth factors as nccl-tests") {
-    CHECK(bus_factor(collective::all_reduce, 8) == doctest::Approx(2.0 * 7 / 8));
-    CHECK(bus_factor(collective::all_gather, 8) == doctest::Approx(7.0 / 8));
-    CHECK(bus_factor(collective::reduce_scatter, 8) == doctest::Approx(7.0 / 8));
-    CHECK(bus_factor(collective::all_to_all, 8) == doctest::Approx(7.0 / 8));
-    CHECK(bus_factor(collective::broadcast, 8) == 1.0);
-    CHECK(bus_factor(collective::all_reduce, 2) == 1.0);
+    CHECK(bus_factor(collective_op::allreduce, 8) == doctest::Approx(2.0 * 7 / 8));
+    CHECK(bus_factor(collective_op::allgather, 8) == doctest::Approx(7.0 / 8));
+    CHECK(bus_factor(collective_op::reduce_scatter, 8) == doctest::Approx(7.0 / 8));
+    CHECK(bus_factor(collective_op::alltoall, 8) == doctest::Approx(7.0 / 8));
+    CHECK(bus_factor(collective_op::broadcast, 8) == 1.0);
+    CHECK(bus_factor(collective_op::allreduce, 2) == 1.0);
 }
 
 TEST_CASE("p = 2: ring and tree all-reduce agree; factors are 1 and 1/2") {
     const auto t = nodes(2);
     const std::uint64_t s = 1 << 20;
     const double sb = s / 1e10;
-    const auto ring = predict(collective::all_reduce, algorithm::ring, s, t, link5);
-    const auto tree = predict(collective::all_reduce, algorithm::tree, s, t, link5);
+    const auto ring = predict(collective_op::allreduce, model_algo::ring, s, t, link5);
+    const auto tree = predict(collective_op::allreduce, model_algo::tree, s, t, link5);
     CHECK(ring.time_s == doctest::Approx(2 * 5e-6 + sb));
     CHECK(tree.time_s == doctest::Approx(ring.time_s));
     CHECK(ring.busbw_gbit_per_s == doctest::Approx(ring.algbw_gbit_per_s));
-    CHECK(predict(collective::all_gather, algorithm::ring, s, t, link5).time_s == doctest::Approx(5e-6 + sb / 2));
-    CHECK(predict(collective::all_gather, algorithm::recursive_doubling, s, t, link5).time_s ==
+    CHECK(predict(collective_op::allgather, model_algo::ring, s, t, link5).time_s == doctest::Approx(5e-6 + sb / 2));
+    CHECK(predict(collective_op::allgather, model_algo::recursive_doubling, s, t, link5).time_s ==
           doctest::Approx(5e-6 + sb / 2));
 }
 
@@ -89,16 +89,16 @@ TEST_CASE("S -> 0 leaves the latency term") {
     const auto t = nodes(16);
     const double a = 5e-6;
     struct want {
-        collective c;
-        algorithm al;
+        collective_op c;
+        model_algo al;
         double alphas;
     };
-    for (auto w : {want{collective::all_reduce, algorithm::ring, 2 * 15.0}, want{collective::all_reduce, algorithm::tree, 2 * 4.0},
-                   want{collective::all_gather, algorithm::ring, 15}, want{collective::all_gather, algorithm::recursive_doubling, 4},
-                   want{collective::reduce_scatter, algorithm::ring, 15},
-                   want{collective::reduce_scatter, algorithm::recursive_halving, 4},
-                   want{collective::all_to_all, algorithm::pairwise, 15}, want{collective::broadcast, algorithm::ring, 15}}) {
-        CAPTURE(to_string(w.c));
+    for (auto w : {want{collective_op::allreduce, model_algo::ring, 2 * 15.0}, want{collective_op::allreduce, model_algo::tree, 2 * 4.0},
+                   want{collective_op::allgather, model_algo::ring, 15}, want{collective_op::allgather, model_algo::recursive_doubling, 4},
+                   want{collective_op::reduce_scatter, model_algo::ring, 15},
+                   want{collective_op::reduce_scatter, model_algo::recursive_halving, 4},
+                   want{collective_op::alltoall, model_algo::pairwise, 15}, want{collective_op::broadcast, model_algo::ring, 15}}) {
+        CAPTURE(model_name(w.c));
         CAPTURE(to_string(w.al));
         const auto p = predict(w.c, w.al, 0, t, link5);
         CHECK(p.time_s == doctest::Approx(w.alphas * a));
@@ -112,18 +112,18 @@ TEST_CASE("S -> infinity leaves the bandwidth term; ring busbw approaches the li
     const auto t = nodes(16);
     const std::uint64_t s = 1ull << 50;
     const double sb = static_cast<double>(s) / 1e10;
-    CHECK(predict(collective::all_reduce, algorithm::ring, s, t, link5).time_s / sb == doctest::Approx(2 * 15.0 / 16));
-    CHECK(predict(collective::all_reduce, algorithm::tree, s, t, link5).time_s / sb == doctest::Approx(2.0));
-    CHECK(predict(collective::all_gather, algorithm::ring, s, t, link5).time_s / sb == doctest::Approx(15.0 / 16));
-    CHECK(predict(collective::broadcast, algorithm::ring, s, t, link5).time_s / sb == doctest::Approx(1.0));
-    for (const auto& ca : {std::pair{collective::all_reduce, algorithm::ring}, std::pair{collective::all_gather, algorithm::ring},
-                           std::pair{collective::reduce_scatter, algorithm::ring},
-                           std::pair{collective::all_to_all, algorithm::pairwise},
-                           std::pair{collective::broadcast, algorithm::ring}}) {
+    CHECK(predict(collective_op::allreduce, model_algo::ring, s, t, link5).time_s / sb == doctest::Approx(2 * 15.0 / 16));
+    CHECK(predict(collective_op::allreduce, model_algo::tree, s, t, link5).time_s / sb == doctest::Approx(2.0));
+    CHECK(predict(collective_op::allgather, model_algo::ring, s, t, link5).time_s / sb == doctest::Approx(15.0 / 16));
+    CHECK(predict(collective_op::broadcast, model_algo::ring, s, t, link5).time_s / sb == doctest::Approx(1.0));
+    for (const auto& ca : {std::pair{collective_op::allreduce, model_algo::ring}, std::pair{collective_op::allgather, model_algo::ring},
+                           std::pair{collective_op::reduce_scatter, model_algo::ring},
+                           std::pair{collective_op::alltoall, model_algo::pairwise},
+                           std::pair{collective_op::broadcast, model_algo::ring}}) {
         // Not a structured binding: clang < 16 cannot capture one in CAPTURE's lambda.
         const auto c = ca.first;
         const auto a = ca.second;
-        CAPTURE(to_string(c));
+        CAPTURE(model_name(c));
         CHECK(predict(c, a, s, t, link5).busbw_gbit_per_s == doctest::Approx(80.0).epsilon(1e-6));
     }
 }
@@ -132,7 +132,7 @@ TEST_CASE("hierarchical ring: one ring over all ranks, NICs share the node's dat
     const std::uint64_t s = 80'000'000;  // S/β = 8 ms
     auto t = nodes(2, 8);
     const double v = 2 * 15.0 / 16 * s;  // bytes each rank sends in a ring all-reduce
-    const auto free_intra = predict(collective::all_reduce, algorithm::ring, s, t, link5);
+    const auto free_intra = predict(collective_op::allreduce, model_algo::ring, s, t, link5);
     CHECK(free_intra.latency_s == doctest::Approx(2 * 15 * 5e-6));  // 2(n−1) steps
     CHECK(free_intra.bandwidth_s == doctest::Approx(v / 8 / 1e10));  // V over 8 NICs
     CHECK(free_intra.intra_bandwidth_s == 0);
@@ -143,24 +143,24 @@ TEST_CASE("hierarchical ring: one ring over all ranks, NICs share the node's dat
     CHECK(free_intra.busbw_gbit_per_s == doctest::Approx(free_intra.algbw_gbit_per_s * 2 * 15.0 / 16));
 
     t.intra = link_model::from_us_gbit(1, 800);  // 1 µs, 100 GB/s: faster than 8 NICs' share
-    const auto nvlink = predict(collective::all_reduce, algorithm::ring, s, t, link5);
+    const auto nvlink = predict(collective_op::allreduce, model_algo::ring, s, t, link5);
     CHECK(nvlink.intra_modelled);
     CHECK(nvlink.intra_bandwidth_s == doctest::Approx(7.0 / 8 * v / 1e11));
     CHECK(nvlink.time_s == doctest::Approx(free_intra.time_s));  // overlapped, not the bottleneck
     CHECK(nvlink.bottleneck() == "inter-node");
 
     t.intra = link_model::from_us_gbit(1, 80);  // a slow intra-node link becomes the bottleneck
-    const auto slow = predict(collective::all_reduce, algorithm::ring, s, t, link5);
+    const auto slow = predict(collective_op::allreduce, model_algo::ring, s, t, link5);
     CHECK(slow.bottleneck() == "intra-node");
     CHECK(slow.bandwidth_s == doctest::Approx(7.0 / 8 * v / 1e10));
 
     t.intra = link_model::from_us_gbit(1, 800);
     t.nics_per_node = 1;  // one NIC for 8 GPUs: the node's whole volume crosses it
-    CHECK(predict(collective::all_reduce, algorithm::ring, s, t, link5).bandwidth_s == doctest::Approx(v / 1e10));
+    CHECK(predict(collective_op::allreduce, model_algo::ring, s, t, link5).bandwidth_s == doctest::Approx(v / 1e10));
 
     // busbw of a large all-reduce approaches G × the NIC rate, as nccl-tests shows on
     // rail-optimised clusters
-    const auto big = predict(collective::all_reduce, algorithm::ring, 1ull << 50, nodes(64, 8), link5);
+    const auto big = predict(collective_op::allreduce, model_algo::ring, 1ull << 50, nodes(64, 8), link5);
     CHECK(big.busbw_gbit_per_s == doctest::Approx(8 * 80.0).epsilon(1e-6));
 }
 
@@ -168,18 +168,18 @@ TEST_CASE("hierarchical tree, all-to-all, recursive doubling") {
     const std::uint64_t s = 80'000'000;
     auto t = nodes(4, 8);
     t.intra = link_model::from_us_gbit(1, 800);
-    const auto tree = predict(collective::all_reduce, algorithm::tree, s, t, link5);
+    const auto tree = predict(collective_op::allreduce, model_algo::tree, s, t, link5);
     CHECK(tree.latency_s == doctest::Approx(2 * (2 * 5e-6 + 7 * 1e-6)));  // tree up/down, chain of 8
     CHECK(tree.inter_bandwidth_s == doctest::Approx(2 * 8e-3 / 8));
     CHECK(tree.intra_bandwidth_s == doctest::Approx(2 * 7.0 / 8 * s / 1e11));
     CHECK(tree.time_s == doctest::Approx(34e-6 + 2e-3));
 
-    const auto rd = predict(collective::all_gather, algorithm::recursive_doubling, s, t, link5);
+    const auto rd = predict(collective_op::allgather, model_algo::recursive_doubling, s, t, link5);
     CHECK(rd.latency_s == doctest::Approx(2 * 5e-6 + 7 * 1e-6));
     CHECK(rd.inter_bandwidth_s == doctest::Approx(0.75 * 8e-3 / 8));
     CHECK(rd.intra_bandwidth_s == doctest::Approx(7.0 / 8 * s / 1e11));
 
-    const auto a2a = predict(collective::all_to_all, algorithm::pairwise, s, nodes(2, 4), link5);
+    const auto a2a = predict(collective_op::alltoall, model_algo::pairwise, s, nodes(2, 4), link5);
     CHECK(a2a.latency_s == doctest::Approx(7 * 5e-6));
     CHECK(a2a.bandwidth_s == doctest::Approx(0.5 * 8e-3));  // half of S leaves, 4 GPUs on 4 NICs
 }
@@ -187,49 +187,51 @@ TEST_CASE("hierarchical tree, all-to-all, recursive doubling") {
 TEST_CASE("hierarchical with G = 1 is the flat formula") {
     auto t = nodes(8, 1);
     t.intra = link_model::from_us_gbit(1, 800);
-    const auto p = predict(collective::all_reduce, algorithm::ring, 1 << 20, t, link5);
+    const auto p = predict(collective_op::allreduce, model_algo::ring, 1 << 20, t, link5);
     CHECK(p.time_s == doctest::Approx(2 * 7 * 5e-6 + 2 * 7.0 / 8 * (1 << 20) / 1e10));
     CHECK(p.intra_bandwidth_s == 0);
 }
 
 TEST_CASE("a single node needs the intra-node link") {
     auto t = nodes(1, 8);
-    CHECK_THROWS_WITH_AS(predict(collective::all_reduce, algorithm::ring, 1 << 20, t, link5),
+    CHECK_THROWS_WITH_AS(predict(collective_op::allreduce, model_algo::ring, 1 << 20, t, link5),
                          doctest::Contains("intra-node link"), spec_error);
     t.intra = link_model::from_us_gbit(2, 800);
-    const auto p = predict(collective::all_reduce, algorithm::ring, 1 << 20, t, link5);
+    const auto p = predict(collective_op::allreduce, model_algo::ring, 1 << 20, t, link5);
     CHECK(p.time_s == doctest::Approx(2 * 7 * 2e-6 + 2 * 7.0 / 8 * (1 << 20) / 1e11));
 }
 
 TEST_CASE("invalid input is refused with a message") {
-    CHECK_THROWS_WITH_AS(predict(collective::all_to_all, algorithm::ring, 1, nodes(4), link5),
+    CHECK_THROWS_WITH_AS(predict(collective_op::alltoall, model_algo::ring, 1, nodes(4), link5),
                          doctest::Contains("use pairwise"), spec_error);
-    CHECK_THROWS_AS(predict(collective::all_gather, algorithm::tree, 1, nodes(4), link5), spec_error);
-    CHECK_THROWS_AS(predict(collective::broadcast, algorithm::tree, 1, nodes(4), link5), spec_error);
-    CHECK_THROWS_AS(predict(collective::all_reduce, algorithm::ring, 1, nodes(0), link5), spec_error);
-    CHECK_THROWS_AS(predict(collective::all_reduce, algorithm::ring, 1, nodes(1), link5), spec_error);
+    CHECK_THROWS_AS(predict(collective_op::allgather, model_algo::tree, 1, nodes(4), link5), spec_error);
+    CHECK_THROWS_AS(predict(collective_op::broadcast, model_algo::tree, 1, nodes(4), link5), spec_error);
+    CHECK_THROWS_AS(predict(collective_op::allreduce, model_algo::ring, 1, nodes(0), link5), spec_error);
+    CHECK_THROWS_AS(predict(collective_op::allreduce, model_algo::ring, 1, nodes(1), link5), spec_error);
     auto t = nodes(2, 2);
     t.nics_per_node = 4;
-    CHECK_THROWS_AS(predict(collective::all_reduce, algorithm::ring, 1, t, link5), spec_error);
-    CHECK_THROWS_AS(predict(collective::all_reduce, algorithm::ring, 1, nodes(2), link_model{-1, 1e9}), spec_error);
-    CHECK_THROWS_AS(predict(collective::all_reduce, algorithm::ring, 1, nodes(2), link_model{1e-6, 0}), spec_error);
+    CHECK_THROWS_AS(predict(collective_op::allreduce, model_algo::ring, 1, t, link5), spec_error);
+    CHECK_THROWS_AS(predict(collective_op::allreduce, model_algo::ring, 1, nodes(2), link_model{-1, 1e9}), spec_error);
+    CHECK_THROWS_AS(predict(collective_op::allreduce, model_algo::ring, 1, nodes(2), link_model{1e-6, 0}), spec_error);
     CHECK_THROWS_AS(parse_collective("allsum"), spec_error);
     CHECK_THROWS_AS(parse_algorithm("star"), spec_error);
     CHECK_THROWS_WITH_AS(parse_dtype("int8"), doctest::Contains("bf16, fp16 or fp32"), spec_error);
 }
 
 TEST_CASE("names parse and print") {
-    CHECK(parse_collective("allreduce") == collective::all_reduce);
-    CHECK(parse_collective("All-Gather") == collective::all_gather);
-    CHECK(parse_collective("reduce_scatter") == collective::reduce_scatter);
-    CHECK(parse_collective("alltoall") == collective::all_to_all);
-    CHECK(parse_algorithm("recursive-doubling") == algorithm::recursive_doubling);
-    CHECK(to_string(collective::all_to_all) == "all_to_all");
+    CHECK(parse_collective("allreduce") == collective_op::allreduce);
+    CHECK(parse_collective("All-Gather") == collective_op::allgather);
+    CHECK(parse_collective("reduce_scatter") == collective_op::reduce_scatter);
+    CHECK(parse_collective("alltoall") == collective_op::alltoall);
+    CHECK(parse_algorithm("recursive-doubling") == model_algo::recursive_doubling);
+    CHECK(model_name(collective_op::alltoall) == "all_to_all");
+    CHECK(model_name(collective_op::incast).empty());
+    CHECK_THROWS_WITH_AS(parse_collective("incast"), doctest::Contains("all_to_all or broadcast"), spec_error);
     CHECK(parse_dtype("bfloat16") == dtype::bf16);
     CHECK(dtype_bytes(dtype::bf16) == 2);
     CHECK(dtype_bytes(dtype::fp16) == 2);
     CHECK(dtype_bytes(dtype::fp32) == 4);
-    CHECK(algorithms_for(collective::all_reduce).front() == algorithm::ring);
+    CHECK(algorithms_for(collective_op::allreduce).front() == model_algo::ring);
     CHECK(predict_all(1 << 20, nodes(4), link5).size() == 8);
 }
 
@@ -244,12 +246,12 @@ TEST_CASE("a fitted model: the segment follows the message size of a step") {
     m.piecewise = pw;
     const auto t = nodes(4);
     // ring steps of 1 MiB / 4 = 256 KiB: upper segment
-    CHECK(step_message_bytes(collective::all_reduce, algorithm::ring, 1 << 20, t) == doctest::Approx(256 << 10));
-    CHECK(step_message_bytes(collective::all_reduce, algorithm::tree, 1 << 20, t) == doctest::Approx(512 << 10));
-    const auto big = predict(collective::all_reduce, algorithm::ring, 1 << 20, t, m);
+    CHECK(step_message_bytes(collective_op::allreduce, model_algo::ring, 1 << 20, t) == doctest::Approx(256 << 10));
+    CHECK(step_message_bytes(collective_op::allreduce, model_algo::tree, 1 << 20, t) == doctest::Approx(512 << 10));
+    const auto big = predict(collective_op::allreduce, model_algo::ring, 1 << 20, t, m);
     CHECK(big.time_s == doctest::Approx(6 * 10e-6 + 1.5 * (1 << 20) / 10e9));
     // ring steps of 64 KiB / 4 = 16 KiB: lower segment
-    const auto small = predict(collective::all_reduce, algorithm::ring, 64 << 10, t, m);
+    const auto small = predict(collective_op::allreduce, model_algo::ring, 64 << 10, t, m);
     CHECK(small.time_s == doctest::Approx(6 * 1e-6 + 1.5 * (64 << 10) / 1e9));
     CHECK(predict_all(1 << 20, t, m).size() == 8);
 }
@@ -257,7 +259,7 @@ TEST_CASE("a fitted model: the segment follows the message size of a step") {
 TEST_CASE("data-parallel step: buckets, time, efficiency") {
     dp_step_spec spec;
     spec.params = 1'000'000'000;  // 2 GB of bf16 gradients
-    spec.algo = algorithm::ring;
+    spec.algo = model_algo::ring;
     spec.compute_s = 0.5;
     const auto t = nodes(8);
     const auto plan = plan_dp_step(spec, t, link5);
@@ -300,9 +302,9 @@ TEST_CASE("data-parallel step: best algorithm per bucket and refusals") {
     const auto t = nodes(512);  // many nodes: the tree's log latency wins for small buckets
     spec.bucket_bytes = 64 << 10;
     const auto best = plan_dp_step(spec, t, link5);
-    CHECK(best.bucket.algo == algorithm::tree);
+    CHECK(best.bucket.algo == model_algo::tree);
     spec.bucket_bytes = 1ull << 34;  // one huge bucket: bandwidth decides, ring wins
-    CHECK(plan_dp_step(spec, nodes(4), link5).bucket.algo == algorithm::ring);
+    CHECK(plan_dp_step(spec, nodes(4), link5).bucket.algo == model_algo::ring);
 
     dp_step_spec bad;
     CHECK_THROWS_AS(plan_dp_step(bad, t, link5), spec_error);
@@ -310,7 +312,7 @@ TEST_CASE("data-parallel step: best algorithm per bucket and refusals") {
     bad.bucket_bytes = 0;
     CHECK_THROWS_AS(plan_dp_step(bad, t, link5), spec_error);
     bad.bucket_bytes = 100;
-    bad.algo = algorithm::pairwise;
+    bad.algo = model_algo::pairwise;
     CHECK_THROWS_AS(plan_dp_step(bad, t, link5), spec_error);
     bad.algo.reset();
     bad.compute_s = -1;
@@ -321,7 +323,7 @@ TEST_CASE("data-parallel step: best algorithm per bucket and refusals") {
 }
 
 TEST_CASE("JSON fields") {
-    const auto p = predict(collective::all_reduce, algorithm::ring, 1 << 20, nodes(4, 8), link5);
+    const auto p = predict(collective_op::allreduce, model_algo::ring, 1 << 20, nodes(4, 8), link5);
     const auto j = to_json(p);
     for (const char* k : {"collective", "algorithm", "bytes", "nodes", "time_s", "algbw_gbit_per_s", "busbw_gbit_per_s"})
         CHECK(j.contains(k));

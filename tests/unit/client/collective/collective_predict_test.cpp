@@ -138,8 +138,8 @@ TEST_CASE("prediction: from a matrix, incast walks each sender's own link") {
 TEST_CASE("prediction: the all-to-all model and its caveat") {
     const auto alltoall = client::modelled_as(core::collective_op::alltoall, core::collective_algo::direct);
     REQUIRE(alltoall);
-    CHECK(alltoall->coll == analysis::collective::all_to_all);
-    CHECK(alltoall->algo == analysis::algorithm::pairwise);
+    CHECK(alltoall->coll == core::collective_op::alltoall);
+    CHECK(alltoall->algo == core::model_algo::pairwise);
     CHECK_FALSE(alltoall->caveat.empty());
 }
 
