@@ -1,6 +1,7 @@
 // daemon::point_rails: what TCP and RDMA share when a rail fails mid-point — which rails a
 // point keeps, what point_begin and point_done say about failed rails, and when a point has
 // no rail left and fails as a whole.
+#include "daemon/session/frame_channel.hpp"
 #include "daemon/session/session_protocol.hpp"
 #include "daemon/sweep/rail_failures.hpp"
 
