@@ -213,7 +213,7 @@ void execute_run(daemon_context& ctx, core::run_result& run, const event_sink& e
     emit({{"event", "started"}, {"peer", core::to_json(run.peer)}});
 
     auto transport = spec.transport == core::transport_kind::rdma
-                         ? make_rdma_initiator_transport(spec, byte_cap, placement.cpus)
+                         ? make_rdma_initiator_transport(spec, byte_cap, placement.cpus, ctx.sweep_hooks)
                          : make_tcp_initiator_transport(ctx, peer, spec, byte_cap, placement.cpus);
     transport->open(ch, ok.body, run);
     measure_all_points(run, transport->path_label(), emit, cancel, [&](const point_key& key) {

@@ -12,12 +12,12 @@ constexpr const char* why = "RDMA support is not built into this meshperfd (libi
 nlohmann::json rdma_info() { return {{"available", false}, {"reason", why}, {"devices", nlohmann::json::array()}}; }
 
 std::unique_ptr<initiator_transport> make_rdma_initiator_transport(const core::run_spec&, std::uint64_t,
-                                                                   std::vector<int>) {
+                                                                   std::vector<int>, const sweep_test_hooks&) {
     throw core::spec_error(why);
 }
 
 std::unique_ptr<responder_transport> make_rdma_responder_transport(const core::run_spec&, std::uint64_t,
-                                                                   std::vector<int>) {
+                                                                   std::vector<int>, const sweep_test_hooks&) {
     throw session_error(why);
 }
 

@@ -39,7 +39,7 @@ void serve_sweep(daemon_context& ctx, frame_channel& ch, const session_message& 
     try {
         for (const auto& memory : core::side_memories(spec, false)) require_memory_domain(memory, "peer");
         transport = spec.transport == core::transport_kind::rdma
-                        ? make_rdma_responder_transport(spec, byte_cap, placement.cpus)
+                        ? make_rdma_responder_transport(spec, byte_cap, placement.cpus, ctx.sweep_hooks)
                         : make_tcp_responder_transport(ctx, ch, spec, byte_cap, placement.cpus);
     } catch (const std::exception& e) {
         throw session_error(e.what());
