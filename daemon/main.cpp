@@ -227,6 +227,10 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
         ctx.sweep_hooks.corrupt_tcp = true;
         daemon::log_warn("MESHPERF_TEST_CORRUPT_TCP=1: this daemon corrupts the TCP sweep data it sends (a test hook)");
     }
+    if (const char* hook = std::getenv("MESHPERF_TEST_CORRUPT_RDMA"); hook && std::string_view(hook) == "1") {
+        ctx.sweep_hooks.corrupt_rdma = true;
+        daemon::log_warn("MESHPERF_TEST_CORRUPT_RDMA=1: this daemon corrupts the RDMA sweep data it sends (a test hook)");
+    }
     if (const char* hook = std::getenv("MESHPERF_TEST_EMULATED_GPU"); hook && std::string_view(hook) == "1") {
         ctx.collective_hooks.emulated_gpu = true;
         daemon::log_warn("MESHPERF_TEST_EMULATED_GPU=1: this daemon serves --memory cuda:N collectives from a GPU emulated in "

@@ -9,6 +9,13 @@ struct sweep_test_hooks {
     /// ping streams send carries one flipped byte (transport::tcp::point_side::
     /// corrupt_sent_for_test), so the receiving end's --verify must fail the point.
     bool corrupt_tcp = false;
+    /// MESHPERF_TEST_CORRUPT_RDMA=1: every RDMA sweep point this daemon arms in host memory
+    /// carries one flipped byte in what its QPs give the peer — the send region its WRITEs and
+    /// SENDs go out from, and the region the peer's READs read (transport::rdma::point_params::
+    /// corrupt_sent_for_test) — so the end that receives the data must fail the point under
+    /// --verify. Read once when the daemon starts and applied when a point is armed, never in
+    /// the per-message loops; GPU memory is left as it is (--verify is refused there).
+    bool corrupt_rdma = false;
 };
 
 }  // namespace meshperf::daemon

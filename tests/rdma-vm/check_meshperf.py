@@ -1,6 +1,9 @@
 """Checks what meshperf printed in the rdma-vm guest (guest-tests.sh's tagged lines in the
 serial log): every RDMA sweep figure positive, finite and verified, and each bandwidth point's
-rxe hw_counters deltas present on both ends and consistent with the bytes it moved; every collective point
+rxe hw_counters deltas present on both ends and consistent with the bytes it moved; a daemon
+corrupting what it sends (MESHPERF_TEST_CORRUPT_RDMA=1) fails every op's and test's point
+under --verify naming the corruption and the end that saw it, and passes unverified without
+it; every collective point
 (over RDMA: each rank's rxe0 counters present and consistent with what the rank moved)
 verified with 0 wrong and its figures positive, finite and consistent (algbw = S / time,
 busbw = algbw x the op's bus factor); the collectives' rdma/tcp busbw ratios printed; the
@@ -90,6 +93,64 @@ def check_sweeps(lines):
     for op in sorted({"write", "read", "send"} - {op for op, _ in docs}):
         print(f"rdma-vm: no meshperf result for rdma {op}")
         ok = False
+    return ok
+
+
+# The end that receives a corrupting daemon's data in guest-tests.sh's corrupted sweeps: the
+# peer for write and send (the corrupting daemon initiates), the initiator for read (the
+# corrupting daemon is the peer, whose memory the initiator's QPs read).
+CORRUPT_SEEN_AT = {"write": "at the peer", "read": "at the initiator", "send": "at the peer"}
+
+
+def corrupt_runs(lines):
+    """{(op, test, verify): (exit status, stderr, document or None)} of guest-tests.sh's
+    "MESHPERF-CORRUPT-EXIT op=O test=T verify=V STATUS STDERR" and "-JSON ... | document" lines."""
+    runs = {}
+    for line in lines:
+        if line.startswith(("MESHPERF-CORRUPT-EXIT ", "MESHPERF-CORRUPT-JSON ")):
+            tag, _, rest = line.partition(" ")
+            words = rest.split(None, 3)
+            key = tuple(w.split("=", 1)[1] for w in words[:3])
+            status, _, err = (words[3] if len(words) > 3 else "").partition(" ")
+            exit_, err_, doc = runs.get(key, (None, "", None))
+            if tag.endswith("-EXIT"):
+                runs[key] = (status, err.strip(), doc)
+            else:
+                runs[key] = (exit_, err_, json.loads(line.partition(" | ")[2]))
+    return runs
+
+
+def check_corrupt_sweeps(lines):
+    """Sweeps with the daemon that corrupts what its QPs give the peer (MESHPERF_TEST_CORRUPT_RDMA=1)
+    on the sending end. Under --verify, each op (write, read, send) and test (latency,
+    bandwidth, bidir) exits 1 with its run failed and no point kept, and both stderr and the
+    run's error name the corruption ("data verification failed", "data corrupted") and the
+    end that received the data (CORRUPT_SEEN_AT). Without --verify, each op's sweep over every
+    test passes with every point measured and said unverified: the hook alone breaks nothing,
+    so the failures above are the check's."""
+    runs, ok = corrupt_runs(lines), True
+    for op in ("write", "read", "send"):
+        for test in ("latency", "bandwidth", "bidir"):
+            st, err, doc = runs.get((op, test, "1"), (None, "", None))
+            named = f"data verification failed {CORRUPT_SEEN_AT[op]}"
+            error = (doc or {}).get("error") or ""
+            good = st == "1" and named in err and "data corrupted" in err
+            good = good and doc is not None and doc["state"] == "failed" and named in error and "data corrupted" in error
+            good = good and doc["spec"].get("op") == op and doc["spec"].get("transport") == "rdma" and doc["points"] == []
+            print(f"rdma-vm: corrupted rdma {op:5} {test:9} --verify: exit {st}, "
+                  f"{doc['state'] if doc else 'no document'}, {len((doc or {}).get('points', []))} points kept: {error[:200]}"
+                  + ("" if good else f"  <-- NOT CAUGHT (want exit 1 and the run failed, naming '{named}' and 'data corrupted')"))
+            ok &= good
+        st, err, doc = runs.get((op, "all", "0"), (None, "", None))
+        points = (doc or {}).get("points", [])
+        good = st == "0" and doc is not None and doc["state"] == "completed" and len(points) == 3
+        for p in points:
+            figs = [p["lat_ns"]["p50"]] if p["test"] == "latency" else [p["gbit_per_s"]]
+            good = good and p["verified"] is False and positive(*figs)
+        print(f"rdma-vm: corrupted rdma {op:5} every test without --verify: exit {st}, "
+              f"{doc['state'] if doc else 'no document'}, {len(points)} points, verified {[p['verified'] for p in points]}"
+              + ("" if good else f"  <-- WRONG (want exit 0, 3 points measured, none verified): {err[:300]}"))
+        ok &= good
     return ok
 
 
@@ -332,10 +393,11 @@ def main(path):
     sweeps_ok = check_sweeps(lines)
     collectives_ok = check_collectives(lines)
     corrupt_ok = check_corrupt(lines)
+    corrupt_sweeps_ok = check_corrupt_sweeps(lines)
     inspect_ok = check_inspect(lines)
     rails_ok = check_rails(lines)
     rail_down_ok = check_rail_down(lines)
-    return 0 if sweeps_ok and collectives_ok and corrupt_ok and inspect_ok and rails_ok and rail_down_ok else 1
+    return 0 if sweeps_ok and collectives_ok and corrupt_ok and corrupt_sweeps_ok and inspect_ok and rails_ok and rail_down_ok else 1
 
 
 if __name__ == "__main__":

@@ -127,6 +127,42 @@ if [ -x /opt/bin/meshperfd ] && [ -x /opt/bin/meshperf ]; then
     json_run MESHPERF op=$op sweep --initiator $ip:7470 $ip:7471 --transport rdma --op $op \
       --test latency,bandwidth,bidir --sizes "$ms" --qps 2 --tx-depth 32 --verify --max-time 1 --warmup 0.1
   done
+  # --verify against real corruption (issue 51): a third daemon runs with the test hook
+  # MESHPERF_TEST_CORRUPT_RDMA=1 (daemon/test_hooks/sweep_hooks.hpp), so one byte of what its
+  # QPs give the peer is flipped (the region its WRITEs and SENDs go out from, the region the
+  # peer READs). With it on the sending end (the initiator for write and send; the peer for
+  # read, whose data moves from the peer's memory to the initiator), every op and test must
+  # fail its point under --verify naming the corruption and the end that saw it; without
+  # --verify the same sweeps pass (the check catches it, not some other fault).
+  # check_meshperf.py checks the lines.
+  step "meshperf sweep --transport rdma --verify from a corrupting daemon"
+  mkdir -p /tmp/mp9
+  MESHPERF_TEST_CORRUPT_RDMA=1 meshperfd --listen $ip:7479 --state-dir /tmp/mp9 --token-file /tmp/token --log-level error &
+  d9=$!
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    meshperf --token-file /tmp/token info $ip:7479 >/dev/null 2>&1 && break
+    sleep 1
+  done
+  corrupt_run() {  # KEY EXPECTED_EXIT ARGS...
+    key=$1; want=$2; shift 2
+    meshperf --token-file /tmp/token sweep "$@" --transport rdma --qps 1 --tx-depth 32 --max-time 0.5 --warmup 0.1 \
+      --format json -q -o /tmp/doc.json 2>/tmp/doc.err
+    st=$?
+    echo "MESHPERF-CORRUPT-EXIT $key $st $(tr '\n' ' ' </tmp/doc.err)"
+    [ -f /tmp/doc.json ] && echo "MESHPERF-CORRUPT-JSON $key | $(tr -d '\n' </tmp/doc.json)"
+    rm -f /tmp/doc.json
+    [ $st -eq $want ] || fail "meshperf sweep $* from a corrupting daemon exited $st (expected $want)"
+  }
+  for op in write read send; do
+    if [ $op = read ]; then pair="$ip:7470 $ip:7479"; else pair="$ip:7479 $ip:7471"; fi
+    for test in latency bandwidth bidir; do
+      if [ $test = latency ]; then size=8; else size=65536; fi
+      corrupt_run "op=$op test=$test verify=1" 1 --initiator $pair --op $op --test $test --sizes $size --verify
+    done
+    corrupt_run "op=$op test=all verify=0" 0 --initiator $pair --op $op --test latency,bandwidth,bidir --sizes 65536
+  done
+  kill $d9
+  wait $d9 2>/dev/null
   # Errors that can be provoked here: each must fail cleanly and leave the daemons serving.
   for bad in "--device nosuch0" "--port 9" "--gid-index 999"; do
     meshperf --token-file /tmp/token sweep --initiator $ip:7470 $ip:7471 --transport rdma $bad \

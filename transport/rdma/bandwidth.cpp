@@ -176,8 +176,10 @@ bandwidth_passive::bandwidth_passive(endpoint& ep, std::size_t qp, const point_p
     : ep_(&ep), p_(p) {
     slot_ = &detail::prepare_slot(ep, qp, p_);
     if (p_.op == core::rdma_op::send) slot_->top_up_receives();
-    if (p_.op == core::rdma_op::read && slot_->host_memory())  // GPU memory: read as it is
+    if (p_.op == core::rdma_op::read && slot_->host_memory()) {  // GPU memory: read as it is
         std::memcpy(slot_->rx(), p_.verify ? slot_->reference.data() : slot_->tx(), p_.size);
+        if (p_.corrupt_sent_for_test) detail::corrupt_for_test(slot_->rx(), p_.size);  // what the peer reads
+    }
 }
 
 void bandwidth_passive::run(const std::atomic<bool>& stop) {

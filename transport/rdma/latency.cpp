@@ -290,6 +290,7 @@ latency_passive::latency_passive(endpoint& ep, std::size_t qp, const point_param
     if (p_.op == core::rdma_op::read && slot_->host_memory()) {
         // The active side reads this region: give it the pattern (or anything, unverified).
         std::memcpy(slot_->rx(), p_.verify ? slot_->reference.data() : slot_->tx(), p_.size);
+        if (p_.corrupt_sent_for_test) detail::corrupt_for_test(slot_->rx(), p_.size);  // what the peer reads
     }
 }
 

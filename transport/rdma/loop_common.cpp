@@ -73,6 +73,7 @@ qp_slot& prepare_slot(endpoint& ep, std::size_t qp, point_params& p) {
         std::memcpy(s.tx(), s.reference.data(), n);
     }
     std::memset(s.rx(), 0, n);  // nothing stale can pass for this point's data
+    if (p.corrupt_sent_for_test) corrupt_for_test(s.tx(), n);  // what WRITE and SEND give the peer
     return s;
 }
 

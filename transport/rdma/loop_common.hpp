@@ -129,6 +129,14 @@ inline bool wait_sends(qp_slot& s, std::uint32_t& outstanding, std::uint32_t kee
     return true;
 }
 
+/// The test hook of point_params::corrupt_sent_for_test: flips one byte of a region of
+/// `size` bytes that goes to the peer. The byte is in the first half and never the last one
+/// (WRITE latency's round-trip marker, which the check leaves out and each round trip
+/// overwrites), so it is compared wherever a message of 2 bytes or more is.
+inline void corrupt_for_test(std::byte* region, std::uint64_t size) noexcept {
+    region[(size - 1) / 2] ^= std::byte{0x5a};
+}
+
 /// Validates a point against an endpoint's QP and fills the verify reference. Throws
 /// core::spec_error for bad parameters, rdma_error for an unusable QP.
 qp_slot& prepare_slot(endpoint& ep, std::size_t qp, point_params& p);

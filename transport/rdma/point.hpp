@@ -21,6 +21,12 @@ struct point_params {
     bool verify = false;                ///< the receiving side checks the pattern of pattern_seed
     std::uint32_t pattern_seed = 1;     ///< e.g. the point's index in the run
     std::chrono::milliseconds peer_timeout{5000};  ///< no progress this long: the peer is gone
+    /// Test hook (the daemon's MESHPERF_TEST_CORRUPT_RDMA): when the point is armed, one byte
+    /// of what this side gives the peer is flipped — the send region (WRITE, SEND) and, on a
+    /// passive READ side, the region the peer reads — so every message carries it and the
+    /// peer's --verify must fail the point. Applied once at arming (detail::prepare_slot and
+    /// the passive READ constructors), never in the loops; host memory only. Off in service.
+    bool corrupt_sent_for_test = false;
 };
 
 /// What --verify found on one side of one QP.

@@ -68,7 +68,7 @@ struct point_side::runner {
 };
 
 point_side::point_side(endpoint& ep, const core::run_spec& spec, core::test_kind test, std::uint64_t size,
-                       std::vector<qp_role> roles, std::uint32_t seed)
+                       std::vector<qp_role> roles, std::uint32_t seed, bool corrupt_sent_for_test)
     : ep_(ep), spec_(spec), test_(test), size_(size) {
     point_params p;
     p.op = spec.op;
@@ -76,6 +76,7 @@ point_side::point_side(endpoint& ep, const core::run_spec& spec, core::test_kind
     p.tx_depth = spec.tx_depth;
     p.verify = spec.verify;
     p.pattern_seed = seed;
+    p.corrupt_sent_for_test = corrupt_sent_for_test;
     for (std::size_t qp = 0; qp < roles.size(); ++qp) {
         auto r = std::make_unique<runner>();
         r->role = roles[qp];

@@ -35,10 +35,12 @@ bool counting_side_receives(core::rdma_op);
 
 class point_side {
 public:
-    /// Arms every runner (buffers, patterns, posted receives). Throws rdma_error or
+    /// Arms every runner (buffers, patterns, posted receives). `corrupt_sent_for_test`: the
+    /// test hook of point_params (one flipped byte in what every runner gives the peer), set
+    /// only by a daemon started with MESHPERF_TEST_CORRUPT_RDMA=1. Throws rdma_error or
     /// core::spec_error.
     point_side(endpoint& ep, const core::run_spec& spec, core::test_kind test, std::uint64_t size,
-               std::vector<qp_role> roles, std::uint32_t seed);
+               std::vector<qp_role> roles, std::uint32_t seed, bool corrupt_sent_for_test = false);
     ~point_side();
     point_side(const point_side&) = delete;
     point_side& operator=(const point_side&) = delete;

@@ -22,11 +22,11 @@ auto concat(const std::vector<std::unique_ptr<point_side>>& sides, Part part) {
 
 rail_point_side::rail_point_side(const std::vector<endpoint*>& endpoints, const std::vector<std::string>& rails,
                                  const core::run_spec& spec, core::test_kind test, std::uint64_t size,
-                                 const std::vector<qp_role>& roles, std::uint32_t seed)
+                                 const std::vector<qp_role>& roles, std::uint32_t seed, bool corrupt_sent_for_test)
     : rails_(rails),
       passive_per_side_(static_cast<std::size_t>(std::count(roles.begin(), roles.end(), qp_role::passive))),
       runners_per_side_(roles.size()) {
-    for (auto* ep : endpoints) sides_.push_back(std::make_unique<point_side>(*ep, spec, test, size, roles, seed));
+    for (auto* ep : endpoints) sides_.push_back(std::make_unique<point_side>(*ep, spec, test, size, roles, seed, corrupt_sent_for_test));
 }
 
 void rail_point_side::pin_to(const std::vector<int>& cpus) {

@@ -16,9 +16,11 @@ namespace meshperf::transport::rdma {
 class rail_point_side {
 public:
     /// `rails`: each endpoint's rail name, for errors ("rail ra1: ..."); empty for one
-    /// endpoint without rails. Throws as point_side does.
+    /// endpoint without rails. `corrupt_sent_for_test`: point_side's test hook, on every
+    /// rail. Throws as point_side does.
     rail_point_side(const std::vector<endpoint*>& endpoints, const std::vector<std::string>& rails, const core::run_spec& spec,
-                    core::test_kind test, std::uint64_t size, const std::vector<qp_role>& roles, std::uint32_t seed);
+                    core::test_kind test, std::uint64_t size, const std::vector<qp_role>& roles, std::uint32_t seed,
+                    bool corrupt_sent_for_test = false);
 
     /// Round-robin over every rail's runners (rail-major), as one point_side pins its own.
     void pin_to(const std::vector<int>& cpus);

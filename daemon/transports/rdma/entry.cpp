@@ -15,12 +15,14 @@ transport_entry rdma_transport() {
         return transport_inventory{info.value("available", false), info.value("reason", std::string()),
                                    {{"rdma_devices", info.value("devices", nlohmann::json::array())}}};
     };
-    e.sweep.initiator = [](const daemon_context&, transport::endpoint_address, const core::run_spec& spec,
+    e.sweep.initiator = [](const daemon_context& ctx, transport::endpoint_address, const core::run_spec& spec,
                            std::uint64_t byte_cap, std::vector<int> cpus) {
-        return make_rdma_initiator_transport(spec, byte_cap, std::move(cpus));
+        return make_rdma_initiator_transport(spec, byte_cap, std::move(cpus), ctx.sweep_hooks);
     };
-    e.sweep.responder = [](daemon_context&, const frame_channel&, const core::run_spec& spec, std::uint64_t byte_cap,
-                           std::vector<int> cpus) { return make_rdma_responder_transport(spec, byte_cap, std::move(cpus)); };
+    e.sweep.responder = [](daemon_context& ctx, const frame_channel&, const core::run_spec& spec, std::uint64_t byte_cap,
+                           std::vector<int> cpus) {
+        return make_rdma_responder_transport(spec, byte_cap, std::move(cpus), ctx.sweep_hooks);
+    };
     e.collective.connect_links = connect_rdma_links;
     return e;
 }

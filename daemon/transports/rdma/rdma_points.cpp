@@ -169,11 +169,12 @@ std::optional<transport::counter_source_target> path_port(const std::vector<tran
 class rdma_initiator final : public initiator_point {
 public:
     rdma_initiator(const endpoints& eps, const core::run_spec& run_spec, const point_key& key, std::uint64_t byte_cap,
-                   const std::vector<int>& cpus, point_rails::run_rails& rails)
+                   const std::vector<int>& cpus, point_rails::run_rails& rails, bool corrupt_sent_for_test)
         : run_spec_(run_spec), spec_(point_rails::point_spec(run_spec, rails.dropped)), key_(key), byte_cap_(byte_cap),
           ports_(ports_of(eps)),
           side_(point_endpoints(eps, run_spec, spec_), rail_names(spec_), spec_, key.test, key.size,
-                rdma::initiator_qp_roles(key.test, spec_.streams, spec_.reverse), static_cast<std::uint32_t>(key.index)),
+                rdma::initiator_qp_roles(key.test, spec_.streams, spec_.reverse), static_cast<std::uint32_t>(key.index),
+                corrupt_sent_for_test),
           local_n_(side_.counting_runners()),
           remote_n_(counting(peer_roles(spec_, key.test), spec_.op) * std::max<std::size_t>(1, spec_.rails.size())),
           local_(local_n_, spec_.warmup_s), remote_(remote_n_, spec_.warmup_s), rails_(rails),
@@ -297,11 +298,11 @@ private:
 class rdma_responder final : public responder_point {
 public:
     rdma_responder(const endpoints& eps, const core::run_spec& run_spec, const point_key& key, const json& begin,
-                   std::uint64_t byte_cap, const std::vector<int>& cpus)
+                   std::uint64_t byte_cap, const std::vector<int>& cpus, bool corrupt_sent_for_test)
         : spec_(point_rails::point_spec(run_spec, point_rails::dropped_from_begin(begin, run_spec))), key_(key),
           byte_cap_(byte_cap), ports_(ports_of(eps)),
           side_(point_endpoints(eps, run_spec, spec_), rail_names(spec_), spec_, key.test, key.size, peer_roles(spec_, key.test),
-                static_cast<std::uint32_t>(key.index)),
+                static_cast<std::uint32_t>(key.index), corrupt_sent_for_test),
           tolerant_(point_rails::tolerant_by_begin(begin, spec_, key.test)) {
         side_.pin_to(cpus);
     }
@@ -358,8 +359,8 @@ private:
 
 class rdma_initiator_transport final : public initiator_transport {
 public:
-    rdma_initiator_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus)
-        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
+    rdma_initiator_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus, bool corrupt_sent_for_test)
+        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)), corrupt_sent_for_test_(corrupt_sent_for_test) {}
 
     void open(frame_channel& ch, const json&, core::run_result& run) override {
         const bool rails = !spec_.rails.empty();
@@ -377,7 +378,7 @@ public:
     }
     std::string path_label() const override { return fmt::format("rdma {} ", core::to_string(spec_.op)); }
     std::unique_ptr<initiator_point> point(const point_key& key) override {
-        return std::make_unique<rdma_initiator>(eps_, spec_, key, byte_cap_, cpus_, rails_);
+        return std::make_unique<rdma_initiator>(eps_, spec_, key, byte_cap_, cpus_, rails_, corrupt_sent_for_test_);
     }
 
 private:
@@ -386,12 +387,13 @@ private:
     std::vector<int> cpus_;
     endpoints eps_;
     point_rails::run_rails rails_;  // rails that failed in earlier points
+    bool corrupt_sent_for_test_;    // test hook MESHPERF_TEST_CORRUPT_RDMA, read once for the run
 };
 
 class rdma_responder_transport final : public responder_transport {
 public:
-    rdma_responder_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus)
-        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)) {}
+    rdma_responder_transport(const core::run_spec& spec, std::uint64_t byte_cap, std::vector<int> cpus, bool corrupt_sent_for_test)
+        : spec_(spec), byte_cap_(byte_cap), cpus_(std::move(cpus)), corrupt_sent_for_test_(corrupt_sent_for_test) {}
 
     void open(frame_channel& ch) override {
         const auto first = ch.receive(clock::now() + handshake_timeout);
@@ -413,7 +415,7 @@ public:
         log_info("session {}: RDMA on {}", ch.peer_name(), where_text(eps_, spec_));
     }
     std::unique_ptr<responder_point> point(const point_key& key, const json& begin) override {
-        return std::make_unique<rdma_responder>(eps_, spec_, key, begin, byte_cap_, cpus_);
+        return std::make_unique<rdma_responder>(eps_, spec_, key, begin, byte_cap_, cpus_, corrupt_sent_for_test_);
     }
 
 private:
@@ -421,6 +423,7 @@ private:
     std::uint64_t byte_cap_;
     std::vector<int> cpus_;
     endpoints eps_;
+    bool corrupt_sent_for_test_;  // test hook MESHPERF_TEST_CORRUPT_RDMA, read once for the run
 };
 
 }  // namespace
@@ -433,13 +436,15 @@ json rdma_info() {
 }
 
 std::unique_ptr<initiator_transport> make_rdma_initiator_transport(const core::run_spec& spec,
-                                                                   std::uint64_t byte_cap, std::vector<int> cpus) {
-    return std::make_unique<rdma_initiator_transport>(spec, byte_cap, std::move(cpus));
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus,
+                                                                   const sweep_test_hooks& hooks) {
+    return std::make_unique<rdma_initiator_transport>(spec, byte_cap, std::move(cpus), hooks.corrupt_rdma);
 }
 
 std::unique_ptr<responder_transport> make_rdma_responder_transport(const core::run_spec& spec,
-                                                                   std::uint64_t byte_cap, std::vector<int> cpus) {
-    return std::make_unique<rdma_responder_transport>(spec, byte_cap, std::move(cpus));
+                                                                   std::uint64_t byte_cap, std::vector<int> cpus,
+                                                                   const sweep_test_hooks& hooks) {
+    return std::make_unique<rdma_responder_transport>(spec, byte_cap, std::move(cpus), hooks.corrupt_rdma);
 }
 
 }  // namespace meshperf::daemon
