@@ -364,9 +364,6 @@ class Issue26RoughEdgeTests(unittest.TestCase):
         self.assertIn("warning: the fitted β", out)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class FullMatrixCostTests(unittest.TestCase):
     """A full matrix that will take 10 minutes or more says so before its first round, with
@@ -391,3 +388,7 @@ class FullMatrixCostTests(unittest.TestCase):
             self.assertNotIn("a full matrix of", err)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()

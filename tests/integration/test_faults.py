@@ -309,9 +309,6 @@ class FaultTests(unittest.TestCase):
             c.cleanup()
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class NoRdmaDeviceTests(unittest.TestCase):
     """On a node without RDMA devices the daemon serves TCP and says plainly why RDMA cannot run."""
@@ -363,3 +360,7 @@ class NoRdmaDeviceTests(unittest.TestCase):
         finally:
             a.cleanup()
             b.cleanup()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -139,9 +139,6 @@ class SweepTests(unittest.TestCase):
         self.assertIn("tcp", out)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 class CorruptedSweepTests(unittest.TestCase):
     """--verify against real corruption: the initiator's daemon runs with the test hook
@@ -181,3 +178,7 @@ class CorruptedSweepTests(unittest.TestCase):
                 rc, out, err = self.sweep(ini, peer, test, *extra)
                 self.assertEqual(rc, 0, f"without --verify the corruption is not looked for: {err}")
                 self.assertFalse(json.loads(out)["points"][0]["verified"])
+
+
+if __name__ == "__main__":
+    unittest.main()
