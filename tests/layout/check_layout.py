@@ -58,7 +58,8 @@ _CLIENT_ORDER = {
     "client/support": set(),
     "client/render": {"client/support"},
     "client/collective": {"client/render", "client/support"},
-    "client/commands": {"client/collective", "client/render", "client/support"},
+    "client/fleet": {"client/support"},
+    "client/commands": {"client/collective", "client/fleet", "client/render", "client/support"},
 }
 _CLIENT_ORDER["client"] = set(_CLIENT_ORDER)  # main.cpp and the command table
 for part, allowed in _DAEMON_ORDER.items():
