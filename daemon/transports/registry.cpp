@@ -18,7 +18,7 @@ namespace {
 
 /// A transport this build knows by name but was built without: /v1/info says why, and a
 /// run over it is refused with the same words.
-transport_entry not_built(std::string name, std::string why, nlohmann::json info_fields) {
+[[maybe_unused]] transport_entry not_built(std::string name, std::string why, nlohmann::json info_fields) {
     transport_entry e;
     e.name = std::move(name);
     e.built = false;

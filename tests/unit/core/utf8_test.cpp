@@ -10,7 +10,7 @@ using meshperf::core::is_valid_utf8;
 using meshperf::core::to_valid_utf8;
 
 TEST_CASE("valid UTF-8 passes unchanged") {
-    for (const std::string s : {std::string(), std::string("plain ascii"), std::string("caf\xC3\xA9"),
+    for (const std::string& s : {std::string(), std::string("plain ascii"), std::string("caf\xC3\xA9"),
                                 std::string("\xE2\x82\xAC 100"), std::string("\xF0\x9F\x98\x80"),
                                 std::string("nul \0 inside", 12), std::string("\xF4\x8F\xBF\xBF")}) {
         CHECK(is_valid_utf8(s));
