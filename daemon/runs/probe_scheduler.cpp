@@ -6,20 +6,6 @@
 #include <algorithm>
 
 namespace meshperf::daemon {
-namespace {
-
-/// Why this daemon cannot probe over `transport` now; empty when it can.
-std::string unavailable_reason(std::string_view transport) {
-    for (const auto& e : transports())
-        if (e.name == transport) {
-            auto inv = e.inventory();
-            if (inv.available) return {};
-            return inv.reason.empty() ? std::string("not available on this host") : inv.reason;
-        }
-    return "not a transport of this meshperfd";
-}
-
-}  // namespace
 
 core::run_spec probe_scheduler::probe_spec(const probe_config& c, const std::string& peer, const std::string& transport) {
     core::run_spec s;

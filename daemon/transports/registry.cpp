@@ -68,6 +68,16 @@ const transport_entry& find_transport(std::string_view name) {
     throw core::spec_error(unknown_transport(name));
 }
 
+std::string unavailable_reason(std::string_view name) {
+    for (const auto& e : transports())
+        if (e.name == name) {
+            auto inv = e.inventory();
+            if (inv.available) return {};
+            return inv.reason.empty() ? std::string("not available on this host") : inv.reason;
+        }
+    return "not a transport of this meshperfd";
+}
+
 const sweep_plugins& find_sweep_plugins(std::string_view name) { return find_transport(name).sweep; }
 
 const collective_plugin& find_collective_plugin(std::string_view name) { return find_transport(name).collective; }

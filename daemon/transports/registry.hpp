@@ -48,6 +48,10 @@ const std::vector<transport_entry>& transports();
 /// names it has and why each of the others is not here.
 const transport_entry& find_transport(std::string_view name);
 
+/// Why this daemon cannot measure over `name` now ("not a transport of this meshperfd", the
+/// entry's reason, "not available on this host"); empty when it can.
+std::string unavailable_reason(std::string_view name);
+
 /// The sweep plug-ins by name (find_transport), for daemon/sweep/.
 const sweep_plugins& find_sweep_plugins(std::string_view name);
 /// The collective plug-in by name (find_transport), for daemon/collective/.
