@@ -15,6 +15,17 @@ if(NOT CPPTOML_INCLUDE_DIR)
   message(FATAL_ERROR "cpptoml.h not found (apt-get install libcpptoml-dev, or run scripts/setup)")
 endif()
 
+# libfabric (transport/ofi): AUTO builds where pkg-config finds libfabric >= 1.17.
+set(MESHPERF_HAVE_OFI OFF)
+if(NOT MESHPERF_WITH_OFI STREQUAL "OFF")
+  pkg_check_modules(LIBFABRIC IMPORTED_TARGET libfabric>=1.17)
+  if(LIBFABRIC_FOUND)
+    set(MESHPERF_HAVE_OFI ON)
+  elseif(MESHPERF_WITH_OFI STREQUAL "ON")
+    message(FATAL_ERROR "MESHPERF_WITH_OFI=ON but libfabric >= 1.17 was not found (apt-get install libfabric-dev)")
+  endif()
+endif()
+
 # RDMA: AUTO builds where libibverbs is present.
 set(MESHPERF_HAVE_RDMA OFF)
 if(NOT MESHPERF_WITH_RDMA STREQUAL "OFF")

@@ -5,6 +5,7 @@
 #include "core/transport_rules.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -30,8 +31,18 @@ constexpr std::pair<std::string_view, test_kind> test_names[] = {
     {"latency", test_kind::latency}, {"bandwidth", test_kind::bandwidth}, {"bidir", test_kind::bidir}};
 constexpr std::pair<std::string_view, rdma_op> op_names[] = {
     {"write", rdma_op::write}, {"read", rdma_op::read}, {"send", rdma_op::send}};
+constexpr std::pair<std::string_view, ofi_op> ofi_op_names[] = {
+    {"tagged", ofi_op::tagged}, {"msg", ofi_op::msg}, {"write", ofi_op::write}, {"read", ofi_op::read}};
 
 }  // namespace
+
+std::string_view to_string(ofi_op op) {
+    for (const auto& [name, value] : ofi_op_names)
+        if (value == op) return name;
+    return "tagged";
+}
+
+ofi_op parse_ofi_op(std::string_view text) { return parse_enum("libfabric operation", text, ofi_op_names); }
 
 const std::string& rail_memory(const run_spec& s, const rail_pair& rail, bool initiator) {
     const auto& own = initiator ? rail.local_memory : rail.peer_memory;
@@ -189,6 +200,12 @@ std::vector<int> parse_cpu_list(std::string_view text) {
 
 namespace {
 
+/// Whether the spec's transport carries `field` of its own (transport_rules::own_fields).
+bool carries_field(const run_spec& s, std::string_view field) {
+    const auto& own = transport_rules_of(s.transport).own_fields;
+    return std::find(own.begin(), own.end(), field) != own.end();
+}
+
 /// The rails against the rest of the spec (rail_spec.hpp checks the list itself).
 void check_rails(const run_spec& s, const run_limits& lim) {
     if (s.rails.empty()) return;
@@ -254,6 +271,13 @@ void validate(const run_spec& s, const run_limits& lim) {
     if (s.rdma_port == 0 || s.rdma_port > 255) throw spec_error(fmt::format("RDMA port {} is out of range: use 1..255", s.rdma_port));
     if (s.gid_index && (*s.gid_index < 0 || *s.gid_index > 1023))
         throw spec_error(fmt::format("GID index {} is out of range: use 0..1023", *s.gid_index));
+    if (!carries_field(s, "ofi_provider") && (!s.ofi_provider.empty() || s.ofi_op != ofi_op::tagged))
+        throw spec_error("ofi_provider and ofi_op are for transport ofi: drop them or give --transport ofi");
+    if (s.ofi_provider.size() > 64 || std::any_of(s.ofi_provider.begin(), s.ofi_provider.end(), [](char c) {
+            return !(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ';');
+        }))
+        throw spec_error("ofi_provider must be a libfabric provider name such as efa, cxi, verbs, tcp or shm (`fi_info -l` "
+                         "lists them)");
     check_side_memory(s, true);
     check_side_memory(s, false);
     if (rules.check_memory) rules.check_memory(s);
@@ -286,6 +310,10 @@ json to_json(const run_spec& s) {
     j["rdma_device"] = s.rdma_device;
     j["rdma_port"] = s.rdma_port;
     j["gid_index"] = s.gid_index ? json(*s.gid_index) : json(nullptr);
+    if (carries_field(s, "ofi_provider")) {  // only for it: specs of the other transports read as before
+        j["ofi_provider"] = s.ofi_provider;
+        j["ofi_op"] = to_string(s.ofi_op);
+    }
     if (!s.rails.empty()) {  // only when given: a peer older than rails refuses the field
         j["rails"] = json::array();
         for (const auto& r : s.rails) j["rails"].push_back(to_json(r));
@@ -342,7 +370,7 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
     static const std::set<std::string, std::less<>> known = {
         "peer", "transport", "tests", "sizes", "streams", "reverse", "iterations", "duration_s",
         "precision", "max_point_s", "warmup_s", "verify", "busy_poll", "window_bytes", "cpus", "initiator_cpus", "peer_cpus", "op",
-        "tx_depth", "rdma_device", "rdma_port", "gid_index", "local_memory", "remote_memory", "rails"};
+        "tx_depth", "rdma_device", "rdma_port", "gid_index", "local_memory", "remote_memory", "rails", "ofi_provider", "ofi_op"};
     for (const auto& [key, value] : j.items())
         if (!known.contains(key)) throw spec_error(fmt::format("unknown field '{}' in run spec", key));
     if (!j.contains("peer")) throw spec_error("run spec has no 'peer': give the peer daemon as \"host:port\"");
@@ -390,6 +418,8 @@ run_spec run_spec_from_json(const json& j, const run_limits& lim) {
         else if (key == "rdma_device") s.rdma_device = get_string(v, key);
         else if (key == "rdma_port") s.rdma_port = get_u32(v, key);
         else if (key == "gid_index") { if (!v.is_null()) s.gid_index = static_cast<int>(get_u32(v, key)); }
+        else if (key == "ofi_provider") s.ofi_provider = get_string(v, key);
+        else if (key == "ofi_op") s.ofi_op = parse_ofi_op(get_string(v, key));
         else if (key == "local_memory") s.local_memory = get_string(v, key);
         else if (key == "remote_memory") s.remote_memory = get_string(v, key);
         else if (key == "rails") {

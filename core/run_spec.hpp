@@ -23,6 +23,12 @@ enum class test_kind {
 /// RDMA operation for bandwidth and latency points (transport rdma only).
 enum class rdma_op { write, read, send };
 
+/// libfabric operation (transport ofi only): tagged or untagged send/receive, or RMA.
+enum class ofi_op { tagged, msg, write, read };
+std::string_view to_string(ofi_op);
+/// Throws spec_error listing the operations for an unknown name.
+ofi_op parse_ofi_op(std::string_view);
+
 std::string_view to_string(test_kind);
 std::string_view to_string(rdma_op);
 /// Parse a name; throws spec_error listing the accepted names.
@@ -101,6 +107,10 @@ struct run_spec {
     std::string rdma_device;                           ///< empty: the device that owns the session's address
     std::uint32_t rdma_port = 1;
     std::optional<int> gid_index;                      ///< empty: RoCE v2 IPv4-mapped GID of the session address
+
+    // libfabric (transport ofi only; in the JSON only for it, so other specs read as before)
+    std::string ofi_provider;                          ///< core provider name; empty: the best both daemons have
+    core::ofi_op ofi_op = core::ofi_op::tagged;
 
     /// Rails measured at once (docs/rails.md): each carries `streams` streams per direction,
     /// bound to its own addresses. Empty: one path, the session's addresses. TCP only.

@@ -11,9 +11,10 @@ namespace meshperf::core {
 // table below.
 transport_rules tcp_rules();   // core/tcp_rules.cpp
 transport_rules rdma_rules();  // core/rdma_rules.cpp
+transport_rules ofi_rules();   // core/ofi_rules.cpp
 
 const std::vector<transport_rules>& transport_rule_table() {
-    static const std::vector<transport_rules> table{tcp_rules(), rdma_rules()};
+    static const std::vector<transport_rules> table{tcp_rules(), rdma_rules(), ofi_rules()};
     return table;
 }
 

@@ -231,6 +231,10 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
         ctx.sweep_hooks.corrupt_rdma = true;
         daemon::log_warn("MESHPERF_TEST_CORRUPT_RDMA=1: this daemon corrupts the RDMA sweep data it sends (a test hook)");
     }
+    if (const char* hook = std::getenv("MESHPERF_TEST_CORRUPT_OFI"); hook && std::string_view(hook) == "1") {
+        ctx.sweep_hooks.corrupt_ofi = true;
+        daemon::log_warn("MESHPERF_TEST_CORRUPT_OFI=1: this daemon corrupts the libfabric sweep data it sends (a test hook)");
+    }
     if (const char* hook = std::getenv("MESHPERF_TEST_EMULATED_GPU"); hook && std::string_view(hook) == "1") {
         ctx.collective_hooks.emulated_gpu = true;
         daemon::log_warn("MESHPERF_TEST_EMULATED_GPU=1: this daemon serves --memory cuda:N collectives from a GPU emulated in "

@@ -44,6 +44,7 @@ struct sweep_options {
     std::string window;
     std::string cpus;
     std::string op = "write";
+    std::string ofi_provider, ofi_op = "tagged";
     std::uint32_t tx_depth = 128;
     std::uint32_t qps = 0;
     std::string device;
@@ -62,7 +63,7 @@ struct sweep_options {
 void add_sweep_options(CLI::App& cmd, sweep_options& o) {
     cmd.add_option("peer", o.peer, "peer daemon HOST[:PORT] (the initiator measures the path to it)")->required();
     cmd.add_option("--initiator", o.initiator, "daemon that runs the measurement, HOST[:PORT]")->capture_default_str();
-    cmd.add_option("--transport", o.transport, "tcp or rdma")->capture_default_str();
+    cmd.add_option("--transport", o.transport, "tcp, rdma or ofi (libfabric)")->capture_default_str();
     cmd.add_option("--test", o.tests, "comma list of latency, bandwidth, bidir")->capture_default_str();
     cmd.add_option("--sizes", o.sizes, "sizes: range 1..4M (powers of two), list 64,4K,1M; IEC suffixes")->capture_default_str();
     cmd.add_option("--streams", o.streams, "parallel TCP streams per direction (bandwidth, bidir)")->capture_default_str();
@@ -79,7 +80,11 @@ void add_sweep_options(CLI::App& cmd, sweep_options& o) {
                     "pin the measuring threads: A,B = initiator on CPU A, peer on CPU B; A = both on A; a side may be "
                     "a range (0-3) its streams spread over. Default: each daemon picks its CPUs once per run");
     cmd.add_option("--op", o.op, "RDMA operation: write, read or send")->capture_default_str();
-    cmd.add_option("--tx-depth", o.tx_depth, "RDMA send-queue window")->capture_default_str();
+    cmd.add_option("--tx-depth", o.tx_depth, "RDMA send-queue window (ofi: sends in flight per endpoint)")->capture_default_str();
+    cmd.add_option("--ofi-provider", o.ofi_provider,
+                   "libfabric provider (ofi): efa, cxi, verbs, tcp, shm, ... (default: the best of efa, cxi, verbs, tcp both "
+                   "daemons have)");
+    cmd.add_option("--ofi-op", o.ofi_op, "libfabric operation (ofi): tagged or msg")->capture_default_str();
     cmd.add_option("--qps", o.qps, "RDMA queue pairs (same as --streams)");
     cmd.add_option("--device", o.device, "RDMA device name (default: the one owning the session address)");
     cmd.add_option("--port", o.port, "RDMA port number")->capture_default_str();
@@ -129,6 +134,8 @@ core::run_spec build_spec(const sweep_options& o, const CLI::App& cmd, std::stri
     }
     s.op = core::parse_rdma_op(o.op);
     s.tx_depth = o.tx_depth;
+    if (given("--ofi-provider")) s.ofi_provider = o.ofi_provider;
+    if (given("--ofi-op")) s.ofi_op = core::parse_ofi_op(o.ofi_op);
     s.rdma_device = o.device;
     s.rdma_port = o.port;
     if (given("--gid-index")) s.gid_index = o.gid_index;

@@ -127,6 +127,7 @@ api_reply handle_submit(api_state& s, const std::string& body, std::shared_ptr<r
         const auto peer = transport::parse_endpoint(spec.peer);
         if (const auto why = same_daemon_refusal(peer, s.listening)) return api_error(400, fmt::format("peer: {}", *why));
         check_placement_at_submission(spec, read_host_cpu_facts());
+        check_spec_here(spec);
     } catch (const core::spec_error& e) {
         return api_error(400, e.what());
     }

@@ -16,6 +16,10 @@ struct sweep_test_hooks {
     /// --verify. Read once when the daemon starts and applied when a point is armed, never in
     /// the per-message loops; GPU memory is left as it is (--verify is refused there).
     bool corrupt_rdma = false;
+    /// MESHPERF_TEST_CORRUPT_OFI=1: every message this daemon's libfabric sweep loops send
+    /// carries one flipped byte (transport::ofi::point_params::corrupt_sent_for_test, set
+    /// when a point is armed), so the receiving end's --verify must fail the point.
+    bool corrupt_ofi = false;
 };
 
 }  // namespace meshperf::daemon

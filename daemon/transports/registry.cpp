@@ -13,6 +13,9 @@ transport_entry tcp_transport();  // daemon/transports/tcp/entry.cpp
 #ifdef MESHPERF_HAVE_RDMA
 transport_entry rdma_transport();  // daemon/transports/rdma/entry.cpp
 #endif
+#ifdef MESHPERF_HAVE_OFI
+transport_entry ofi_transport();  // daemon/transports/ofi/entry.cpp
+#endif
 
 namespace {
 
@@ -36,6 +39,14 @@ std::vector<transport_entry> make_registry() {
                             "RDMA support is not built into this meshperfd (libibverbs was not found at build time; "
                             "install libibverbs-dev and rebuild with -DMESHPERF_WITH_RDMA=ON)",
                             {{"rdma_devices", nlohmann::json::array()}}));
+#endif
+#ifdef MESHPERF_HAVE_OFI
+    out.push_back(ofi_transport());
+#else
+    out.push_back(not_built("ofi",
+                            "libfabric support is not built into this meshperfd (libfabric was not found at build time; "
+                            "install libfabric-dev and rebuild with -DMESHPERF_WITH_OFI=ON)",
+                            {{"ofi", nlohmann::json::object()}}));
 #endif
     return out;
 }
@@ -66,6 +77,11 @@ const transport_entry& find_transport(std::string_view name) {
         return e;
     }
     throw core::spec_error(unknown_transport(name));
+}
+
+void check_spec_here(const core::run_spec& spec) {
+    for (const auto& e : transports())
+        if (e.name == spec.transport && e.built && e.check_spec) e.check_spec(spec);
 }
 
 std::string unavailable_reason(std::string_view name) {

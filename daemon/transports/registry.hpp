@@ -32,6 +32,9 @@ struct transport_entry {
     std::string name;  ///< as run specs and /v1/info spell it: "tcp", "rdma"
     /// Asked at every GET /v1/info and when a probe schedule starts; reads the host (devices).
     std::function<transport_inventory()> inventory;
+    /// Refuses at submission (core::spec_error) a sweep spec this host can never run over it
+    /// (ofi: a provider it lacks, or one without the operation asked). Empty: none.
+    std::function<void(const core::run_spec&)> check_spec;
     sweep_plugins sweep;
     collective_plugin collective;
     /// False for a transport this build knows by name but was built without: it has no
@@ -56,6 +59,10 @@ std::string unavailable_reason(std::string_view name);
 const sweep_plugins& find_sweep_plugins(std::string_view name);
 /// The collective plug-in by name (find_transport), for daemon/collective/.
 const collective_plugin& find_collective_plugin(std::string_view name);
+
+/// Runs the spec's transport's check_spec, when it has one and is built here (a transport
+/// this build lacks is refused later, when the run starts, as before). Throws core::spec_error.
+void check_spec_here(const core::run_spec& spec);
 
 /// GET /v1/info's transport part: {"transports": [{"name", "available", "reason"?}, ...]}
 /// and every entry's info_fields.

@@ -6,7 +6,8 @@ naming the file and line, when:
 
   1. an #include runs against the folder order: a folder may include only itself and the
      folders listed for it in ALLOWED below (daemon/ and client/ are layered inside too);
-  2. an ibv_ call appears outside transport/ and gpu/ (the verbs API stays in the data path);
+  2. an ibv_ call appears outside transport/ and gpu/, or a libfabric fi_ call outside
+     transport/ofi/ (the verbs and libfabric APIs stay in the data path);
   3. a raw socket call (::socket, ::connect, ::accept, ::bind, ::listen, ::send, ::recv,
      ::sendmsg, ::recvmsg, ::setsockopt, ::getsockopt, ::poll, ...) appears outside transport/;
   4. two source units (a .hpp with its .cpp) include each other, directly or around a loop;
@@ -34,12 +35,13 @@ ALLOWED = {
     "transport": {"core", "core/collective"},
     "transport/tcp": {"transport", "core", "core/collective"},
     "transport/rdma": {"transport", "core", "core/collective"},
+    "transport/ofi": {"transport", "core", "core/collective"},
     "transport/mesh": {"transport", "transport/tcp", "transport/rdma", "core", "core/collective"},
     "gpu": {"core", "core/collective", "transport", "transport/rdma"},
     "node": {"core", "core/collective", "gpu", "transport"},
 }
 _BELOW_DAEMON = {"core", "core/collective", "analysis", "analysis/collective", "transport", "transport/tcp",
-                 "transport/rdma", "transport/mesh", "gpu", "node"}
+                 "transport/rdma", "transport/ofi", "transport/mesh", "gpu", "node"}
 _DAEMON_ORDER = {
     "daemon/test_hooks": set(),
     "daemon/runtime": {"daemon/test_hooks"},
@@ -71,6 +73,7 @@ SOURCE_ROOTS = ("core", "analysis", "transport", "gpu", "node", "daemon", "clien
 EXTENSIONS = (".cpp", ".hpp", ".cu")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 IBV_CALL = re.compile(r"\bibv_[a-z_0-9]+\s*\(")
+FI_CALL = re.compile(r"\bfi_(?:getinfo|fabric|domain|endpoint|enable|close|cq_\w+|av_\w+|mr_\w+|t?send|t?recv|cancel|getname|ep_bind|read|write|inject|tinject|freeinfo|allocinfo|strerror|tostr)\s*\(")
 # The project calls POSIX by its global name (::send), which tells a socket call from a member.
 SOCKET_CALL = re.compile(r"(?<![\w:])::(socket|connect|accept4?|bind|listen|send|recv|sendmsg|recvmsg|"
                          r"sendto|recvfrom|setsockopt|getsockopt|poll|shutdown)\s*\(")
@@ -155,6 +158,8 @@ def check_file(root, path, problems, unit_edges):
         code, in_block = strip_comments_and_strings(line, in_block)
         if IBV_CALL.search(code) and not path.startswith(("transport/", "gpu/")):
             problems.append(f"{where}: ibv_ call outside transport/ and gpu/")
+        if FI_CALL.search(code) and not path.startswith("transport/ofi/"):
+            problems.append(f"{where}: libfabric fi_ call outside transport/ofi/")
         if not in_block and not TRANSPORT_REGISTRY.match(path) and TRANSPORT_BRANCH.search(line.split("//", 1)[0]):
             problems.append(f"{where}: branches on a transport's name outside the registry; ask core/transport_rules.hpp "
                             "or daemon/transports/registry.hpp instead")

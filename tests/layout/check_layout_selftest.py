@@ -31,6 +31,7 @@ PLANTED = {
     "core/up.cpp": ('#include "daemon/sweep/s.hpp"\n', "core/ may not include daemon/sweep/s.hpp"),
     "daemon/session/back.cpp": ('#include "daemon/sweep/s.hpp"\n', "daemon/session/ may not include daemon/sweep/s.hpp"),
     "daemon/sweep/verbs.cpp": ("void g(void* qp) { ibv_destroy_qp(qp); }\n", "ibv_ call outside transport/"),
+    "daemon/sweep/fabric.cpp": ("void f(void* i) { fi_freeinfo(i); }\n", "libfabric fi_ call outside transport/ofi/"),
     "daemon/sweep/raw.cpp": ("long h(int fd, char* b) { return ::recv(fd, b, 1, 0); }\n", "raw socket call recv()"),
     "daemon/sweep/cite.cpp": ("// works around the bug of issue 12\n", "cites an issue number"),
     "daemon/sweep/long.hpp": ("#pragma once\nclass long_one {\n" + "    int x;\n" * 205 + "};\n", "long_one is 206 lines long"),

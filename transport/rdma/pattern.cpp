@@ -1,21 +1,9 @@
 #include "transport/rdma/pattern.hpp"
 
-#include <cstring>
+#include "transport/message_pattern.hpp"
 
 namespace meshperf::transport::rdma {
 
-void fill_pattern(std::span<std::byte> out, std::uint32_t seed) noexcept {
-    std::uint64_t x = 0x9e3779b97f4a7c15ull ^ (static_cast<std::uint64_t>(seed) << 17) ^ seed;
-    std::size_t i = 0;
-    while (i < out.size()) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        const std::uint64_t v = x * 0x2545f4914f6cdd1dull;
-        const std::size_t n = out.size() - i < 8 ? out.size() - i : 8;
-        std::memcpy(out.data() + i, &v, n);
-        i += n;
-    }
-}
+void fill_pattern(std::span<std::byte> out, std::uint32_t seed) noexcept { fill_message_pattern(out, seed); }
 
 }  // namespace meshperf::transport::rdma

@@ -1,0 +1,33 @@
+// The libfabric transport's registry entry: available where libfabric finds a reliable-
+// datagram provider (ofi_info), its providers and domains in GET /v1/info's "ofi"; sweeps
+// over FI_EP_RDM endpoints (ofi_points). No collective plug-in yet: core/ofi_rules.cpp
+// refuses collectives over it.
+#include "daemon/transports/ofi/ofi_points.hpp"
+#include "daemon/transports/registry.hpp"
+
+namespace meshperf::daemon {
+
+transport_entry ofi_transport() {
+    transport_entry e;
+    e.name = "ofi";
+    e.inventory = [] {
+        auto info = ofi_info();
+        const bool available = info.value("available", false);
+        auto reason = info.value("reason", std::string());
+        info.erase("available");
+        info.erase("reason");
+        return transport_inventory{available, std::move(reason), {{"ofi", std::move(info)}}};
+    };
+    e.check_spec = check_ofi_spec;
+    e.sweep.initiator = [](const daemon_context& ctx, transport::endpoint_address, const core::run_spec& spec,
+                           std::uint64_t byte_cap, std::vector<int> cpus) {
+        return make_ofi_initiator_transport(spec, byte_cap, std::move(cpus), ctx.sweep_hooks);
+    };
+    e.sweep.responder = [](daemon_context& ctx, const frame_channel&, const core::run_spec& spec, std::uint64_t byte_cap,
+                           std::vector<int> cpus) {
+        return make_ofi_responder_transport(spec, byte_cap, std::move(cpus), ctx.sweep_hooks);
+    };
+    return e;
+}
+
+}  // namespace meshperf::daemon
