@@ -66,6 +66,13 @@ constexpr std::array known = {
     named_meaning{"send_err", counter_meaning::error, "packets that failed to send"},
     named_meaning{"req_cqe_error", counter_meaning::error, "requester completions in error"},
     named_meaning{"resp_cqe_error", counter_meaning::error, "responder completions in error"},
+    // AWS EFA devices' hw_counters (class/infiniband/<efa>/ports/1/hw_counters): SRD
+    // retransmits and remotes that stopped answering, warnings as TCP retransmits are.
+    named_meaning{"retrans_pkts", counter_meaning::error, "packets the EFA device retransmitted (loss on the path)"},
+    named_meaning{"retrans_timeout_events", counter_meaning::error, "EFA retransmit timeouts"},
+    named_meaning{"impaired_remote_conn_events", counter_meaning::error, "EFA connections to a remote that became impaired"},
+    named_meaning{"unresponsive_remote_events", counter_meaning::error, "EFA remotes that stopped responding"},
+    named_meaning{"rx_drops", counter_meaning::error, "packets the EFA device dropped on receive"},
     named_meaning{"np_ecn_marked_roce_packets", counter_meaning::congestion, "ECN-marked packets received"},
     named_meaning{"np_cnp_sent", counter_meaning::congestion, "congestion notifications sent"},
     named_meaning{"rp_cnp_handled", counter_meaning::congestion, "congestion notifications acted on"},

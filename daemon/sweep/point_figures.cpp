@@ -1,6 +1,7 @@
 #include "daemon/sweep/point_figures.hpp"
 
 #include "core/sizes.hpp"
+#include "core/transport_rules.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -121,7 +122,9 @@ core::point_result assemble_point(const point_inputs& in) {
         p.warnings.push_back(fmt::format("precision target not met: 95% CI half-width {:.2g}% of the estimate (target {:.2g}%) {}{}",
                                          p.precision.achieved * 100, in.spec.precision * 100, why, detail));
     }
-    if (in.test == core::test_kind::bandwidth) {
+    // A transport whose loops spin on completions (RDMA, libfabric) uses its cores whatever
+    // the path does: its CPU figure says nothing about being CPU-bound.
+    if (in.test == core::test_kind::bandwidth && !core::transport_rules_of(in.spec.transport).polls) {
         const double sender_cpu = in.sender_is_local ? p.cpu.local_percent : p.cpu.remote_percent;
         const double per_stream = sender_cpu / core::streams_per_direction(in.spec, in.test);
         if (per_stream >= 90.0)

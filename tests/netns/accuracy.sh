@@ -20,12 +20,15 @@
 # iperf3 measured 495.3–497.8 Mbit/s against 496.3 expected (within ±0.3%) at load 8.
 #
 # Environment overrides: FWD_RATE_MBIT (500), REV_RATE_MBIT (300), DURATION_S (3),
-# TOLERANCE (0.05), MTU (9000).
+# TOLERANCE (0.05), MTU (9000), SWEEP_ARGS (more sweep options: netns-accuracy-ofi runs it
+# with "--transport ofi --ofi-provider tcp --verify" and TOLERANCE 0.03, libfabric's tcp
+# provider under ofi_rxm over the same veth; it skips where the build has no libfabric).
 set -u
 
 FWD_RATE_MBIT=${FWD_RATE_MBIT:-500}
 REV_RATE_MBIT=${REV_RATE_MBIT:-300}
 DURATION_S=${DURATION_S:-3}
+read -r -a SWEEP_ARGS <<<"${SWEEP_ARGS:-}"
 TOLERANCE=${TOLERANCE:-0.05}
 MTU=${MTU:-9000}
 
@@ -34,6 +37,11 @@ NETNS_PREFIX=mpacc
 . "$(dirname "$0")/lib.sh"
 netns_begin "${1:-}" "${2:-}" tc python3
 netns_shaped_daemons "$MTU" "$FWD_RATE_MBIT" "$REV_RATE_MBIT"
+if [[ " ${SWEEP_ARGS[*]} " == *" ofi "* ]] &&
+   ! ip netns exec "$NS_A" curl -sf "http://$ADDR_A:$PORT/v1/info" -H "Authorization: Bearer $(cat "$TOKEN")" |
+     python3 -c 'import json,sys; sys.exit(0 if any(t["name"] == "ofi" and t["available"] for t in json.load(sys.stdin)["transports"]) else 1)'; then
+    skip "this meshperfd has no libfabric transport (built without libfabric, or no provider here)"
+fi
 
 TS=$(ip netns exec "$NS_A" cat /proc/sys/net/ipv4/tcp_timestamps 2>/dev/null || echo 1)
 HDR=$(( 40 + (TS != 0 ? 12 : 0) ))
@@ -46,22 +54,26 @@ measure() {  # LABEL RATE_MBIT EXTRA-ARGS...
     say "$label: bandwidth 64 KiB, 1 stream, ${DURATION_S} s, tbf ${rate} Mbit/s, MTU $MTU"
     if ! ip netns exec "$NS_A" timeout "$budget" "$MESHPERF" --token-file "$TOKEN" sweep \
             --initiator "$ADDR_A:$PORT" "$ADDR_B:$PORT" --test bandwidth --sizes 64K --streams 1 \
-            --duration "$DURATION_S" --warmup 0.5 --format json -o "$out" -q "$@" >"$WORK/$label.out" 2>&1; then
+            --duration "$DURATION_S" --warmup 0.5 --format json -o "$out" -q "${SWEEP_ARGS[@]}" "$@" >"$WORK/$label.out" 2>&1; then
         cat "$WORK/$label.out"
         say "$label: FAIL: meshperf sweep failed (exit status above; 124 = hung past ${budget} s)"
         failures=$((failures + 1))
         return
     fi
-    if ! python3 - "$out" "$rate" "$MTU" "$HDR" "$TOLERANCE" "$label" "$BUCKET_BYTES" <<'EOF'
+    if ! python3 - "$out" "$rate" "$MTU" "$HDR" "$TOLERANCE" "$label" "$BUCKET_BYTES" "${SWEEP_ARGS[*]}" <<'EOF'
 import json, math, sys
 path, rate_mbit, mtu, hdr, tol, label = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 bucket = int(sys.argv[7])
+verify = "--verify" in sys.argv[8].split()
 doc = json.load(open(path))
 pts = [p for p in doc.get("points", []) if p.get("test") == "bandwidth"]
 if len(pts) != 1:
     print(f"netns-accuracy: {label}: FAIL: expected 1 bandwidth point, got {len(pts)}")
     sys.exit(1)
 p = pts[0]
+if verify and not p.get("verified"):
+    print(f"netns-accuracy: {label}: FAIL: --verify asked but the point says nothing was verified ({p.get('verified')!r})")
+    sys.exit(1)
 g = p.get("gbit_per_s")
 if not isinstance(g, (int, float)) or not math.isfinite(g) or g <= 0:
     print(f"netns-accuracy: {label}: FAIL: gbit_per_s is {g!r}")

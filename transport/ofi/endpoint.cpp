@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "transport/ofi/error.hpp"
+#include "transport/ofi/providers.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -75,9 +76,11 @@ fi_info* make_hints(const std::string& provider, message_kind kind) {
 }
 
 nlohmann::json to_json(const endpoint_description& d) {
-    return {{"provider", d.provider},          {"fabric", d.fabric},   {"domain", d.domain},
-            {"endpoint_type", d.endpoint_type}, {"protocol", d.protocol}, {"mr_mode", d.mr_mode},
-            {"max_msg_size", d.max_msg_size},   {"inject_size", d.inject_size}};
+    nlohmann::json j = {{"provider", d.provider},          {"fabric", d.fabric},     {"domain", d.domain},
+                        {"endpoint_type", d.endpoint_type}, {"protocol", d.protocol}, {"mr_mode", d.mr_mode},
+                        {"max_msg_size", d.max_msg_size},   {"inject_size", d.inject_size}};
+    if (!d.device.empty()) j["device"] = d.device;
+    return j;
 }
 
 std::string to_text(const endpoint_description& d) {
@@ -95,6 +98,7 @@ endpoint::endpoint(const endpoint_options& o)
         description_.fabric = info_->fabric_attr->name ? info_->fabric_attr->name : "";
         description_.domain = info_->domain_attr->name ? info_->domain_attr->name : "";
         description_.endpoint_type = "FI_EP_RDM";
+        description_.device = device_of_domain(description_.domain);
         description_.protocol = protocol_name(info_->ep_attr->protocol);
         description_.mr_mode = mr_mode_names(static_cast<std::uint64_t>(info_->domain_attr->mr_mode));
         description_.max_msg_size = info_->ep_attr->max_msg_size;

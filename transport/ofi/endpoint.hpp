@@ -47,6 +47,9 @@ struct endpoint_options {
 /// What fi_getinfo chose, for results and logs.
 struct endpoint_description {
     std::string provider, fabric, domain, endpoint_type, protocol;
+    /// The RDMA-class device behind the domain (EFA, verbs) whose port 1 counters a point
+    /// reads, or the CXI device; empty for tcp, shm and such.
+    std::string device;
     std::vector<std::string> mr_mode;
     std::uint64_t max_msg_size = 0;
     std::uint64_t inject_size = 0;

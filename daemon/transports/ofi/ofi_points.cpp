@@ -5,6 +5,7 @@
 // (point_stop / point_done), as for RDMA SEND.
 #include "daemon/transports/ofi/ofi_points.hpp"
 
+#include "core/counter_sources.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
 #include "core/json_fields.hpp"
@@ -17,6 +18,8 @@
 #include "transport/socket.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <optional>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -111,6 +114,15 @@ std::vector<ofi::endpoint*> endpoint_pointers(const ofi_endpoints& eps) {
     return out;
 }
 
+/// The device behind the endpoints' domain, read as an RDMA port (EFA's hw_counters live
+/// there: class/infiniband/<efa>/ports/1/hw_counters); none for providers without one.
+std::optional<transport::counter_source_target> ofi_device_counters(const ofi_endpoints& eps) {
+    const auto& device = eps.front()->description().device;
+    std::error_code ec;
+    if (device.empty() || !std::filesystem::exists(std::filesystem::path("/sys/class/infiniband") / device, ec)) return std::nullopt;
+    return transport::counter_source_target{std::string(core::rdma_port_source_kind), device, 1};
+}
+
 std::size_t passive_loops(const std::vector<ofi::loop_role>& roles) {
     return static_cast<std::size_t>(std::count(roles.begin(), roles.end(), ofi::loop_role::passive));
 }
@@ -124,7 +136,7 @@ public:
                 ofi_params_for(spec, key, corrupt)),
           local_n_(side_.counting_loops()),
           remote_n_(key.test == core::test_kind::latency ? 0 : passive_loops(ofi::peer_roles(key.test, spec.streams, spec.reverse))),
-          local_(local_n_, spec.warmup_s), remote_(remote_n_, spec.warmup_s) {
+          local_(local_n_, spec.warmup_s), remote_(remote_n_, spec.warmup_s), device_(ofi_device_counters(eps)) {
         // The receiver counts: the peer's bytes are what went initiator -> peer.
         if (remote_n_) flows_.push_back({"initiator->peer", &remote_});
         if (local_n_) flows_.push_back({"peer->initiator", &local_});
@@ -181,6 +193,7 @@ public:
         return assemble_point(in);
     }
     void abort() noexcept override { side_.abort(); }
+    std::optional<transport::counter_source_target> device_counters() const override { return device_; }
 
 private:
     const core::run_spec& spec_;
@@ -193,6 +206,7 @@ private:
     std::vector<std::uint64_t> local_bytes_;
     std::uint64_t remote_bytes_ = 0;
     bool byte_cap_reached_ = false;
+    std::optional<transport::counter_source_target> device_;
 };
 
 class ofi_responder final : public responder_point {
@@ -201,7 +215,8 @@ public:
                   const std::vector<int>& cpus, bool corrupt)
         : key_(key), byte_cap_(byte_cap),
           side_(endpoint_pointers(eps), spec, key.test, key.size, ofi::peer_roles(key.test, spec.streams, spec.reverse),
-                ofi_params_for(spec, key, corrupt)) {
+                ofi_params_for(spec, key, corrupt)),
+          device_(ofi_device_counters(eps)) {
         side_.pin_to(cpus);
     }
 
@@ -233,6 +248,7 @@ public:
     bool verify_failed() const override { return side_.verify_failed(); }
     std::vector<transport::thread_cpu_record> thread_cpus() const override { return side_.thread_cpus(); }
     void abort() noexcept override { side_.abort(); }
+    std::optional<transport::counter_source_target> device_counters() const override { return device_; }
 
 private:
     std::uint64_t sent_bytes() const {
@@ -246,6 +262,7 @@ private:
     ofi::point_side side_;
     bool active_stopped_ = false;
     std::vector<std::uint64_t> initiator_messages_;
+    std::optional<transport::counter_source_target> device_;
 };
 
 /// "libfabric tcp;ofi_rxm on lo (fabric 127.0.0.1/32, FI_EP_RDM, FI_PROTO_RXM, mr_mode [...]), 2 endpoints".
