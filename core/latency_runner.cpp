@@ -92,6 +92,7 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
     block_means blocks;      // per-batch medians, grouped into at most max_blocks blocks
 
     std::uint64_t done = 0;
+    std::size_t exact = 0;  // samples written to `samples`: a batch that does not fit goes to the histogram whole
     std::size_t next_check = min_samples;
     double rel = std::numeric_limits<double>::infinity();
     const auto start = clock::now();
@@ -116,6 +117,8 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
         if (n > 0) blocks.add(batch_median(dst, n, scratch));
         if (dst == spill.data())
             for (std::size_t i = 0; i < n; ++i) overflow.add(static_cast<std::uint64_t>(spill[i]));
+        else
+            exact += n;
         done += n;
         ++out.precision.batches;
         if (target_count) {
@@ -136,8 +139,9 @@ latency_outcome run_latency(const round_trip_batch& run_batch, const run_spec& s
     out.measured_s = seconds_since(start);
     if (done == 0) { out.code = ECANCELED; return out; }
 
-    const std::size_t kept_n = static_cast<std::size_t>(std::min<std::uint64_t>(done, samples.size()));
-    std::span<double> kept(samples.data(), kept_n);
+    // Only what was written: the batch that crossed max_exact_samples went to the histogram,
+    // and the slots it left empty (zeros, or a former point's samples) are no round trips.
+    std::span<double> kept(samples.data(), exact);
     if (overflow.count() == 0) {
         out.rtt_ns = summarize(kept);
         std::sort(kept.begin(), kept.end());

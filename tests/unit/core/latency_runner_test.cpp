@@ -98,6 +98,23 @@ TEST_CASE("steady round trips report the narrow within-sample interval") {
     for (double v : out.precision.block_values) CHECK(v == doctest::Approx(14000).epsilon(0.001));
 }
 
+TEST_CASE("past max_exact_samples: every round trip counted once, none of the slots the crossing batch left empty") {
+    // 1.2 M round trips of 1 µs: the batch that crosses 2^20 goes to the histogram whole;
+    // the slots it did not fill must not be read as round trips of 0 ns (a sub-µs shm
+    // latency over 2 s failed "one-way latency is 0" this way), nor a former point's samples.
+    fake_path path;
+    path.state_ns = [](std::size_t) { return 1000.0; };
+    std::vector<double> samples(max_exact_samples, 0.0);  // as a former point left them
+    std::atomic<bool> cancel{false};
+    const auto out = run_latency(path.batch(), fixed(1'200'000), samples, cancel);
+    REQUIRE(out.code == 0);
+    CHECK(out.rtt_ns.count == 1'200'000);
+    CHECK(out.rtt_ns.min >= 990);
+    CHECK(out.rtt_ns.p50 == doctest::Approx(1000).epsilon(0.01));
+    CHECK(out.rtt_ns.mean == doctest::Approx(1000).epsilon(0.01));
+    CHECK(out.rtt_ns.max <= 1010);
+}
+
 TEST_CASE("one batch: too few blocks, said so") {
     fake_path path;
     path.state_ns = [](std::size_t) { return 14000.0; };
