@@ -52,8 +52,6 @@ transport_rules ofi_rules() {
             .check_streams = ofi_streams,
             .check_length = ofi_length,
             .check_memory = ofi_memory,
-            .no_collectives = "collectives over libfabric are not in this meshperf yet (its mesh step runner is not written): "
-                              "use --transport tcp or rdma",
             .own_fields = {"ofi_provider", "ofi_op"},
             .path_details = ofi_path_details};
 }

@@ -26,8 +26,6 @@ struct transport_rules {
     void (*check_length)(const run_spec&) = nullptr;
     /// What it cannot do with the spec's memory (checked after the memory names).
     void (*check_memory)(const run_spec&) = nullptr;
-    /// Why a collective cannot run over it yet (refused with these words); empty: it can.
-    std::string_view no_collectives;
     /// Fields of the spec's JSON that only this transport carries ("ofi_provider"): written
     /// only for it, and a spec of another transport that sets them is refused.
     std::vector<std::string_view> own_fields;

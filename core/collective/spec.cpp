@@ -285,7 +285,6 @@ namespace {
 /// The RDMA options: in range, and only with a transport that has them (elsewhere they would
 /// be ignored).
 void check_rdma_options(const collective_spec& s) {
-    if (const auto why = transport_rules_of(s.transport).no_collectives; !why.empty()) throw spec_error(std::string(why));
     if (!transport_rules_of(s.transport).device_fields && (!s.rdma_device.empty() || s.rdma_port != 1 || s.gid_index))
         throw spec_error("rdma_device, rdma_port and gid_index apply to transport rdma only: drop them, or use --transport rdma");
     if (s.rdma_device.size() > 64 || s.rdma_device.find_first_of(" /\t\n") != std::string::npos)

@@ -36,7 +36,7 @@ ALLOWED = {
     "transport/tcp": {"transport", "core", "core/collective"},
     "transport/rdma": {"transport", "core", "core/collective"},
     "transport/ofi": {"transport", "core", "core/collective"},
-    "transport/mesh": {"transport", "transport/tcp", "transport/rdma", "core", "core/collective"},
+    "transport/mesh": {"transport", "transport/tcp", "transport/rdma", "transport/ofi", "core", "core/collective"},
     "gpu": {"core", "core/collective", "transport", "transport/rdma"},
     "node": {"core", "core/collective", "gpu", "transport"},
 }

@@ -23,6 +23,7 @@ namespace {
 
 /// Bytes of one operation context: fi_context2 (FI_CONTEXT2 mode), which also serves FI_CONTEXT.
 constexpr std::size_t context_bytes = sizeof(fi_context2);
+static_assert(context_bytes <= endpoint::operation_context_bytes);
 constexpr std::size_t page = 4096;
 
 bool ip_addressed(std::uint32_t format) {
@@ -38,7 +39,7 @@ void close_fid(fid* f) noexcept {
 /// its source address would name its shared-memory region) has nothing to bind: it is taken
 /// as it answers without the address.
 fi_info* get_info(const endpoint_options& o) {
-    fi_info* hints = make_hints(o.provider, o.kind);
+    fi_info* hints = make_hints(o.provider, o.kind, o.ordered);
     fi_info* info = nullptr;
     int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info);
     const char* node = o.local_ip.empty() ? nullptr : o.local_ip.c_str();
@@ -63,7 +64,7 @@ const char* protocol_name(std::uint32_t p) {
 
 }  // namespace
 
-fi_info* make_hints(const std::string& provider, message_kind kind) {
+fi_info* make_hints(const std::string& provider, message_kind kind, bool ordered) {
     fi_info* h = fi_allocinfo();
     if (!h) throw std::bad_alloc();
     h->ep_attr->type = FI_EP_RDM;
@@ -71,6 +72,7 @@ fi_info* make_hints(const std::string& provider, message_kind kind) {
     h->mode = FI_CONTEXT | FI_CONTEXT2;
     h->domain_attr->mr_mode = static_cast<int>(supported_mr_mode(false));
     h->domain_attr->threading = FI_THREAD_DOMAIN;
+    if (ordered) h->tx_attr->msg_order = h->rx_attr->msg_order = FI_ORDER_SAS;
     if (!provider.empty()) h->fabric_attr->prov_name = strdup(provider.c_str());
     return h;
 }
@@ -114,9 +116,18 @@ endpoint::endpoint(const endpoint_options& o)
         fi_cq_attr cq_attr{};
         cq_attr.format = FI_CQ_FORMAT_TAGGED;
         cq_attr.size = 2 * max_slots_ + 16;
-        check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), where + ": fi_cq_open");
+        if (o.wait_fd) {
+            cq_attr.wait_obj = FI_WAIT_FD;
+            if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) == 0) {
+                if (fi_control(&cq_->fid, FI_GETWAIT, &wait_fd_) != 0) wait_fd_ = -1;
+            } else {
+                cq_ = nullptr;  // the provider has no such wait object: a CQ to poll
+            }
+        }
+        cq_attr.wait_obj = FI_WAIT_NONE;
+        if (!cq_) check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), where + ": fi_cq_open");
         fi_av_attr av_attr{};
-        av_attr.count = 1;
+        av_attr.count = std::max<std::size_t>(o.peers, 1);
         check(fi_av_open(domain_, &av_attr, &av_, nullptr), where + ": fi_av_open");
         check(fi_endpoint(domain_, info_, &ep_, nullptr), where + ": fi_endpoint");
         check(fi_ep_bind(ep_, &av_->fid, 0), where + ": fi_ep_bind (address vector)");
@@ -173,15 +184,33 @@ void endpoint::set_message_size(std::uint64_t size) {
     slots_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(pool_bytes_ / stride_, 1, max_slots_));
 }
 
-void endpoint::connect(const std::string& peer_address) {
+void endpoint::connect(const std::string& peer_address) { peer_ = add_peer(peer_address); }
+
+std::uint64_t endpoint::add_peer(const std::string& peer_address) {
     fi_addr_t addr = FI_ADDR_UNSPEC;
     const int n = fi_av_insert(av_, peer_address.data(), 1, &addr, 0, nullptr);
     if (n != 1)
         throw ofi_error(n < 0 ? -n : FI_EINVAL, fmt::format("{} on {}: fi_av_insert of the peer's address ({} bytes): {}",
                                                             description_.provider, description_.domain, peer_address.size(),
                                                             n < 0 ? error_text(-n) : "not inserted"));
-    peer_ = addr;
+    return addr;
 }
+
+int endpoint::send_to(std::uint64_t peer, const void* buf, std::size_t len, std::uint64_t tag, void* context) noexcept {
+    return static_cast<int>(fi_tsend(ep_, buf, len, desc_, peer, tag, context));
+}
+
+int endpoint::recv_tagged(void* buf, std::size_t len, std::uint64_t tag, void* context) noexcept {
+    return static_cast<int>(fi_trecv(ep_, buf, len, desc_, FI_ADDR_UNSPEC, tag, 0, context));
+}
+
+bool endpoint::may_sleep() noexcept {
+    if (wait_fd_ < 0) return false;
+    fid* f = &cq_->fid;
+    return fi_trywait(fabric_, &f, 1) == FI_SUCCESS;
+}
+
+void endpoint::cancel(void* context) noexcept { fi_cancel(&ep_->fid, context); }
 
 int endpoint::post_send(std::size_t slot, std::size_t len, std::uint64_t tag) noexcept {
     void* ctx = contexts_.get() + slot * context_bytes;
@@ -225,7 +254,8 @@ long endpoint::poll(completion* out, std::size_t max) noexcept {
         last_error_code_ = err.err;
         last_error_ = completion_error_text(cq_, err);
         failed_slot_ = 0;
-        failed_receive_ = false;
+        failed_receive_ = (err.flags & FI_RECV) != 0;
+        failed_context_ = err.op_context;
         locate(err.op_context, failed_slot_, failed_receive_);
         return -static_cast<long>(err.err ? err.err : FI_EOTHER);
     }
@@ -237,7 +267,9 @@ long endpoint::poll(completion* out, std::size_t max) noexcept {
     long k = 0;
     for (ssize_t i = 0; i < n; ++i) {
         completion c;
-        if (!locate(e[i].op_context, c.slot, c.receive)) continue;
+        c.context = e[i].op_context;
+        c.receive = (e[i].flags & FI_RECV) != 0;
+        locate(e[i].op_context, c.slot, c.receive);
         c.len = e[i].len;
         out[k++] = c;
     }

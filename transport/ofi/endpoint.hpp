@@ -42,6 +42,14 @@ struct endpoint_options {
     /// them, and max_slots smaller ones up to pool_cap_bytes.
     std::uint64_t max_message_bytes = 1;
     std::uint64_t pool_cap_bytes = 16u << 20;
+    /// Peers its address vector will hold (a collective's endpoint talks to every rank).
+    std::size_t peers = 1;
+    /// Tagged messages from one sender are matched in the order sent (FI_ORDER_SAS), as a
+    /// collective's chunks need.
+    bool ordered = false;
+    /// Ask for a completion queue with a file descriptor to sleep on (FI_WAIT_FD); where the
+    /// provider has none, wait_fd() is -1 and the caller polls.
+    bool wait_fd = false;
 };
 
 /// What fi_getinfo chose, for results and logs.
@@ -60,8 +68,8 @@ std::string to_text(const endpoint_description&);
 
 /// The hints meshperf gives fi_getinfo: FI_EP_RDM with FI_MSG or FI_TAGGED, FI_CONTEXT
 /// modes, the mr_mode bits it honours (mr_policy.hpp), FI_THREAD_DOMAIN, and the provider
-/// name when given. Caller frees with fi_freeinfo.
-fi_info* make_hints(const std::string& provider, message_kind kind);
+/// name when given, and FI_ORDER_SAS when `ordered`. Caller frees with fi_freeinfo.
+fi_info* make_hints(const std::string& provider, message_kind kind, bool ordered = false);
 
 class endpoint {
 public:
@@ -74,8 +82,10 @@ public:
 
     /// This endpoint's address (fi_getname), for the peer's address vector.
     const std::string& address() const { return address_; }
-    /// Inserts the peer's address; every message then goes to it. Throws ofi_error.
+    /// Inserts the peer's address; every message of post_send then goes to it. Throws ofi_error.
     void connect(const std::string& peer_address);
+    /// Inserts one more peer's address and returns its handle for send_to. Throws ofi_error.
+    std::uint64_t add_peer(const std::string& peer_address);
     const endpoint_description& description() const { return description_; }
     const registration_plan& registration() const { return plan_; }
 
@@ -96,11 +106,27 @@ public:
     /// Cancels a posted receive; its completion arrives as an FI_ECANCELED error.
     void cancel_recv(std::size_t slot) noexcept;
 
+    // The same over the caller's own buffers and operation contexts (collectives, whose
+    // buffers are the size's, to many peers): `context` points to at least
+    // operation_context_bytes the caller keeps until the completion; a completion of it
+    // comes back with `context` set and `slot` meaningless. Tagged messages only.
+    static constexpr std::size_t operation_context_bytes = 64;
+    int send_to(std::uint64_t peer, const void* buf, std::size_t len, std::uint64_t tag, void* context) noexcept;
+    int recv_tagged(void* buf, std::size_t len, std::uint64_t tag, void* context) noexcept;
+    void cancel(void* context) noexcept;
+
+    /// The completion queue's file descriptor (readable when a completion may be there), or -1.
+    int wait_fd() const noexcept { return wait_fd_; }
+    /// True when nothing is pending and the caller may sleep on wait_fd() (fi_trywait);
+    /// false: poll again first.
+    bool may_sleep() noexcept;
+
     /// A completion: which slot, whether it was a receive, and the bytes received.
     struct completion {
         std::size_t slot = 0;
         bool receive = false;
         std::size_t len = 0;
+        void* context = nullptr;  ///< the operation's context (the caller's, for send_to / recv_tagged)
     };
     /// Reads up to `max` completions into out. Returns how many (0: none yet); a negative
     /// FI_E* code on a failed completion, whose words error_text() then has (and whose
@@ -110,6 +136,7 @@ public:
     const std::string& last_error() const { return last_error_; }
     int last_error_code() const { return last_error_code_; }
     std::size_t failed_slot() const { return failed_slot_; }
+    void* failed_context() const { return failed_context_; }
     bool failed_receive() const { return failed_receive_; }
 
 private:
@@ -129,6 +156,7 @@ private:
     fid_av* av_ = nullptr;
     fid_ep* ep_ = nullptr;
     fid_mr* mr_ = nullptr;
+    int wait_fd_ = -1;
     void* desc_ = nullptr;
     std::unique_ptr<std::byte[]> buffer_;
     /// One operation context per slot and direction (FI_CONTEXT / FI_CONTEXT2 modes).
@@ -140,6 +168,7 @@ private:
     std::string last_error_;
     int last_error_code_ = 0;
     std::size_t failed_slot_ = 0;
+    void* failed_context_ = nullptr;
     bool failed_receive_ = false;
 };
 

@@ -1,7 +1,7 @@
 // The libfabric transport's registry entry: available where libfabric finds a reliable-
 // datagram provider (ofi_info), its providers and domains in GET /v1/info's "ofi"; sweeps
-// over FI_EP_RDM endpoints (ofi_points). No collective plug-in yet: core/ofi_rules.cpp
-// refuses collectives over it.
+// over FI_EP_RDM endpoints (ofi_points), a collective over one endpoint per rank (ofi_links).
+#include "daemon/transports/ofi/ofi_links.hpp"
 #include "daemon/transports/ofi/ofi_points.hpp"
 #include "daemon/transports/registry.hpp"
 
@@ -27,6 +27,7 @@ transport_entry ofi_transport() {
                            std::vector<int> cpus) {
         return make_ofi_responder_transport(spec, byte_cap, std::move(cpus), ctx.sweep_hooks);
     };
+    e.collective.connect_links = connect_ofi_links;
     return e;
 }
 

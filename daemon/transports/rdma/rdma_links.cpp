@@ -5,6 +5,7 @@
 #include "daemon/runtime/gpu_support.hpp"
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/test_hooks/emulated_gpu.hpp"
+#include "daemon/transports/link_setup.hpp"
 #include "transport/mesh/rdma_data_links.hpp"
 #include "transport/rdma/mesh_links.hpp"
 
@@ -18,52 +19,6 @@ namespace rdma = transport::rdma;
 using transport::clock;
 
 namespace {
-
-/// transport::send_all, its failure said as the set-up's.
-void send_bytes(int fd, const void* data, std::size_t n, clock::time_point deadline, const std::string& who) {
-    try {
-        transport::send_all(fd, data, n, deadline);
-    } catch (const std::system_error& e) {
-        throw session_error(fmt::format("the RDMA set-up with {} failed: {} (see its daemon's log)", who, e.what()));
-    }
-}
-
-/// Exactly n bytes through transport::recv_some, a close or a failure said as the set-up's.
-void recv_bytes(int fd, void* data, std::size_t n, clock::time_point deadline, const std::string& who) {
-    auto* p = static_cast<char*>(data);
-    while (n) {
-        std::size_t got = 0;
-        try {
-            got = transport::recv_some(fd, p, n, deadline);
-        } catch (const std::system_error& e) {
-            throw session_error(fmt::format("the RDMA set-up with {} failed: {} (see its daemon's log)", who, e.what()));
-        }
-        if (got == 0) throw session_error(fmt::format("{} closed its connection during the RDMA set-up (see its daemon's log)", who));
-        p += got;
-        n -= got;
-    }
-}
-
-void send_description(int fd, const rdma::endpoint_info& info, clock::time_point deadline, const std::string& who) {
-    const auto text = nlohmann::json(info).dump();
-    const std::uint32_t n = htonl(static_cast<std::uint32_t>(text.size()));
-    send_bytes(fd, &n, sizeof n, deadline, who);
-    send_bytes(fd, text.data(), text.size(), deadline, who);
-}
-
-rdma::endpoint_info receive_description(int fd, clock::time_point deadline, const std::string& who) {
-    std::uint32_t n = 0;
-    recv_bytes(fd, &n, sizeof n, deadline, who);
-    n = ntohl(n);
-    if (n == 0 || n > 64 * 1024) throw session_error(fmt::format("{} sent a malformed RDMA description ({} bytes)", who, n));
-    std::string text(n, '\0');
-    recv_bytes(fd, text.data(), n, deadline, who);
-    try {
-        return rdma::endpoint_info_from_json(nlohmann::json::parse(text));
-    } catch (const std::exception& e) {
-        throw session_error(fmt::format("{} sent a malformed RDMA description: {}", who, e.what()));
-    }
-}
 
 /// Opens this rank's queue pairs to every peer with a socket in `mesh` and connects them
 /// (connect_rdma_links below, with the receive slots in `gpu` where given).
@@ -86,22 +41,29 @@ std::shared_ptr<rdma::mesh_links> open_rdma_links(const collective_mesh& mesh, c
         throw session_error(fmt::format("cannot open RDMA for the collective: {}", e.what()));
     }
     const auto name = [](unsigned q) { return fmt::format("rank {}", q); };
-    for (auto q : peers) send_description(mesh.fds[q].get(), links->local_info(q), deadline, name(q));
+    const link_setup setup("RDMA", deadline);
+    std::vector<int> fds;
+    std::vector<std::string> names;
     for (auto q : peers) {
-        const auto remote = receive_description(mesh.fds[q].get(), deadline, name(q));
+        fds.push_back(mesh.fds[q].get());
+        names.push_back(name(q));
+        setup.send(mesh.fds[q].get(), nlohmann::json(links->local_info(q)), name(q));
+    }
+    for (auto q : peers) {
+        const auto j = setup.receive(mesh.fds[q].get(), name(q));
+        rdma::endpoint_info remote;
+        try {
+            remote = rdma::endpoint_info_from_json(j);
+        } catch (const std::exception& e) {
+            throw session_error(fmt::format("{} sent a malformed RDMA description: {}", name(q), e.what()));
+        }
         try {
             links->connect(q, remote);
         } catch (const std::exception& e) {
             throw session_error(fmt::format("cannot connect the RDMA queue pair to {}: {}", name(q), e.what()));
         }
     }
-    const char ready = 'R';
-    for (auto q : peers) send_bytes(mesh.fds[q].get(), &ready, 1, deadline, name(q));
-    for (auto q : peers) {
-        char got = 0;
-        recv_bytes(mesh.fds[q].get(), &got, 1, deadline, name(q));
-        if (got != ready) throw session_error(fmt::format("{} sent {:#x} where the RDMA set-up expects ready", name(q), got));
-    }
+    setup.exchange_ready(fds, names);
     return links;
 }
 
