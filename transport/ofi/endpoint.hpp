@@ -4,6 +4,7 @@
 /// window of send slots and receive slots). Opens no socket of its own: the peer's address
 /// (fi_getname) travels over the session. Thread model: one thread uses an endpoint at a time
 /// (FI_THREAD_DOMAIN, every endpoint in a domain of its own).
+#include "transport/ofi/hints.hpp"
 #include "transport/ofi/mr_policy.hpp"
 
 #include <cstddef>
@@ -22,10 +23,6 @@ struct fid_ep;
 struct fid_mr;
 
 namespace meshperf::transport::ofi {
-
-/// Messages are tagged (fi_tsend / fi_trecv, matched by the point's tag) or untagged
-/// (fi_send / fi_recv, in order).
-enum class message_kind : std::uint8_t { tagged, msg };
 
 struct endpoint_options {
     /// The provider to open ("tcp", "shm", "efa": the core provider's name; a layered one such
@@ -65,11 +62,6 @@ struct endpoint_description {
 nlohmann::json to_json(const endpoint_description&);
 /// "tcp;ofi_rxm on lo (fabric 127.0.0.1/32, FI_EP_RDM, FI_PROTO_RXM)".
 std::string to_text(const endpoint_description&);
-
-/// The hints meshperf gives fi_getinfo: FI_EP_RDM with FI_MSG or FI_TAGGED, FI_CONTEXT
-/// modes, the mr_mode bits it honours (mr_policy.hpp), FI_THREAD_DOMAIN, and the provider
-/// name when given, and FI_ORDER_SAS when `ordered`. Caller frees with fi_freeinfo.
-fi_info* make_hints(const std::string& provider, message_kind kind, bool ordered = false);
 
 class endpoint {
 public:

@@ -2,7 +2,7 @@
 #include "transport/ofi/providers.hpp"
 
 #include "core/error.hpp"
-#include "transport/ofi/endpoint.hpp"
+#include "transport/ofi/hints.hpp"
 #include "transport/ofi/mr_policy.hpp"
 
 #include <algorithm>
