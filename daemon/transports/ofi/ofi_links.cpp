@@ -3,6 +3,7 @@
 
 #include "daemon/session/frame_channel.hpp"
 #include "daemon/transports/link_setup.hpp"
+#include "daemon/transports/ofi/ofi_wire.hpp"
 #include "transport/mesh/ofi_data_links.hpp"
 #include "transport/ofi/error.hpp"
 #include "transport/ofi/mesh_links.hpp"
@@ -25,31 +26,6 @@ std::string mesh_provider() {
         if (std::find(names.begin(), names.end(), p) != names.end()) return std::string(p);
     throw session_error(fmt::format("no libfabric provider for a network between hosts here (of {}; this host has [{}])",
                                     fmt::join(ofi::preferred_providers(), ", "), fmt::join(names, ", ")));
-}
-
-/// Hex of an endpoint address, and back (a string of even length and hex digits, at most 512 bytes).
-std::string to_hex(const std::string& bytes) {
-    std::string out;
-    for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
-    return out;
-}
-
-std::string from_hex(const nlohmann::json& v, const std::string& who) {
-    const auto bad = [&] { return session_error(fmt::format("{} sent a malformed libfabric address", who)); };
-    if (!v.is_string()) throw bad();
-    const auto& s = v.get_ref<const std::string&>();
-    if (s.empty() || s.size() % 2 || s.size() > 1024) throw bad();
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); i += 2) {
-        int value = 0;
-        for (char c : {s[i], s[i + 1]}) {
-            const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            if (d < 0) throw bad();
-            value = value * 16 + d;
-        }
-        out.push_back(static_cast<char>(value));
-    }
-    return out;
 }
 
 }  // namespace
@@ -78,19 +54,21 @@ void connect_ofi_links(collective_mesh& mesh, const core::collective_spec& spec,
         fds.push_back(mesh.fds[q].get());
         names.push_back(fmt::format("rank {}", q));
         // The tag its messages to this rank carry: its index here, by which this rank receives.
-        setup.send(fds.back(), {{"provider", provider}, {"address", to_hex(links->address())}, {"tag", q}}, names.back());
+        setup.send(fds.back(), to_json(ofi_link_description{provider, links->address(), q}), names.back());
     }
     for (std::size_t k = 0; k < peers.size(); ++k) {
-        const auto j = setup.receive(fds[k], names[k]);
-        const auto theirs = j.value("provider", std::string());
-        if (theirs != provider)
+        ofi_link_description theirs;
+        try {
+            theirs = ofi_link_description_from_json(setup.receive(fds[k], names[k]));
+        } catch (const session_error& e) {
+            throw session_error(fmt::format("{}: {}", names[k], e.what()));
+        }
+        if (theirs.provider != provider)
             throw session_error(fmt::format("{} chose libfabric provider '{}' where this rank chose '{}': every rank of a "
                                             "collective over libfabric needs the same provider",
-                                            names[k], theirs, provider));
-        if (!j.contains("tag") || !j["tag"].is_number_unsigned())
-            throw session_error(fmt::format("{} sent no tag for its libfabric messages", names[k]));
+                                            names[k], theirs.provider, provider));
         try {
-            links->connect(peers[k], from_hex(j.value("address", nlohmann::json()), names[k]), j["tag"].get<std::uint64_t>());
+            links->connect(peers[k], theirs.address, theirs.tag);
         } catch (const ofi::ofi_error& e) {
             throw session_error(fmt::format("cannot reach {} over libfabric: {}", names[k], e.what()));
         }

@@ -5,6 +5,8 @@
 // (point_stop / point_done), as for RDMA SEND.
 #include "daemon/transports/ofi/ofi_points.hpp"
 
+#include "daemon/transports/ofi/ofi_wire.hpp"
+
 #include "core/counter_sources.hpp"
 #include "core/error.hpp"
 #include "core/flow_tracker.hpp"
@@ -38,29 +40,6 @@ constexpr std::size_t max_window = 8192;
 
 using ofi_endpoints = std::vector<std::unique_ptr<ofi::endpoint>>;
 
-std::string address_hex(const std::string& bytes) {
-    std::string out;
-    for (unsigned char c : bytes) out += fmt::format("{:02x}", c);
-    return out;
-}
-
-/// Decodes one hex endpoint address; throws session_error for anything else.
-std::string address_from_hex(const json& v) {
-    if (!v.is_string() || v.get_ref<const std::string&>().size() % 2 || v.get_ref<const std::string&>().size() > 1024)
-        throw session_error("the other side sent a libfabric address that is not an even-length hex string of at most 512 bytes");
-    const auto& s = v.get_ref<const std::string&>();
-    std::string out;
-    for (std::size_t i = 0; i < s.size(); i += 2) {
-        const auto digit = [&](char c) {
-            if (c >= '0' && c <= '9') return c - '0';
-            if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-            throw session_error("the other side sent a libfabric address with a character that is not a hex digit");
-        };
-        out.push_back(static_cast<char>(digit(s[i]) * 16 + digit(s[i + 1])));
-    }
-    return out;
-}
-
 /// This side's endpoints: one per stream the run needs, over `provider`, bound to the session's local address.
 ofi_endpoints open_ofi_endpoints(const core::run_spec& spec, const frame_channel& ch, const std::string& provider) {
     ofi::endpoint_options o;
@@ -76,24 +55,14 @@ ofi_endpoints open_ofi_endpoints(const core::run_spec& spec, const frame_channel
 
 json ofi_addresses_json(const ofi_endpoints& eps) {
     json list = json::array();
-    for (const auto& e : eps) list.push_back(address_hex(e->address()));
+    for (const auto& e : eps) list.push_back(ofi_address_to_hex(e->address()));
     return list;
 }
 
 /// Connects each endpoint to the other side's address of the same index.
 void connect_ofi_endpoints(ofi_endpoints& eps, const json& body) {
-    const auto it = body.find("addresses");
-    if (it == body.end() || !it->is_array() || it->size() != eps.size())
-        throw session_error(fmt::format("the other side sent no libfabric address for each of the {} endpoints", eps.size()));
-    for (std::size_t k = 0; k < eps.size(); ++k) eps[k]->connect(address_from_hex((*it)[k]));
-}
-
-std::vector<std::string> provider_list(const json& body, const char* key) {
-    std::vector<std::string> out;
-    if (const auto it = body.find(key); it != body.end() && it->is_array() && it->size() <= 64)
-        for (const auto& v : *it)
-            if (v.is_string() && v.get_ref<const std::string&>().size() <= 64) out.push_back(v.get<std::string>());
-    return out;
+    const auto addresses = ofi_addresses_from_json(body, eps.size());
+    for (std::size_t k = 0; k < eps.size(); ++k) eps[k]->connect(addresses[k]);
 }
 
 ofi::point_params ofi_params_for(const core::run_spec& spec, const point_key& key, bool corrupt) {
@@ -277,8 +246,7 @@ public:
 
     void open(frame_channel& ch, const json&, core::run_result& run) override {
         const auto mine = ofi::provider_names(ofi::list_provider_domains());
-        ch.send(core::frame_type::endpoint, json{{"ofi_providers", mine}, {"ofi_provider", spec_.ofi_provider}},
-                clock::now() + handshake_timeout);
+        ch.send(core::frame_type::endpoint, to_json(ofi_offer{mine, spec_.ofi_provider}), clock::now() + handshake_timeout);
         const auto reply = ch.receive(clock::now() + handshake_timeout);
         if (reply.type != core::frame_type::endpoint || !reply.body.contains("ofi_provider") || !reply.body["ofi_provider"].is_string())
             throw session_error("peer did not answer with its libfabric endpoints");
@@ -315,17 +283,17 @@ public:
     void open(frame_channel& ch) override {
         const auto first = ch.receive(clock::now() + handshake_timeout);
         if (first.type != core::frame_type::endpoint) throw session_error("expected the initiator's libfabric providers");
+        const auto offer = ofi_offer_from_json(first.body);
         std::string provider;
         try {
-            const auto requested = first.body.value("ofi_provider", std::string());
-            provider = ofi::choose_provider(requested, provider_list(first.body, "ofi_providers"),
-                                            ofi::provider_names(ofi::list_provider_domains()));
+            provider = ofi::choose_provider(offer.requested, offer.providers, ofi::provider_names(ofi::list_provider_domains()));
             eps_ = open_ofi_endpoints(spec_, ch, provider);
         } catch (const std::exception& e) {
             throw session_error(fmt::format("libfabric setup failed at the peer: {}", e.what()));
         }
         ch.send(core::frame_type::endpoint,
-                json{{"ofi_provider", provider}, {"addresses", ofi_addresses_json(eps_)}, {"endpoint", ofi::to_text(eps_.front()->description())}},
+                json{{"ofi_provider", provider}, {"addresses", ofi_addresses_json(eps_)},
+                     {"endpoint", ofi::to_text(eps_.front()->description())}},
                 clock::now() + handshake_timeout);
         const auto second = ch.receive(clock::now() + handshake_timeout);
         if (second.type != core::frame_type::endpoint) throw session_error("expected the initiator's libfabric addresses");
