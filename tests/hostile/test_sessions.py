@@ -63,6 +63,9 @@ def hostile_frames():
     """What a fake initiator sends after the 101 (core/frame.hpp: hello = 1, point_stop = 6,
     bye = 9)."""
     spec = b'{"peer":"127.0.0.1:1","tests":["latency"],"sizes":[64]}'
+    ofi_hello = frame(1, b'{"spec":{"peer":"127.0.0.1:1","transport":"ofi","tests":["latency"],"sizes":[64],'
+                         b'"ofi_provider":"tcp","ofi_op":"tagged"}}')
+    ofi_offer = b'{"ofi_providers":["tcp"],"ofi_provider":"tcp"}'
     return [
         ("garbage", b"\xe9t\xe9" * 40),
         ("bad_magic", b"XPF1" + frame(1, b"{}")[4:]),
@@ -84,6 +87,15 @@ def hostile_frames():
         ("bye_first", frame(9, b"{}")),
         ("error_frame_first", frame(8, b'{"message":"\xe9"}')),
         ("hello_twice", frame(1, b'{"spec":' + spec + b'}') * 2),
+        # The libfabric transport's endpoint frames (type 10) after an ofi hello: its offer and addresses
+        # (daemon/transports/ofi/ofi_wire.hpp), refused with an error frame, every endpoint closed.
+        ("ofi_offer_not_a_list", ofi_hello + frame(10, b'{"ofi_providers":"tcp"}')),
+        ("ofi_offer_100000_providers", ofi_hello + frame(10, b'{"ofi_providers":[' + b'"tcp",' * 100000 + b'"tcp"]}')),
+        ("ofi_offer_bad_name", ofi_hello + frame(10, b'{"ofi_providers":["tcp"],"ofi_provider":"../../\u0000"}')),
+        ("ofi_addresses_not_hex", ofi_hello + frame(10, ofi_offer) + frame(10, b'{"addresses":["zz"]}')),
+        ("ofi_addresses_none", ofi_hello + frame(10, ofi_offer) + frame(10, b'{"addresses":[]}')),
+        ("ofi_address_1MiB", ofi_hello + frame(10, ofi_offer) + frame(10, b'{"addresses":["' + b"ab" * 400000 + b'"]}')),
+        ("ofi_address_wrong_bytes", ofi_hello + frame(10, ofi_offer) + frame(10, b'{"addresses":["0000"]}')),
     ]
 
 

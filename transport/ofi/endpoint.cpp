@@ -174,6 +174,11 @@ void endpoint::set_message_size(std::uint64_t size) {
 void endpoint::connect(const std::string& peer_address) { peer_ = add_peer(peer_address); }
 
 std::uint64_t endpoint::add_peer(const std::string& peer_address) {
+    // fi_av_insert reads as many bytes as the provider's address format has: a peer's address
+    // of another length (another provider, or a hostile peer) is refused before it.
+    if (peer_address.size() != address_.size())
+        throw ofi_error(FI_EINVAL, fmt::format("{} on {}: the peer's address is {} bytes where this provider's are {}",
+                                               description_.provider, description_.domain, peer_address.size(), address_.size()));
     fi_addr_t addr = FI_ADDR_UNSPEC;
     const int n = fi_av_insert(av_, peer_address.data(), 1, &addr, 0, nullptr);
     if (n != 1)

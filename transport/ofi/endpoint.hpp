@@ -76,7 +76,8 @@ public:
     const std::string& address() const { return address_; }
     /// Inserts the peer's address; every message of post_send then goes to it. Throws ofi_error.
     void connect(const std::string& peer_address);
-    /// Inserts one more peer's address and returns its handle for send_to. Throws ofi_error.
+    /// Inserts one more peer's address and returns its handle for send_to. Throws ofi_error,
+    /// also for an address of another length than this endpoint's own (another provider).
     std::uint64_t add_peer(const std::string& peer_address);
     const endpoint_description& description() const { return description_; }
     const registration_plan& registration() const { return plan_; }
