@@ -1,6 +1,7 @@
 #include "transport/ofi/point_side.hpp"
 
 #include "core/units.hpp"
+#include "transport/round_trip_batches.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -89,19 +90,9 @@ void point_side::run(loop& l, int cpu) {
     const double cpu0 = thread_cpu_seconds();
     try {
         if (l.lat_active) {
-            std::vector<std::uint64_t> scratch(512);
-            auto batch = [&](std::size_t n, double* out) -> int {
-                std::size_t done = 0;
-                while (done < n) {
-                    const auto want = std::min(n - done, scratch.size());
-                    const auto got = l.lat_active->run(stop_active_, std::span(scratch.data(), want));
-                    if (out)
-                        for (std::size_t i = 0; i < got; ++i) out[done + i] = static_cast<double>(scratch[i]);
-                    done += got;
-                    if (got < want) return ECANCELED;
-                }
-                return 0;
-            };
+            std::vector<std::uint64_t> scratch;
+            const auto batch = round_trip_batches(
+                [&](std::span<std::uint64_t> rtt_ns) { return l.lat_active->run(stop_active_, rtt_ns); }, scratch);
             latency_ = core::run_latency(batch, spec_, samples_, stop_active_);
             if (latency_.code != 0 && latency_.code != ECANCELED) l.error = std::strerror(latency_.code);
         } else if (l.lat_passive) {

@@ -1,6 +1,7 @@
 #include "transport/rdma/point_side.hpp"
 
 #include "core/units.hpp"
+#include "transport/round_trip_batches.hpp"
 #include "core/error.hpp"
 #include "transport/stream_thread.hpp"
 
@@ -99,19 +100,9 @@ void point_side::run(runner& r, int cpu) {
     const double cpu0 = transport::thread_cpu_seconds();
     try {
         if (r.lat_active) {
-            std::vector<std::uint64_t> scratch(512);
-            auto batch = [&](std::size_t n, double* out) -> int {
-                std::size_t done = 0;
-                while (done < n) {
-                    const auto want = std::min(n - done, scratch.size());
-                    const auto got = r.lat_active->run(stop_active_, std::span(scratch.data(), want));
-                    if (out)
-                        for (std::size_t i = 0; i < got; ++i) out[done + i] = static_cast<double>(scratch[i]);
-                    done += got;
-                    if (got < want) return ECANCELED;
-                }
-                return 0;
-            };
+            std::vector<std::uint64_t> scratch;
+            const auto batch = round_trip_batches(
+                [&](std::span<std::uint64_t> rtt_ns) { return r.lat_active->run(stop_active_, rtt_ns); }, scratch);
             latency_ = core::run_latency(batch, spec_, samples_, stop_active_);
             if (latency_.code != 0 && latency_.code != ECANCELED) r.error = std::strerror(latency_.code);
         } else if (r.lat_passive) {
