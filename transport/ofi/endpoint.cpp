@@ -147,6 +147,8 @@ endpoint::endpoint(const endpoint_options& o)
 
 endpoint::~endpoint() { release(); }
 
+void endpoint::aligned_delete::operator()(std::byte* p) const noexcept { ::operator delete[](p, std::align_val_t{page}); }
+
 void endpoint::release() noexcept {
     close_fid(ep_ ? &ep_->fid : nullptr);
     close_fid(mr_ ? &mr_->fid : nullptr);

@@ -151,7 +151,11 @@ private:
     fid_mr* mr_ = nullptr;
     int wait_fd_ = -1;
     void* desc_ = nullptr;
-    std::unique_ptr<std::byte[]> buffer_;
+    /// Page-aligned buffers: freed as allocated (aligned operator delete[]).
+    struct aligned_delete {
+        void operator()(std::byte* p) const noexcept;
+    };
+    std::unique_ptr<std::byte[], aligned_delete> buffer_;
     /// One operation context per slot and direction (FI_CONTEXT / FI_CONTEXT2 modes).
     std::unique_ptr<unsigned char[]> contexts_;
     std::uint64_t peer_ = ~0ull;
