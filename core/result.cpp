@@ -312,22 +312,16 @@ sweep_drift sweep_drift_from_json(const json& j) {
 
 json to_json(const run_result& r) {
     json j;
-    j["schema"] = result_schema;
-    j["id"] = r.id;
-    j["state"] = r.state;
-    j["created_at"] = r.created_at;
-    j["finished_at"] = r.finished_at.empty() ? json(nullptr) : json(r.finished_at);
+    write_run_header(j, r, result_schema);
     j["initiator"] = to_json(r.initiator);
     j["peer"] = to_json(r.peer);
     j["spec"] = to_json(r.spec);
     j["points"] = json::array();
     for (const auto& p : r.points) j["points"].push_back(to_json(p));
-    j["error"] = r.error.empty() ? json(nullptr) : json(r.error);
     if (!r.drift.empty()) {
         j["drift"] = json::array();
         for (const auto& d : r.drift) j["drift"].push_back(to_json(d));
     }
-    j["warnings"] = r.warnings;
     return j;
 }
 
@@ -336,7 +330,7 @@ run_result run_result_from_json(const json& j) {
         throw spec_error(fmt::format("not a meshperf run result (expected schema \"{}\")", result_schema));
     run_result r;
     r.id = j.value("id", "");
-    r.state = j.value("state", "");
+    r.state = recorded_state::from_text(j.value("state", ""));
     r.created_at = j.value("created_at", "");
     if (j.contains("finished_at") && j.at("finished_at").is_string()) r.finished_at = j.at("finished_at").get<std::string>();
     if (j.contains("initiator")) r.initiator = host_info_from_json(j.at("initiator"));

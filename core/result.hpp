@@ -6,6 +6,7 @@
 #include "core/link_counters.hpp"
 #include "core/point_counters.hpp"
 #include "core/rail_figures.hpp"
+#include "core/run_header.hpp"
 #include "core/run_spec.hpp"
 #include "core/stats.hpp"
 
@@ -145,19 +146,13 @@ struct sweep_drift {
 };
 
 /// A whole run as stored and returned.
-struct run_result {
-    std::string id;
-    std::string state;              ///< queued, running, completed, failed, cancelled
-    std::string created_at;         ///< RFC 3339 UTC
-    std::string finished_at;
+struct run_result : run_header {
     host_info initiator;
     host_info peer;
     run_spec spec;
     std::vector<point_result> points;
     /// The drift checks of the run's latency tests (core/sweep_drift.hpp); empty when none ran.
     std::vector<sweep_drift> drift;
-    std::string error;              ///< empty unless failed
-    std::vector<std::string> warnings;
 };
 
 /// Throws insane_figure unless every figure of the point is finite and non-negative, rates

@@ -109,8 +109,8 @@ collective_check_labels collective_check_labels_of(const core::collective_spec& 
 
 collective_verdict judge_collective(const core::collective_result& run, const collective_limits& limits) {
     auto labels = collective_check_labels_of(run.spec);
-    if (run.state != "completed")
-        return unknown_collective(labels, fmt::format("the collective {} {}: {}", run.id, run.state,
+    if (run.state != core::run_state::completed)
+        return unknown_collective(labels, fmt::format("the collective {} {}: {}", run.id, run.state.text(),
                                                       run.error.empty() ? "(no error given)" : run.error));
     if (run.points.empty())
         return unknown_collective(labels, fmt::format("the collective {} completed without a point", run.id));

@@ -26,10 +26,10 @@ collective_outcome run_collective(const core::collective_spec& spec, const crede
     return out;
 }
 
-bool failed_at_start(const core::collective_result& run) { return run.state == "failed" && run.failed_at_start; }
+bool failed_at_start(const core::collective_result& run) { return run.state == core::run_state::failed && run.failed_at_start; }
 
 int collective_exit_code(const core::collective_result& run) {
-    if (run.state == "completed") return exit_ok;
+    if (run.state == core::run_state::completed) return exit_ok;
     return failed_at_start(run) ? exit_unreachable : exit_run_failed;
 }
 

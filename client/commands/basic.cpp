@@ -129,11 +129,11 @@ command_runner add_show_command(CLI::App& app, const common_options& common) {
         if (doc.value("schema", "") == core::collective_result_schema) {
             const auto run = read_collective(doc);
             write_output(*output, render_collective(*format, run, doc, predictions_from_json(doc)));
-            return run.state == "failed" ? exit_run_failed : exit_ok;
+            return run.state == core::run_state::failed ? exit_run_failed : exit_ok;
         }
         const auto run = core::run_result_from_json(doc);
         write_output(*output, render_run(*format, run, doc));
-        return run.state == "failed" ? exit_run_failed : exit_ok;
+        return run.state == core::run_state::failed ? exit_run_failed : exit_ok;
     };
 }
 

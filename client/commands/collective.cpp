@@ -152,10 +152,10 @@ command_runner add_collective_command(CLI::App& app, const common_options& commo
         if (!o->svg.empty() && !out.run.points.empty())
             write_output(o->svg, render_collective_svg(out.run, predicted_times(preds)));
         write_output("", render_collective(o->format, out.run, out.doc, preds));
-        if (out.run.state != "completed")
-            std::fprintf(stderr, "meshperf: collective %s %s: %s\n", out.run.id.c_str(), out.run.state.c_str(),
+        if (out.run.state != core::run_state::completed)
+            std::fprintf(stderr, "meshperf: collective %s %s: %s\n", out.run.id.c_str(), std::string(out.run.state.text()).c_str(),
                          out.run.error.empty() ? "(no error given)" : out.run.error.c_str());
-        if (out.run.state == "completed" && report_not_stored(out.doc, "collective " + out.run.id, std::string(core::coordinator_of(spec))))
+        if (out.run.state == core::run_state::completed && report_not_stored(out.doc, "collective " + out.run.id, std::string(core::coordinator_of(spec))))
             return exit_run_failed;
         return collective_exit_code(out.run);
     };

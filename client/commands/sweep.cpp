@@ -235,7 +235,7 @@ bool save_lost_run(const sweep_options& o, const core::run_spec& spec, const dae
     try {
         core::run_result run;
         run.id = e.run_id();
-        run.state = "failed";
+        run.state = core::run_state::failed;
         run.spec = spec;
         run.initiator.address = daemon.address().to_string();
         run.peer.address = spec.peer;
@@ -291,8 +291,8 @@ std::string render_serial(output_format format, const std::vector<measured_run>&
 
 /// Exit code of a finished run: 0, or 1 when it failed or its daemon could not store it.
 int run_exit_code(const measured_run& m, const daemon_client& daemon) {
-    if (m.run.state != "completed") {
-        std::fprintf(stderr, "meshperf: run %s %s: %s\n", m.run.id.c_str(), m.run.state.c_str(), m.run.error.c_str());
+    if (m.run.state != core::run_state::completed) {
+        std::fprintf(stderr, "meshperf: run %s %s: %s\n", m.run.id.c_str(), std::string(m.run.state.text()).c_str(), m.run.error.c_str());
         return exit_run_failed;
     }
     // The daemon measured it but could not keep it (full disk): the result above is the

@@ -63,7 +63,7 @@ std::string op_header(const core::collective_result& run, const core::collective
 }
 
 std::string run_header(const core::collective_result& run) {
-    std::string out = fmt::format("collective {}  {}  {} ranks  coordinator {}\n", run.id, run.state, run.spec.hosts.size(),
+    std::string out = fmt::format("collective {}  {}  {} ranks  coordinator {}\n", run.id, run.state.text(), run.spec.hosts.size(),
                                   core::coordinator_of(run.spec));
     std::vector<std::string> ranks;
     for (unsigned r = 0; r < run.spec.hosts.size(); ++r) {

@@ -246,7 +246,7 @@ void render_run(std::string& out, const core::run_result& r, const std::string& 
     fmt::format_to(std::back_inserter(out), "<section id=\"run-{}\">\n<h2>{}</h2>\n", index + 1, esc(label));
     out += "<table class=\"kv\">\n";
     if (!r.id.empty()) kv(out, "run", "<code>" + esc(r.id) + "</code>");
-    kv(out, "state", esc(r.state.empty() ? "?" : r.state));
+    kv(out, "state", esc(r.state.empty() ? "?" : std::string(r.state.text())));
     if (!r.created_at.empty())
         kv(out, "time", esc(r.created_at) + (r.finished_at.empty() ? "" : " – " + esc(r.finished_at)));
     kv(out, "initiator", host_text(r.initiator));
@@ -382,7 +382,7 @@ void render_collective(std::string& out, const report_collective& c, std::size_t
     for (std::size_t q = 0; q < r.spec.hosts.size(); ++q)
         ranks += fmt::format("{}{} {}", q ? ", " : "", q, esc(r.spec.hosts[q]));
     kv(out, "ranks", ranks);
-    kv(out, "state", esc(r.state));
+    kv(out, "state", esc(std::string(r.state.text())));
     kv(out, "transport, dtype", esc(fmt::format("{}, {}", r.spec.transport, core::to_string(r.spec.element))));
     if (!r.error.empty()) kv(out, "error", esc(r.error));
     for (const auto& w : r.warnings) kv(out, "warning", esc(w));

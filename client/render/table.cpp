@@ -94,7 +94,7 @@ std::string format_table(const std::vector<std::vector<std::string>>& rows) {
 }
 
 std::string render_run_table(const core::run_result& run) {
-    std::string out = fmt::format("run {}  {}  {} -> {}  transport {}\n", run.id, run.state,
+    std::string out = fmt::format("run {}  {}  {} -> {}  transport {}\n", run.id, run.state.text(),
                                   run.initiator.address.empty() ? "?" : run.initiator.address, run.spec.peer,
                                   run.spec.transport);
     if (!run.peer.hostname.empty())

@@ -15,9 +15,9 @@ run_model fit_run_model(const core::run_result& run) {
     const auto samples = analysis::model_samples(run);
     // A run that ended early: say so, not what to sweep (a run that failed at its first size
     // was advised to sweep up to 4 MiB).
-    const bool ended_early = !run.state.empty() && run.state != "completed" && run.state != "running" && run.state != "queued";
+    const bool ended_early = !run.state.empty() && run.state != core::run_state::completed && !run.state.in_progress();
     const auto early = [&] {
-        return fmt::format("run {} {}{}", run.id.empty() ? std::string("?") : run.id, run.state,
+        return fmt::format("run {} {}{}", run.id.empty() ? std::string("?") : run.id, run.state.text(),
                            run.error.empty() ? std::string() : ": " + run.error);
     };
     if (samples.empty()) {
@@ -32,7 +32,7 @@ run_model fit_run_model(const core::run_result& run) {
         if (why.rfind("model: ", 0) == 0) why.erase(0, 7);  // callers say "no model: ..." themselves
         if (ended_early)
             why = fmt::format("{}, with points at too few sizes to fit ({} point{}); see why it {} and measure again", early(),
-                              samples.size(), samples.size() == 1 ? "" : "s", run.state);
+                              samples.size(), samples.size() == 1 ? "" : "s", run.state.text());
         m.why_not = why;
     }
     return m;

@@ -60,9 +60,9 @@ run_outcome run_to_completion(const daemon_client& initiator, const core::run_sp
             if (on_event) on_event(ev);
         });
         out.run = core::run_result_from_json(doc);
-        out.completed = out.run.state == "completed";
+        out.completed = out.run.state == core::run_state::completed;
         if (!out.completed)
-            out.error = out.run.error.empty() ? fmt::format("run {} ended {}", out.run.id, out.run.state) : out.run.error;
+            out.error = out.run.error.empty() ? fmt::format("run {} ended {}", out.run.id, out.run.state.text()) : out.run.error;
     } catch (const auth_refused&) {
         throw;  // one cause for every run: said once by the command
     } catch (const client_error& e) {

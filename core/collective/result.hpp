@@ -170,24 +170,18 @@ void check_sane(const collective_point&);
 void attach_link_tcp_counts(collective_point&);
 
 /// A whole collective run as stored and returned.
-struct collective_result {
-    std::string id;           ///< run id, as a sweep's
-    std::string state;        ///< queued, running, completed, failed, cancelled
-    std::string created_at;   ///< RFC 3339 UTC
-    std::string finished_at;  ///< RFC 3339 UTC; empty until the run ends
+struct collective_result : run_header {
     collective_spec spec;     ///< what was asked, validated
     /// Each rank's daemon as it described itself, index = rank; empty until the run started.
     std::vector<host_info> hosts;
     /// Points in the order measured: for each op of spec.ops, each size of spec.sizes.
     std::vector<collective_point> points;
-    std::string error;        ///< empty unless failed or cancelled
     /// A failed run: the rank the failure is put on (its daemon unreachable, killed, frozen,
     /// or its link cut), when one could be named.
     std::optional<unsigned> failed_rank;
     /// A failed run that measured nothing because a rank could not join it (unreachable,
     /// refused the plan): `meshperf collective` exits 3 for it, as for an unreachable daemon.
     bool failed_at_start = false;
-    std::vector<std::string> warnings;
 };
 
 /// A link as JSON: {name ("rank a -> rank b"), from, to, bytes, send_s, gbit_per_s[, retransmits,

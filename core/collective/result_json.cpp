@@ -196,20 +196,14 @@ collective_point collective_point_from_json(const json& j) {
 
 json to_json(const collective_result& r) {
     json j;
-    j["schema"] = collective_result_schema;
-    j["id"] = r.id;
-    j["state"] = r.state;
-    j["created_at"] = r.created_at;
-    j["finished_at"] = r.finished_at.empty() ? json(nullptr) : json(r.finished_at);
+    write_run_header(j, r, collective_result_schema);
     j["spec"] = to_json(r.spec);
     j["hosts"] = json::array();
     for (const auto& h : r.hosts) j["hosts"].push_back(to_json(h));
     j["points"] = json::array();
     for (const auto& p : r.points) j["points"].push_back(to_json(p));
-    j["error"] = r.error.empty() ? json(nullptr) : json(r.error);
     j["failed_rank"] = r.failed_rank ? json(*r.failed_rank) : json(nullptr);
     j["failed_at_start"] = r.failed_at_start;
-    j["warnings"] = r.warnings;
     return j;
 }
 
@@ -220,7 +214,7 @@ collective_result collective_result_from_json(const json& j) {
     constexpr std::string_view in = "collective result";
     collective_result r;
     r.id = text(j, "id", in);
-    r.state = text(j, "state", in);
+    r.state = recorded_state::from_text(text(j, "state", in));
     r.created_at = text(j, "created_at", in);
     if (optional_field(j, "finished_at")) r.finished_at = text(j, "finished_at", in);
     r.spec = collective_spec_from_json(field(j, "spec", in), [](std::string_view h) { return std::string(h); }, no_limits());

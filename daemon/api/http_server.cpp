@@ -264,16 +264,19 @@ struct upgrade_refusal {
     std::string message;
 };
 
-/// What an upgrade request (GET /v1/session or /v1/stream) asks for, read from its target.
+/// What an upgrade request (GET /v1/session or /v1/stream) asks for: its route's upgrade,
+/// and what its target says.
 struct upgrade_ask {
-    std::string path;       ///< "/v1/session" or "/v1/stream"
+    route_upgrade upgrade = route_upgrade::session;
+    std::string path;       ///< "/v1/session" or "/v1/stream", for the log
     std::string token;      ///< data stream: the token of the session that expects it
     std::size_t index = 0;  ///< data stream: its index in that session
-    bool is_session() const { return path == "/v1/session"; }
+    bool is_session() const { return upgrade == route_upgrade::session; }
 };
 
-upgrade_ask read_upgrade_ask(std::string_view target) {
+upgrade_ask read_upgrade_ask(std::string_view target, route_upgrade upgrade) {
     upgrade_ask ask;
+    ask.upgrade = upgrade;
     const auto qpos = target.find('?');
     ask.path = std::string(target.substr(0, qpos));
     const auto query = qpos == std::string_view::npos ? std::string() : std::string(target.substr(qpos + 1));
@@ -341,8 +344,9 @@ std::optional<upgrade_refusal> refuse_upgrade(server_state& s, const request& re
 /// registry (plain only), or writes the refusal.
 template <class Stream>
 asio::awaitable<void> handle_upgrade(server_state& s, Stream& stream, channel_kind kind, const session_handover& hand_over,
-                                     beast::flat_buffer& buffer, const request& req, std::string_view target) {
-    const upgrade_ask ask = read_upgrade_ask(target);
+                                     beast::flat_buffer& buffer, const request& req, std::string_view target,
+                                     route_upgrade upgrade) {
+    const upgrade_ask ask = read_upgrade_ask(target, upgrade);
     const bool is_session = ask.is_session();
     const unsigned version = req.version();
     measurement_gate::lease lease;  // a session's, handed to its thread; freed on every other path
@@ -414,11 +418,6 @@ std::optional<response> unreadable_request_reply(const server_state& s, beast::e
     return plain_error(11, status, msg);
 }
 
-bool is_upgrade_request(const request& req, const std::string& path) {
-    return header_contains(req, http::field::connection, "upgrade") && req.method() == http::verb::get &&
-           (path == "/v1/session" || path == "/v1/stream");
-}
-
 /// Runs a plain request through the route table (daemon/api/route_table.hpp): open routes
 /// first, then the TLS-only refusal and the token, then 404 or the route's handler.
 route_outcome route_request(server_state& s, api_state& api, const request& req, beast::tcp_stream& tcp,
@@ -431,7 +430,7 @@ route_outcome route_request(server_state& s, api_state& api, const request& req,
             return reply_only(api_error(403, "this meshperfd serves its API over TLS only: connect with TLS (meshperf "
                                              "--tls-ca CA.pem, and --tls-cert/--tls-key if it asks for a client certificate)"));
         if (const auto a = authorize(s, req, tcp, wait); a != auth_outcome::ok) return reply_only(auth_reply(a, wait));
-        if (!r) return reply_only(api_error(404, fmt::format("no such endpoint {} (see docs/api.md)", path)));
+        if (!r) return reply_only(no_such_endpoint(path));
     }
     return call_route(*r, route_call{api, req, query, id, tcp.socket().native_handle()});
 }
@@ -503,8 +502,9 @@ asio::awaitable<void> handle_connection(server_state& s, Stream& stream, channel
         const std::string path = target.substr(0, qpos);
         const std::string query = qpos == std::string::npos ? "" : target.substr(qpos + 1);
         log_debug("{} {}", std::string(req.method_string()), target);
-        if (is_upgrade_request(req, path)) {
-            co_await handle_upgrade(s, stream, kind, hand_over, buffer, req, target);
+        const route_upgrade upgrade = requested_upgrade(req, path);
+        if (upgrade != route_upgrade::none) {
+            co_await handle_upgrade(s, stream, kind, hand_over, buffer, req, target, upgrade);
             co_return;
         }
         if (kind == channel_kind::streams_only) {  // the API is not served on the rails' addresses

@@ -56,8 +56,8 @@ api_reply figures_to_store(api_state& s, const json& body, const std::string& pe
         } catch (const std::exception& e) {
             return api_error(500, fmt::format("stored run '{}' cannot be read: {}", run_id, e.what()));
         }
-        if (run.state != "completed")
-            return api_error(409, fmt::format("run '{}' is {}, not completed: only a completed run can be a baseline", run_id, run.state));
+        if (run.state != core::run_state::completed)
+            return api_error(409, fmt::format("run '{}' is {}, not completed: only a completed run can be a baseline", run_id, run.state.text()));
         if (run.spec.peer != peer)
             return api_error(409, fmt::format("run '{}' measured peer {}, not {}", run_id, run.spec.peer, peer));
         const std::string run_transport(run.spec.transport);

@@ -98,6 +98,12 @@ route_outcome any_baselines(const route_call& c) {
     return out;
 }
 
+// An upgrade route asked for anything but its upgrade: as if the path were unknown.
+route_outcome not_an_upgrade(const route_call& c) {
+    const auto target = std::string_view(c.req.target());
+    return reply_only(no_such_endpoint(target.substr(0, target.find('?'))));
+}
+
 // Exact paths first; the one prefix route last.
 const route routes[] = {
     {"/healthz", route_access::open, "use GET /healthz", get_healthz},
@@ -109,6 +115,8 @@ const route routes[] = {
     {"/v1/collectives", route_access::token, "use POST /v1/collectives", nullptr, post_collective},
     {"/v1/inspect", route_access::token, "use GET or POST on /v1/inspect", get_inspect, post_inspect},
     {"/v1/inspect/last", route_access::token, "use GET /v1/inspect/last", get_inspect_last},
+    {"/v1/session", route_access::peer, "", nullptr, nullptr, nullptr, not_an_upgrade, route_upgrade::session},
+    {"/v1/stream", route_access::peer, "", nullptr, nullptr, nullptr, not_an_upgrade, route_upgrade::stream},
     {"/v1/runs/", route_access::token, "use GET or DELETE on /v1/runs/{id}", get_run, nullptr, delete_run},
 };
 
@@ -121,6 +129,15 @@ bool header_contains(const http_request& req, http::field f, std::string_view to
 }
 
 route_outcome reply_only(api_reply r) { return route_outcome{std::move(r), nullptr, nullptr}; }
+
+api_reply no_such_endpoint(std::string_view path) { return api_error(404, fmt::format("no such endpoint {} (see docs/api.md)", path)); }
+
+route_upgrade requested_upgrade(const http_request& req, std::string_view path) {
+    if (req.method() != http::verb::get || !header_contains(req, http::field::connection, "upgrade")) return route_upgrade::none;
+    std::string id;
+    const route* r = find_route(path, id);
+    return r ? r->upgrade : route_upgrade::none;
+}
 
 const route* find_route(std::string_view path, std::string& id) {
     for (const auto& r : routes) {

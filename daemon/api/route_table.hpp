@@ -1,9 +1,9 @@
 #pragma once
-/// The routes of the JSON API as one table: each path, who may call it, and a handler per
-/// method. The HTTP server (http_server.cpp) reads requests, checks the token as a route's
-/// access asks, and calls `call_route`; it handles the two answers that outlast a plain
-/// reply (an NDJSON event stream, a copy sweep's wait) and the upgrades (/v1/session,
-/// /v1/stream), which are not in this table. No I/O here.
+/// The routes of the API as one table: each path, who may call it, a handler per method, and
+/// for the two upgrade routes (/v1/session, /v1/stream) what the connection becomes. The HTTP
+/// server (http_server.cpp) reads requests, checks the token as a route's access asks, and
+/// calls `call_route`; it carries out what outlasts a plain reply (an NDJSON event stream, a
+/// copy sweep's wait) and the upgrades `requested_upgrade` names. No I/O here.
 #include "daemon/api/api_routes.hpp"
 #include "daemon/runs/local_copy_job.hpp"
 
@@ -23,7 +23,15 @@ using http_request = boost::beast::http::request<boost::beast::http::string_body
 enum class route_access {
     open,                      ///< anyone (/healthz)
     token,                     ///< the cluster token, when the daemon has one
-    token_unless_metrics_open  ///< /metrics: open unless the configuration asks for the token
+    token_unless_metrics_open, ///< /metrics: open unless the configuration asks for the token
+    peer                       ///< an upgrade: an allowed peer address, then the token (the server's upgrade checks)
+};
+
+/// What an upgrade route turns its connection into.
+enum class route_upgrade {
+    none,     ///< a plain route: a reply per request
+    session,  ///< a peer session (Upgrade: meshperf-session/1), served on a thread of its own
+    stream    ///< a data stream (Upgrade: meshperf-data/1) for the session whose token it names
 };
 
 /// What the server needs to know about one call of a route.
@@ -60,6 +68,9 @@ struct route {
     route_handler post = nullptr;
     route_handler del = nullptr;
     route_handler any_method = nullptr;  ///< takes every method itself (/v1/baselines)
+    /// Set: a GET with "Connection: upgrade" upgrades (the server's part); any other request
+    /// is answered as for an unknown path (any_method).
+    route_upgrade upgrade = route_upgrade::none;
 };
 
 /// Whether header `f` of `req` contains `token`, compared in lower case (Connection: Upgrade,
@@ -68,6 +79,13 @@ bool header_contains(const http_request& req, boost::beast::http::field f, std::
 
 /// A route's answer that is just a reply.
 route_outcome reply_only(api_reply r);
+
+/// The 404 for a path no route serves.
+api_reply no_such_endpoint(std::string_view path);
+
+/// The upgrade `req` asks for on `path`: its route's, when it is a GET with "Connection:
+/// upgrade" on an upgrade route; none otherwise (the request then goes through call_route).
+route_upgrade requested_upgrade(const http_request& req, std::string_view path);
 
 /// The route serving `path`, or nullptr (404). For a prefix route `id` receives the rest.
 const route* find_route(std::string_view path, std::string& id);

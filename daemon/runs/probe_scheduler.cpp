@@ -63,11 +63,11 @@ void probe_scheduler::loop() {
         for (auto& t : targets_) {
             if (t.when.due() > now) continue;
             t.when.advance(now);
-            const auto state = t.last ? t.last->state() : std::string();
-            if (state == "queued" || state == "running") {
+            const auto state = t.last ? t.last->state() : core::recorded_state();
+            if (state.in_progress()) {
                 ++skipped_;
                 log_warn("schedule: probe of {} over {} skipped: the previous one ({}) is still {}", t.peer,
-                         t.transport, t.last->id(), state);
+                         t.transport, t.last->id(), state.text());
                 continue;
             }
             try {

@@ -1,11 +1,7 @@
 #include "daemon/runs/run_manager.hpp"
 
 #include "daemon/runtime/host_facts.hpp"
-#include "daemon/collective/coordinator.hpp"
-#include "daemon/sweep/initiator.hpp"
-#include "daemon/transports/registry.hpp"
 #include "daemon/runtime/log.hpp"
-#include "daemon/runtime/peer_policy.hpp"
 
 #include <chrono>
 #include <fmt/chrono.h>
@@ -15,6 +11,7 @@
 namespace meshperf::daemon {
 
 using nlohmann::json;
+using core::run_state;
 
 namespace {
 /// Sortable, unique run id: r-YYYYMMDD-HHMMSS-xxxxxx.
@@ -37,11 +34,15 @@ void mark_not_stored(json& doc, const std::string& why) {
                                           "if the daemon stops first)", why));
 }
 
-run_record::run_record(std::string id, core::run_spec spec, std::string created_at) : id_(std::move(id)) {
-    result_.id = id_;
-    result_.state = "queued";
-    result_.spec = std::move(spec);
-    result_.created_at = std::move(created_at);
+run_record::run_record(std::string id, any_run_result result, std::string created_at)
+    : id_(std::move(id)), result_(std::move(result)) {
+    std::visit(
+        [&](core::run_header& h) {
+            h.id = id_;
+            h.state = run_state::queued;
+            h.created_at = std::move(created_at);
+        },
+        result_);
 }
 
 void run_record::push_event(json event) {
@@ -58,19 +59,14 @@ std::vector<std::string> run_record::events_since(std::size_t from, bool& finish
     return {events_.begin() + static_cast<std::ptrdiff_t>(from), events_.end()};
 }
 
-run_record::run_record(std::string id, core::collective_spec spec, std::string created_at) : id_(std::move(id)) {
-    collective_.emplace();
-    collective_->id = id_;
-    collective_->state = "queued";
-    collective_->spec = std::move(spec);
-    collective_->created_at = std::move(created_at);
+const core::run_header& run_record::header() const {
+    return std::visit([](const core::run_header& h) -> const core::run_header& { return h; }, result_);
 }
 
 json run_record::plain_document() const {
     std::lock_guard lock(m_);
-    auto doc = collective_ ? core::to_json(*collective_) : core::to_json(result_);
-    const auto& state = collective_ ? collective_->state : result_.state;
-    if (state == "queued") doc["queue_position"] = queue_position_;
+    auto doc = std::visit([](const auto& run) { return core::to_json(run); }, result_);
+    if (header().state == run_state::queued) doc["queue_position"] = queue_position_;
     return doc;
 }
 
@@ -85,9 +81,9 @@ json run_record::document() const {
     return doc;
 }
 
-std::string run_record::state() const {
+core::recorded_state run_record::state() const {
     std::lock_guard lock(m_);
-    return collective_ ? collective_->state : result_.state;
+    return header().state;
 }
 
 run_manager::run_manager(daemon_context& ctx, result_store& store)
@@ -105,19 +101,21 @@ run_manager::~run_manager() {
 }
 
 std::shared_ptr<run_record> run_manager::submit(const core::run_spec& spec, std::size_t max_queued) {
-    auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
-    r->result_.initiator = ctx_.host;
-    r->store_ = &store_;
-    return enqueue(std::move(r), max_queued);
+    core::run_result run;
+    run.spec = spec;
+    run.initiator = ctx_.host;
+    return enqueue(std::move(run), max_queued);
 }
 
 std::shared_ptr<run_record> run_manager::submit(const core::collective_spec& spec, std::size_t max_queued) {
-    auto r = std::make_shared<run_record>(new_run_id(), spec, utc_now_rfc3339());
-    r->store_ = &store_;
-    return enqueue(std::move(r), max_queued);
+    core::collective_result run;
+    run.spec = spec;
+    return enqueue(std::move(run), max_queued);
 }
 
-std::shared_ptr<run_record> run_manager::enqueue(std::shared_ptr<run_record> r, std::size_t max_queued) {
+std::shared_ptr<run_record> run_manager::enqueue(any_run_result run, std::size_t max_queued) {
+    auto r = std::make_shared<run_record>(new_run_id(), std::move(run), utc_now_rfc3339());
+    r->store_ = &store_;
     // Submissions one at a time: the executor only ever shortens the queue, so a count
     // checked here still holds when the run is appended below.
     std::lock_guard submitting(submit_m_);
@@ -162,9 +160,9 @@ void run_manager::commit(const std::shared_ptr<run_record>& r, const json& doc) 
     }
 }
 
-std::pair<std::string, std::string> run_manager::cancelled_outcome() const {
-    if (shutting_down_) return {"failed", stopping_error};
-    return {"cancelled", "cancelled by request"};
+std::pair<run_state, std::string> run_manager::cancelled_outcome() const {
+    if (shutting_down_) return {run_state::failed, stopping_error};
+    return {run_state::cancelled, "cancelled by request"};
 }
 
 std::shared_ptr<run_record> run_manager::find(const std::string& id) const {
@@ -179,8 +177,7 @@ bool run_manager::cancel(const std::string& id) {
         std::lock_guard lock(m_);
         const auto it = live_.find(id);
         if (it == live_.end()) return false;
-        const auto state = it->second->state();
-        if (state != "queued" && state != "running") return false;
+        if (!it->second->state().in_progress()) return false;
         it->second->cancel = true;
         const auto q = std::find(queue_.begin(), queue_.end(), it->second);
         if (q != queue_.end()) {
@@ -217,10 +214,7 @@ void run_manager::executor_loop() {
         std::lock_guard lock(m_);
         // Keep recent runs in memory for streaming readers; older ones live in the store.
         while (live_.size() > max_live_runs) {
-            auto oldest = std::find_if(live_.begin(), live_.end(), [](const auto& kv) {
-                const auto s = kv.second->state();
-                return s != "queued" && s != "running";
-            });
+            auto oldest = std::find_if(live_.begin(), live_.end(), [](const auto& kv) { return !kv.second->state().in_progress(); });
             if (oldest == live_.end()) break;
             live_.erase(oldest);
         }
@@ -228,112 +222,66 @@ void run_manager::executor_loop() {
 }
 
 void run_manager::run_one(const std::shared_ptr<run_record>& r) {
-    if (r->collective_) return run_collective(r);
-    core::run_result result;
+    // The record's kind never changes, so `shown` may be held outside the lock; its fields
+    // are read and written under it.
+    std::visit([&](auto& shown) { run(r, shown); }, r->result_);
+}
+
+template <class Result>
+void run_manager::run(const std::shared_ptr<run_record>& r, Result& shown) {
+    Result result;
     {
         std::lock_guard lock(r->m_);
-        r->result_.state = r->cancel ? "cancelled" : "running";
-        result = r->result_;
+        shown.state = r->cancel ? run_state::cancelled : run_state::running;
+        result = shown;
     }
-    if (result.state == "running") {
-        log_info("run {}: starting against {}", r->id(), result.spec.peer);
+    if (result.state == run_state::running) {
+        log_info("run {}: {}", r->id(), starting_words(result));
         commit(r);
         r->push_event({{"event", "running"}});
         auto emit = [&](const json& e) {
-            if (e.value("event", "") == "started") {
-                std::lock_guard lock(r->m_);
-                r->result_.peer = core::host_info_from_json(e["peer"]);
-            }
-            if (e.value("event", "") == "point") {
-                // Committed before anyone can see it (live document, event): every point a
-                // client has seen is a point kept, whatever happens next.
-                auto point = core::point_result_from_json(e["point"]);
-                json doc;
+            const auto kind = e.value("event", "");
+            if (kind == "started" || kind == "point") {
+                Result next;  // only this thread changes `shown`: what it shows next, then shown
                 {
                     std::lock_guard lock(r->m_);
-                    auto with_point = r->result_;
-                    with_point.points.push_back(point);
-                    doc = core::to_json(with_point);
+                    next = shown;
                 }
-                commit(r, doc);
+                take_event(next, result, e);
+                // Committed before anyone can see it (live document, event): every point a
+                // client has seen is a point kept, whatever happens next.
+                if (kind == "point") commit(r, core::to_json(next));
                 std::lock_guard lock(r->m_);
-                r->result_.points.push_back(std::move(point));
+                shown = std::move(next);
             }
             r->push_event(e);
         };
         try {
-            check_run_target(ctx_, result.spec.peer);
-            execute_run(ctx_, result, emit, r->cancel, find_sweep_plugins);
-            result.state = "completed";
+            measure(ctx_, result, emit, r->cancel);
+            result.state = run_state::completed;
         } catch (const std::exception& e) {
+            result.state = run_state::failed;
+            result.error = e.what();
+            note_failure(result, e);
             if (r->cancel.load()) std::tie(result.state, result.error) = cancelled_outcome();
-            else {
-                result.state = "failed";
-                result.error = e.what();
-            }
             log_warn("run {}: {}", r->id(), result.error);
         }
     } else {
         std::tie(result.state, result.error) = cancelled_outcome();
     }
-    finish(r, result, r->result_, on_finished_);
+    finish(r, result, shown);
 }
 
-void run_manager::run_collective(const std::shared_ptr<run_record>& r) {
-    core::collective_result result;
-    {
-        std::lock_guard lock(r->m_);
-        r->collective_->state = r->cancel ? "cancelled" : "running";
-        result = *r->collective_;
-    }
-    if (result.state == "running") {
-        log_info("run {}: collective over {} ranks starting", r->id(), result.spec.hosts.size());
-        commit(r);
-        r->push_event({{"event", "running"}});
-        auto emit = [&](const json& e) {
-            if (e.value("event", "") == "point") {
-                json doc;  // committed before the live document shows the point (as a sweep's)
-                {
-                    std::lock_guard lock(r->m_);
-                    auto with_point = *r->collective_;
-                    with_point.points = result.points;
-                    doc = core::to_json(with_point);
-                }
-                commit(r, doc);
-            }
-            {
-                std::lock_guard lock(r->m_);
-                if (e.value("event", "") == "started") r->collective_->hosts = result.hosts;
-                if (e.value("event", "") == "point") r->collective_->points = result.points;
-            }
-            r->push_event(e);
-        };
-        try {
-            execute_collective(ctx_, result, emit, r->cancel, find_collective_plugin);
-            result.state = "completed";
-        } catch (const collective_run_error& e) {
-            result.state = "failed";
-            result.error = e.what();
-            result.failed_rank = e.failed_rank;
-            result.failed_at_start = e.failed_at_start;
-            if (r->cancel.load()) std::tie(result.state, result.error) = cancelled_outcome();
-        } catch (const std::exception& e) {
-            if (r->cancel.load()) std::tie(result.state, result.error) = cancelled_outcome();
-            else {
-                result.state = "failed";
-                result.error = e.what();
-            }
-        }
-        if (!result.error.empty()) log_warn("run {}: {}", r->id(), result.error);
-    } else {
-        std::tie(result.state, result.error) = cancelled_outcome();
-    }
-    finish(r, result, *r->collective_, on_finished_collective_);
+void run_manager::call_hook(const core::run_result& run) const {
+    if (on_finished_) on_finished_(run);
+}
+
+void run_manager::call_hook(const core::collective_result& run) const {
+    if (on_finished_collective_) on_finished_collective_(run);
 }
 
 template <class Result>
-void run_manager::finish(const std::shared_ptr<run_record>& r, Result& result, Result& published,
-                         const std::function<void(const Result&)>& hook) {
+void run_manager::finish(const std::shared_ptr<run_record>& r, Result& result, Result& shown) {
     result.finished_at = utc_now_rfc3339();
     std::string store_error;
     try {
@@ -346,15 +294,13 @@ void run_manager::finish(const std::shared_ptr<run_record>& r, Result& result, R
     }
     {
         std::lock_guard lock(r->m_);
-        published = result;
+        shown = result;
         r->store_error_ = store_error;
     }
-    if (hook) {
-        try {
-            hook(result);
-        } catch (const std::exception& e) {
-            log_error("run {}: finish hook: {}", r->id(), e.what());
-        }
+    try {
+        call_hook(result);
+    } catch (const std::exception& e) {
+        log_error("run {}: finish hook: {}", r->id(), e.what());
     }
     auto doc = core::to_json(result);
     if (!store_error.empty()) mark_not_stored(doc, store_error);
@@ -363,7 +309,7 @@ void run_manager::finish(const std::shared_ptr<run_record>& r, Result& result, R
         std::lock_guard lock(r->m_);
         r->finished_ = true;
     }
-    log_info("run {}: {}", r->id(), result.state);
+    log_info("run {}: {}", r->id(), result.state.text());
 }
 
 }  // namespace meshperf::daemon

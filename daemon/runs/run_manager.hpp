@@ -2,8 +2,7 @@
 /// Queue and executor of runs this daemon initiates: one measurement at a time, in order of
 /// arrival. Each run keeps its event log (NDJSON lines) for streaming clients; results are
 /// stored before a run is reported complete.
-#include "core/collective/result.hpp"
-#include "core/result.hpp"
+#include "daemon/runs/run_kinds.hpp"
 #include "daemon/runtime/context.hpp"
 #include "daemon/store/result_store.hpp"
 
@@ -15,7 +14,6 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,12 +24,13 @@ namespace meshperf::daemon {
 /// "store_error": why, and a "result not stored: ..." warning. The CLI exits non-zero on it.
 void mark_not_stored(nlohmann::json& doc, const std::string& why);
 
-/// One run's live state. Shared between the executor and the HTTP handlers.
+/// One run's live state, a sweep's or a collective's alike. Shared between the executor and
+/// the HTTP handlers.
 class run_record {
 public:
-    run_record(std::string id, core::run_spec spec, std::string created_at);
-    /// A collective run (POST /v1/collectives), coordinated by this daemon.
-    run_record(std::string id, core::collective_spec spec, std::string created_at);
+    /// A queued run: `result` holds its spec (and a sweep's initiator); the record sets its
+    /// id, state (queued) and creation time.
+    run_record(std::string id, any_run_result result, std::string created_at);
 
     const std::string& id() const { return id_; }
     /// Appends an event (adds "run_id") to the log readers follow.
@@ -41,7 +40,7 @@ public:
     /// The run document as GET /v1/runs/{id} returns it. While its final result waits in
     /// memory to be stored, it carries "stored": false, "store_error" and a warning.
     nlohmann::json document() const;
-    std::string state() const;
+    core::recorded_state state() const;
 
     std::atomic<bool> cancel{false};
 
@@ -49,8 +48,7 @@ private:
     friend class run_manager;
     mutable std::mutex m_;
     std::string id_;
-    core::run_result result_;                          // a sweep's; unused for a collective
-    std::optional<core::collective_result> collective_;  // set for a collective run
+    any_run_result result_;            // as readers see it; its kind never changes
     std::vector<std::string> events_;
     bool finished_ = false;
     std::size_t queue_position_ = 0;  // 1 = next; 0 = not queued
@@ -58,6 +56,7 @@ private:
     const result_store* store_ = nullptr;
     bool progress_failed_ = false;     // a point could not be committed (logged once)
 
+    const core::run_header& header() const;  // caller holds m_
     nlohmann::json plain_document() const;  // as stored: without the not-stored marks
 };
 
@@ -88,14 +87,19 @@ public:
 
 private:
     void executor_loop();
+    /// Runs `r` (or finishes it as cancelled when its cancel flag is set), whatever its kind.
     void run_one(const std::shared_ptr<run_record>& r);
-    void run_collective(const std::shared_ptr<run_record>& r);
-    std::shared_ptr<run_record> enqueue(std::shared_ptr<run_record> r, std::size_t max_queued);
-    /// Stores a finished run (a failure to store becomes a warning), publishes it as the
-    /// record's `published`, runs `hook`, sends the result event and marks the log complete.
+    /// The one run path: `shown` is the record's result, of the run's kind (run_kinds.hpp).
     template <class Result>
-    void finish(const std::shared_ptr<run_record>& r, Result& result, Result& published,
-                const std::function<void(const Result&)>& hook);
+    void run(const std::shared_ptr<run_record>& r, Result& shown);
+    std::shared_ptr<run_record> enqueue(any_run_result run, std::size_t max_queued);
+    /// Stores a finished run (a failure to store becomes a warning), publishes it as the
+    /// record's `shown`, runs the finish hook of its kind, sends the result event and marks
+    /// the log complete.
+    template <class Result>
+    void finish(const std::shared_ptr<run_record>& r, Result& result, Result& shown);
+    void call_hook(const core::run_result& run) const;
+    void call_hook(const core::collective_result& run) const;
     void publish_positions();  // caller holds m_
     /// Commits the run's document as it stands (state, points so far) to the store; a
     /// failure is logged once per run, the final save keeps the result in memory.
@@ -104,7 +108,7 @@ private:
     void commit(const std::shared_ptr<run_record>& r, const nlohmann::json& doc);
     /// The state and error of a run stopped by its cancel flag: "cancelled by request", or
     /// failed "interrupted: daemon stopping" when the daemon is shutting down.
-    std::pair<std::string, std::string> cancelled_outcome() const;
+    std::pair<core::run_state, std::string> cancelled_outcome() const;
 
     daemon_context& ctx_;
     result_store& store_;

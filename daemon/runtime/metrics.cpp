@@ -12,7 +12,7 @@
 namespace meshperf::daemon {
 
 namespace {
-constexpr const char* states[] = {"completed", "failed", "cancelled"};
+constexpr core::run_state final_states[] = {core::run_state::completed, core::run_state::failed, core::run_state::cancelled};
 
 /// The size class of a collective size, for meshperf_collective_busbw_bits_per_second.
 const char* size_class(std::uint64_t bytes) {
@@ -43,7 +43,7 @@ void add_side(std::map<std::tuple<std::string, std::string, std::string>, double
 void metrics_registry::record_collective(const core::collective_result& run) {
     const std::string transport(run.spec.transport);
     std::lock_guard lock(m_);
-    ++runs_by_state_[run.state];
+    ++runs_by_state_[std::string(run.state.text())];
     for (const auto& point : run.points)  // ascending sizes per op: the largest of a class is written last
         if (std::isfinite(point.busbw_gbit_per_s) && point.busbw_gbit_per_s > 0)
             collective_busbw_bps_[{std::string(core::to_string(point.op)), std::string(core::to_string(point.algo)), point.ranks,
@@ -54,11 +54,11 @@ void metrics_registry::record_run(const core::run_result& run, std::chrono::syst
     const std::string peer = run.spec.peer;
     const std::string transport(run.spec.transport);
     std::lock_guard lock(m_);
-    ++runs_by_state_[run.state];
+    ++runs_by_state_[std::string(run.state.text())];
     auto& p = peers_[{peer, transport}];
     p.last_run_unix_s = std::chrono::duration<double>(finished.time_since_epoch()).count();
-    p.last_ok = run.state == "completed";
-    if (run.state == "failed") ++p.failures;
+    p.last_ok = run.state == core::run_state::completed;
+    if (run.state == core::run_state::failed) ++p.failures;
     p.recorded = ++record_seq_;
     std::map<counter_key, double> increases;
     for (const auto& point : run.points) {
@@ -134,7 +134,8 @@ std::string metrics_registry::render(std::size_t queued) const {
     e.add("meshperf_build_info", {{"version", MESHPERF_VERSION}}, 1);
     e.add("meshperf_run_queue_length", std::span<const core::metric_label>{}, static_cast<double>(queued));
     std::lock_guard lock(m_);
-    for (const char* s : states) {
+    for (const auto state : final_states) {
+        const std::string s(core::to_string(state));
         const auto it = runs_by_state_.find(s);
         e.add("meshperf_runs_total", {{"state", s}}, it == runs_by_state_.end() ? 0.0 : static_cast<double>(it->second));
     }

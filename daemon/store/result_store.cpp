@@ -3,6 +3,8 @@
 // Reads are in run_list.cpp, retention in retention.cpp.
 #include "daemon/store/result_store.hpp"
 
+#include "core/run_state.hpp"
+
 #include "daemon/runtime/host_facts.hpp"
 #include "daemon/runtime/log.hpp"
 #include "daemon/store/sqlite_statement.hpp"
@@ -292,7 +294,7 @@ void result_store::mark_interrupted() {
         for (const auto& [id, text] : rows) {
             auto doc = nlohmann::json::parse(text, nullptr, false);
             if (doc.is_object()) {
-                doc["state"] = "failed";
+                doc["state"] = core::to_string(core::run_state::failed);
                 doc["error"] = interrupted_error;
                 write(doc);
             } else {
@@ -387,8 +389,7 @@ void result_store::save(const nlohmann::json& run) {
         keep_pending(id, run);
         throw;
     }
-    const auto state = run.value("state", "");
-    if (state != "queued" && state != "running") {
+    if (!core::recorded_state::from_text(run.value("state", "")).in_progress()) {
         try {
             retention_locked();
         } catch (const std::exception& e) {

@@ -184,8 +184,7 @@ void route(const http::request<http::string_body>& req) {
     check_address_text(req[http::field::host]);
     check_address_text(req["X-Forwarded-For"]);
 
-    if (header_contains(req, http::field::connection, "upgrade") && req.method() == http::verb::get &&
-        (path == "/v1/session" || path == "/v1/stream")) {
+    if (daemon::requested_upgrade(req, path) != daemon::route_upgrade::none) {
         const auto proto_text = std::string(req["X-Meshperf-Protocol"]);
         int proto = 0;
         std::from_chars(proto_text.data(), proto_text.data() + proto_text.size(), proto);

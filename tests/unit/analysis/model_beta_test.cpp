@@ -134,7 +134,7 @@ TEST_CASE("an underdetermined fit says so, not also that one line fits badly") {
 TEST_CASE("no model: a failed run says it failed; the reason has no doubled prefix") {
     core::run_result run;
     run.id = "r-1";
-    run.state = "failed";
+    run.state = core::run_state::failed;
     run.error = "peer closed the connection";
     core::point_result p;
     p.test = core::test_kind::bandwidth;
@@ -146,11 +146,11 @@ TEST_CASE("no model: a failed run says it failed; the reason has no doubled pref
     CHECK(m.why_not.find("run r-1 failed: peer closed the connection, with points at too few sizes to fit") == 0);
     CHECK(m.why_not.find("model: ") == std::string::npos);
     CHECK(m.why_not.find("--sizes") == std::string::npos);  // it was advised to sweep up to 4 MiB
-    run.state = "completed";
+    run.state = core::run_state::completed;
     const auto done = client::fit_run_model(run);
     CHECK(done.why_not.find("the fit needs points at two or more message sizes") == 0);
     run.points.clear();
-    run.state = "failed";
+    run.state = core::run_state::failed;
     CHECK(client::fit_run_model(run).why_not == "run r-1 failed: peer closed the connection, before any latency or bandwidth point to fit");
 }
 

@@ -32,7 +32,7 @@ TEST_CASE("check --collective: a slow point's time reads in plain digits") {
     using series = std::vector<std::vector<double>>;
     core::collective_result r;
     r.id = "c-1";
-    r.state = "completed";
+    r.state = core::run_state::completed;
     r.spec.hosts = {"n0:7470", "n1:7470"};
     r.points = {core::assemble_collective_point(core::collective_op::allreduce, core::collective_algo::ring, 2, core::dtype::fp32,
                                                 4'000'000, series(2, std::vector<double>(3, 0.2925)), {}, {})};
@@ -46,7 +46,7 @@ TEST_CASE("check --collective: a slow point's time reads in plain digits") {
 TEST_CASE("CSV of a run: no exponent in its figures") {
     core::run_result run;
     run.id = "r-1";
-    run.state = "completed";
+    run.state = core::run_state::completed;
     core::point_result p;
     p.test = core::test_kind::bandwidth;
     p.size_bytes = 1 << 20;
@@ -62,7 +62,7 @@ TEST_CASE("CSV of a run: no exponent in its figures") {
 TEST_CASE("a run's table: a wide precision reads ±210%, not ±2.1e+02%") {
     core::run_result run;
     run.id = "r-1";
-    run.state = "completed";
+    run.state = core::run_state::completed;
     core::point_result p;
     p.test = core::test_kind::latency;
     p.size_bytes = 64;

@@ -98,7 +98,7 @@ point_result bidir_point(std::uint64_t size = 1 << 20) {
 run_result sample_run() {
     run_result r;
     r.id = "r-20240601-120000-abcdef";
-    r.state = "completed";
+    r.state = run_state::completed;
     r.created_at = "2024-06-01T12:00:00Z";
     r.finished_at = "2024-06-01T12:00:42Z";
     r.initiator = {"node1:7470", "node1", "0.1.0", "6.1.0-21-amd64", "AMD EPYC 9654", 192};
@@ -358,7 +358,7 @@ TEST_CASE("run_result JSON round trip") {
 
 TEST_CASE("run_result JSON: a failed, unfinished run") {
     auto r = sample_run();
-    r.state = "failed";
+    r.state = run_state::failed;
     r.finished_at.clear();
     r.error = "point 2/3 (bandwidth 64 KiB) against peer node2:7470 failed: connection reset";
     r.points.resize(1);

@@ -132,7 +132,7 @@ TEST_CASE("apply_drift leaves a point whose own interval is wider, and records t
 TEST_CASE("a run's drift and a point's drift precision survive JSON") {
     core::run_result run;
     run.id = "r1";
-    run.state = "completed";
+    run.state = core::run_state::completed;
     run.spec = latency_spec(4);
     run.points = {latency_point(1, 30000, 0.001)};
     core::sweep_drift d{core::test_kind::latency, 1, {{0, 28000}, {4, 36000}, {8, 32000}}, {}, 0};

@@ -23,7 +23,7 @@ core::collective_result allreduce_run(std::uint64_t wrong = 0) {
     using series = std::vector<std::vector<double>>;
     core::collective_result r;
     r.id = "c-1";
-    r.state = "completed";
+    r.state = core::run_state::completed;
     r.spec.hosts = {"n0:7470", "n1:7470", "n2:7470", "n3:7470"};
     r.spec.sizes = {4'000'000};
     r.spec.verify = true;
@@ -176,7 +176,7 @@ TEST_CASE("check --collective: a ring link's TCP retransmits are judged against 
 
 TEST_CASE("check --collective: a run that did not complete is UNKNOWN with its error") {
     auto run = allreduce_run();
-    run.state = "failed";
+    run.state = core::run_state::failed;
     run.error = "rank 2 (n2:7470) stopped answering";
     const auto v = client::judge_collective(run, at_least(10));
     CHECK(v.state == core::check_state::unknown);
@@ -271,13 +271,13 @@ TEST_CASE("check --collective: one op at one size, verified; more is a usage err
 TEST_CASE("collective exit codes: 0 completed, 3 failed before it started, 1 failed mid-way") {
     auto run = allreduce_run();
     CHECK(client::collective_exit_code(run) == client::exit_ok);
-    run.state = "failed";
+    run.state = core::run_state::failed;
     CHECK(client::collective_exit_code(run) == client::exit_run_failed);  // hosts described, a point kept
     run.points.clear();
     run.failed_at_start = true;  // the coordinator's word: a rank could not join
     CHECK(client::failed_at_start(run));
     CHECK(client::collective_exit_code(run) == client::exit_unreachable);
-    run.state = "cancelled";
+    run.state = core::run_state::cancelled;
     CHECK(client::collective_exit_code(run) == client::exit_run_failed);
 }
 

@@ -146,7 +146,7 @@ TEST_CASE("prediction: the all-to-all model and its caveat") {
 TEST_CASE("prediction: the document gains each point's \"predicted\" and reads them back") {
     core::collective_result run;
     run.id = "c-1";
-    run.state = "completed";
+    run.state = core::run_state::completed;
     run.spec.hosts = {"n0", "n1", "n2", "n3"};
     run.spec.ops = {core::collective_op::allreduce, core::collective_op::incast};
     run.spec.sizes = {1'000'000, 4'000'000};

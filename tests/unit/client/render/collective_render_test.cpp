@@ -39,7 +39,7 @@ core::collective_point incast_4() {
 core::collective_result run_of(std::vector<core::collective_point> points) {
     core::collective_result r;
     r.id = "c-20261201-192000-a1b2c3";
-    r.state = "completed";
+    r.state = core::run_state::completed;
     r.created_at = "2026-12-01T19:20:00.000Z";
     r.spec.hosts = {"node0:7470", "node1:7470", "node2:7470", "node3:7470"};
     r.spec.ops = {};
@@ -126,7 +126,7 @@ TEST_CASE("collective table: incast shows the total, Jain's fairness and each se
 
 TEST_CASE("collective table: one table per op; a failed run shows its kept points, then warnings and the error") {
     auto run = run_of({allreduce_4(), incast_4()});
-    run.state = "failed";
+    run.state = core::run_state::failed;
     run.warnings = {"rank 3 is 2.0x slower than rank 1"};
     run.error = "rank 3 (node3:7470) stopped answering in incast 4 MiB, iteration 4, step 7: connection reset";
     const auto text = client::render_collective_table(run);

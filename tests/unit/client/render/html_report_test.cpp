@@ -23,7 +23,7 @@ namespace {
 core::run_result sample_run(const std::string& peer, double alpha_us, double gbit) {
     core::run_result r;
     r.id = "run-" + peer;
-    r.state = "completed";
+    r.state = core::run_state::completed;
     r.initiator.hostname = "node-a";
     r.peer.hostname = peer;
     r.spec.peer = peer + ":7470";

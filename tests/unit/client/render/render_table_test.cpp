@@ -35,7 +35,7 @@ core::point_result latency_point(std::uint64_t size, double achieved) {
 core::run_result run_of(std::vector<core::point_result> points) {
     core::run_result r;
     r.id = "r-test";
-    r.state = "completed";
+    r.state = core::run_state::completed;
     r.spec.tests = {core::test_kind::latency};
     r.points = std::move(points);
     return r;

@@ -63,7 +63,7 @@ TEST_CASE("busbw is plotted in GB/s, as the table says, and the largest size has
 TEST_CASE("meshperf report carries a collective run: ranks, plot, nccl-tests' columns and the prediction's error") {
     client::report_collective c;
     c.run.id = "r-9";
-    c.run.state = "completed";
+    c.run.state = core::run_state::completed;
     c.run.spec.hosts = {"a:1", "b:1", "c:1", "d:1"};
     c.run.points = {ring_point(1 << 20, 0.01)};
     c.predicted_time_s = {0.008};
@@ -81,7 +81,7 @@ TEST_CASE("the report's contents list its collective sections too (issue 26)") {
     std::vector<client::report_collective> cs(2);
     for (std::size_t i = 0; i < cs.size(); ++i) {
         cs[i].run.id = fmt::format("c-{}", i + 1);
-        cs[i].run.state = "completed";
+        cs[i].run.state = core::run_state::completed;
         cs[i].run.spec.hosts = {"a:1", "b:1", "c:1", "d:1"};
         cs[i].run.points = {ring_point(1 << 20, 0.01)};
     }

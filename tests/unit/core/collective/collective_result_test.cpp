@@ -58,7 +58,7 @@ std::size_t columns(const std::string& row) {
 collective_result sample_run() {
     collective_result r;
     r.id = "c-20261201-192000-a1b2c3";
-    r.state = "completed";
+    r.state = run_state::completed;
     r.created_at = "2026-12-01T19:20:00.000Z";
     r.finished_at = "2026-12-01T19:20:04.500Z";
     r.spec.hosts = {"node0:7470", "node1:7470", "node2:7470", "node3:7470"};
@@ -339,7 +339,7 @@ TEST_CASE("collective result: JSON round trip of a whole run") {
     CHECK(back.points[1].incast->fairness == r.points[1].incast->fairness);
 
     auto failed = r;
-    failed.state = "failed";
+    failed.state = run_state::failed;
     failed.finished_at.clear();
     failed.error = "rank 2 (node2:7470) stopped answering at step 3 of allreduce 4000000";
     failed.points.pop_back();

@@ -12,7 +12,7 @@ using namespace meshperf;
 core::run_result run_with_points(const std::string& peer, const std::string& state) {
     core::run_result r;
     r.id = "r-1";
-    r.state = state;
+    r.state = core::recorded_state::from_text(state);
     r.spec.peer = peer;
     core::point_result lat;
     lat.test = core::test_kind::latency;
