@@ -16,6 +16,7 @@
 #include "daemon/runtime/auth.hpp"
 #include "daemon/runtime/peer_policy.hpp"
 #include "daemon/runtime/sd_notify.hpp"
+#include "daemon/transports/registry.hpp"
 #include "transport/socket.hpp"
 #include "transport/tls.hpp"
 #include "node/manifest.hpp"
@@ -263,6 +264,8 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A transport's inventory asked in a process of its own (daemon/transports/registry.hpp).
+    if (argc == 3 && std::string_view(argv[1]) == "--inventory-child") return daemon::print_inventory(argv[2]);
     CLI::App app{"meshperfd: the meshperf daemon (network and interconnect measurements between cluster nodes)"};
     daemon_options options;
     add_options(app, options);

@@ -4,6 +4,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "transport/child_output.hpp"
 
 namespace meshperf::daemon {
 
@@ -82,6 +87,48 @@ const transport_entry& find_transport(std::string_view name) {
 void check_spec_here(const core::run_spec& spec) {
     for (const auto& e : transports())
         if (e.name == spec.transport && e.built && e.check_spec) e.check_spec(spec);
+}
+
+int print_inventory(std::string_view name) {
+    for (const auto& e : transports())
+        if (e.name == name && e.inventory_in_process) {
+            const auto inv = e.inventory_in_process();
+            std::fputs(nlohmann::json{{"available", inv.available}, {"reason", inv.reason}, {"info_fields", inv.info_fields}}
+                           .dump()
+                           .c_str(),
+                       stdout);
+            return 0;
+        }
+    std::fprintf(stderr, "meshperfd: --inventory-child: no transport '%.*s' with an in-process inventory\n",
+                 static_cast<int>(name.size()), name.data());
+    return 2;
+}
+
+transport_inventory inventory_from_child(std::string_view name, std::chrono::seconds max_age) {
+    struct cached {
+        std::chrono::steady_clock::time_point at;
+        transport_inventory inv;
+    };
+    static std::mutex mutex;
+    static std::map<std::string, cached, std::less<>> cache;
+    std::lock_guard lock(mutex);
+    const auto now = std::chrono::steady_clock::now();
+    if (const auto it = cache.find(name); it != cache.end() && now - it->second.at < max_age) return it->second.inv;
+    transport_inventory inv;
+    std::string why;
+    const auto out = transport::run_child("/proc/self/exe", {"--inventory-child", std::string(name)},
+                                          std::chrono::seconds{10}, 1 << 20, why);
+    const auto doc = out && out->status == 0 ? nlohmann::json::parse(out->out, nullptr, false) : nlohmann::json();
+    if (doc.is_object() && doc.value("available", nlohmann::json()).is_boolean()) {
+        inv.available = doc["available"].get<bool>();
+        inv.reason = doc.value("reason", std::string());
+        if (doc.contains("info_fields") && doc["info_fields"].is_object()) inv.info_fields = doc["info_fields"];
+    } else {
+        inv.reason = fmt::format("its inventory could not be read: {}",
+                                 !out ? why : fmt::format("the inventory process exited {}", out->status));
+    }
+    cache[std::string(name)] = {now, inv};
+    return inv;
 }
 
 std::string unavailable_reason(std::string_view name) {

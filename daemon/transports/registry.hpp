@@ -9,6 +9,7 @@
 #include "daemon/collective/collective_plugin.hpp"
 #include "daemon/sweep/point_transport.hpp"
 
+#include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -32,6 +33,10 @@ struct transport_entry {
     std::string name;  ///< as run specs and /v1/info spell it: "tcp", "rdma"
     /// Asked at every GET /v1/info and when a probe schedule starts; reads the host (devices).
     std::function<transport_inventory()> inventory;
+    /// Set when `inventory` asks it in a child process (`meshperfd --inventory-child NAME`),
+    /// because what it reads stays open in the process that asked (libfabric keeps RDMA
+    /// device contexts open until exit, which would pin the driver under an idle daemon).
+    std::function<transport_inventory()> inventory_in_process;
     /// Refuses at submission (core::spec_error) a sweep spec this host can never run over it
     /// (ofi: a provider it lacks, or one without the operation asked). Empty: none.
     std::function<void(const core::run_spec&)> check_spec;
@@ -63,6 +68,15 @@ const collective_plugin& find_collective_plugin(std::string_view name);
 /// Runs the spec's transport's check_spec, when it has one and is built here (a transport
 /// this build lacks is refused later, when the run starts, as before). Throws core::spec_error.
 void check_spec_here(const core::run_spec& spec);
+
+/// `meshperfd --inventory-child NAME`: prints the entry's in-process inventory as JSON
+/// ({"available", "reason", "info_fields"}) and returns the exit code (0; 2 for a name
+/// without one).
+int print_inventory(std::string_view name);
+
+/// An entry's inventory asked of a child process (print_inventory through /proc/self/exe),
+/// kept for `max_age`: not available, with why, when the child fails.
+transport_inventory inventory_from_child(std::string_view name, std::chrono::seconds max_age);
 
 /// GET /v1/info's transport part: {"transports": [{"name", "available", "reason"?}, ...]}
 /// and every entry's info_fields.

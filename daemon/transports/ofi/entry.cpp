@@ -10,7 +10,10 @@ namespace meshperf::daemon {
 transport_entry ofi_transport() {
     transport_entry e;
     e.name = "ofi";
-    e.inventory = [] {
+    // Asked in a child process: libfabric keeps the RDMA devices it enumerates (verbs, EFA)
+    // open until the process exits, which would pin their drivers under an idle meshperfd.
+    e.inventory = [] { return inventory_from_child("ofi", std::chrono::seconds{30}); };
+    e.inventory_in_process = [] {
         auto info = ofi_info();
         const bool available = info.value("available", false);
         auto reason = info.value("reason", std::string());
