@@ -266,6 +266,7 @@ void serve(daemon::daemon_context& ctx, const daemon_options& o, const daemon::d
 int main(int argc, char** argv) {
     // A transport's inventory asked in a process of its own (daemon/transports/registry.hpp).
     if (argc == 3 && std::string_view(argv[1]) == "--inventory-child") return daemon::print_inventory(argv[2]);
+    daemon::enable_inventory_children();
     CLI::App app{"meshperfd: the meshperf daemon (network and interconnect measurements between cluster nodes)"};
     daemon_options options;
     add_options(app, options);

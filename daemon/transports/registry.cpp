@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <cstdio>
 #include <map>
+#include <atomic>
 #include <mutex>
 
 #include "transport/child_output.hpp"
@@ -104,7 +105,18 @@ int print_inventory(std::string_view name) {
     return 2;
 }
 
+namespace {
+std::atomic<bool> inventory_children{false};
+}  // namespace
+
+void enable_inventory_children() { inventory_children = true; }
+
 transport_inventory inventory_from_child(std::string_view name, std::chrono::seconds max_age) {
+    if (!inventory_children) {  // not meshperfd (a unit test): /proc/self/exe would not answer
+        for (const auto& e : transports())
+            if (e.name == name && e.inventory_in_process) return e.inventory_in_process();
+        return transport_inventory{false, "no inventory", nlohmann::json::object()};
+    }
     struct cached {
         std::chrono::steady_clock::time_point at;
         transport_inventory inv;

@@ -74,6 +74,10 @@ void check_spec_here(const core::run_spec& spec);
 /// without one).
 int print_inventory(std::string_view name);
 
+/// Lets inventory_from_child start children: meshperfd's main calls it (it answers
+/// --inventory-child); elsewhere (unit tests) the inventory is asked in-process.
+void enable_inventory_children();
+
 /// An entry's inventory asked of a child process (print_inventory through /proc/self/exe),
 /// kept for `max_age`: not available, with why, when the child fails.
 transport_inventory inventory_from_child(std::string_view name, std::chrono::seconds max_age);
